@@ -1,0 +1,69 @@
+"""The exception tree; imports nothing else from assay.
+
+AssayError
+ ├── ConfigError    bad flags, unknown metric or judge, bad parameters   (CLI exit 2)
+ ├── DataError      unreadable or invalid input: carries file, line, field (CLI exit 2)
+ ├── ProviderError  a judge backend refused or failed: backend, model, status, body
+ └── MetricError    a metric raised while scoring: metric name, trace id, chained cause
+
+Messages say what was wrong, where, and the fix, and repr the bad value.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class AssayError(Exception):
+    """Root of every error assay raises on purpose."""
+
+
+class ConfigError(AssayError):
+    """A configuration value is wrong: unknown name, bad parameter, missing extra."""
+
+    @classmethod
+    def unknown(cls, kind: str, name: str, choices: Iterable[str]) -> "ConfigError":
+        """An unknown *kind* called *name*, listing the closest valid choices."""
+        choices = sorted(choices)
+        close = difflib.get_close_matches(name, choices, n=3)
+        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        return cls(f"unknown {kind} {name!r}.{hint} Choices: {', '.join(choices)}")
+
+    @classmethod
+    def missing_extra(cls, what: str, extra: str, package: str) -> "ConfigError":
+        return cls(f"{what} needs the optional package {package!r}: pip install 'assay[{extra}]'")
+
+
+class DataError(AssayError):
+    """Input data that cannot be read or does not match the trace format."""
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.source, self.line, self.field, self.detail = source, line, field, message
+        where = ":".join(str(p) for p in (source, line) if p is not None)
+        parts = [p for p in (where, field) if p]
+        super().__init__(": ".join([*parts, message]))
+
+
+class ProviderError(AssayError):
+    """A judge backend failed; ``retryable`` says whether trying again may help."""
+
+    def __init__(self, message: str, *, backend: str = "", model: str = "", status: int | None = None,
+                 body: str = "", retryable: bool = False, retry_after: float | None = None) -> None:
+        self.backend, self.model, self.status, self.body = backend, model, status, body
+        self.retryable, self.retry_after = retryable, retry_after
+        head = " ".join(p for p in (backend, model) if p)
+        code = f" (HTTP {status})" if status is not None else ""
+        super().__init__(f"{head}{code}: {message}" if head else f"{message}{code}")
+
+
+class MetricError(AssayError):
+    """A metric raised while scoring one trace."""
+
+    def __init__(self, metric: str, trace_id: str, cause: BaseException) -> None:
+        self.metric, self.trace_id = metric, trace_id
+        super().__init__(f"metric {metric!r} failed on trace {trace_id!r}: {type(cause).__name__}: {cause}")
+
+
+__all__ = ["AssayError", "ConfigError", "DataError", "ProviderError", "MetricError"]
