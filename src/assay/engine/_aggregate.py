@@ -1,0 +1,111 @@
+"""Grouping per-trace metric results by dimension, and streaming run-level summaries.
+
+UAEF's dimension names and default weights, applied correctly (PEERS.md): weights are keyed
+by the same names the metrics declare, an all-null dimension is absent (not 0.0), the overall
+score is the weighted mean over the dimensions that have a score, and a trace passes only when
+every metric and every dimension meets its threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..model import DimensionScore, MetricResult, MetricSummary, TraceResult
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "tool_calling": 0.25, "response_quality": 0.25, "responsible_ai": 0.20,
+    "performance": 0.10, "multi_turn": 0.10, "reasoning": 0.10, "multi_agent": 0.10,
+}
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "tool_calling": 0.7, "response_quality": 0.7, "responsible_ai": 0.8,
+    "performance": 0.6, "multi_turn": 0.6, "reasoning": 0.6, "multi_agent": 0.6,
+}
+OTHER_WEIGHT = 0.10
+"""Weight of a dimension with no default (custom metrics), unless configured."""
+OTHER_THRESHOLD = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class Dimensions:
+    """Weights and thresholds per dimension; unknown dimensions get OTHER_*."""
+
+    weights: Mapping[str, float]
+    thresholds: Mapping[str, float]
+
+    @classmethod
+    def make(cls, weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None) -> "Dimensions":
+        return cls({**DEFAULT_WEIGHTS, **(weights or {})}, {**DEFAULT_THRESHOLDS, **(thresholds or {})})
+
+    def weight(self, dim: str) -> float:
+        return self.weights.get(dim, OTHER_WEIGHT)
+
+    def threshold(self, dim: str) -> float:
+        return self.thresholds.get(dim, OTHER_THRESHOLD)
+
+
+def group(result: TraceResult, dimension_of: Mapping[str, str], dims: Dimensions) -> None:
+    """Fill ``result.dimensions``, ``overall`` and ``passed`` from ``result.metrics``."""
+    sums: dict[str, list[float]] = {}
+    any_failed = False
+    for name, r in result.metrics.items():
+        if r.score is None:
+            continue
+        if r.passed is False:
+            any_failed = True
+        acc = sums.setdefault(dimension_of[name], [0.0, 0])
+        acc[0] += r.score
+        acc[1] += 1
+    total_w = weighted = 0.0
+    dimensions = {}
+    for dim, (s, n) in sums.items():
+        mean = s / n
+        thr, w = dims.threshold(dim), dims.weight(dim)
+        passed = mean >= thr
+        any_failed |= not passed
+        dimensions[dim] = DimensionScore(mean, passed, thr, w, n)
+        total_w += w
+        weighted += w * mean
+    result.dimensions = dimensions
+    result.overall = weighted / total_w if total_w > 0 else (None if not dimensions else
+                                                              sum(d.score for d in dimensions.values()) / len(dimensions))
+    result.passed = None if not dimensions else not any_failed
+
+
+class SummaryBuilder:
+    """Per-metric running totals, fed one trace at a time (memory independent of run size)."""
+
+    def __init__(self, dimension_of: Mapping[str, str], thresholds: Mapping[str, float | None]) -> None:
+        self._dimension_of = dimension_of
+        self._thresholds = thresholds
+        self._sums: dict[str, float] = {}
+        self.summaries: dict[str, MetricSummary] = {}
+
+    def add(self, metrics: Mapping[str, MetricResult]) -> None:
+        for name, r in metrics.items():
+            s = self.summaries.get(name)
+            if s is None:
+                s = self.summaries[name] = MetricSummary(name, self._dimension_of.get(name, "custom"),
+                                                         self._thresholds.get(name))
+                self._sums[name] = 0.0
+            if r.score is None:
+                s.n_null += 1
+                s.n_errored += r.errored
+            else:
+                s.n += 1
+                self._sums[name] += r.score
+                s.n_passed += bool(r.passed)
+            if r.warning is not None:
+                s.warnings[str(r.warning)] = s.warnings.get(str(r.warning), 0) + 1
+            if r.judge_calls:
+                s.judge_calls += r.judge_calls
+                s.tokens += r.tokens
+                if r.cost_usd is not None:
+                    s.cost_usd = (s.cost_usd or 0.0) + r.cost_usd
+
+    def finish(self) -> dict[str, MetricSummary]:
+        for name, s in self.summaries.items():
+            if s.n:
+                s.mean = self._sums[name] / s.n
+                s.pass_rate = s.n_passed / s.n
+        return dict(sorted(self.summaries.items()))

@@ -1,0 +1,292 @@
+"""The evaluation engine: traces x metrics -> results in input order, streamed.
+
+Deterministic plans run synchronously (no event loop, no per-trace task): that path is what
+makes scoring large files cheap. Plans with async (judge) metrics run on one event loop with
+a bounded window of traces in flight; the judge wrapper enforces the call concurrency. The
+sync API works from scripts and from inside a running loop (Jupyter) by driving the loop in a
+worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..errors import ConfigError
+from ..importers import read_traces
+from ..importers._native import parse_trace
+from ..metrics import REGISTRY, Registry, parse_metric_arg
+from ..metrics._base import build
+from ..model import InputIssue, RunResult, Trace, TraceResult
+from ._aggregate import Dimensions, SummaryBuilder, group
+from ._scoring import Plan, score_async, score_sync
+
+NO_JUDGE = "no judge configured: pass --judge or set ASSAY_JUDGE"
+Source = str | Path | Iterable[Any]
+
+
+def resolve_metrics(metrics: Iterable[Any] | None, *, registry: Registry = REGISTRY,
+                    judge: bool = False) -> tuple[list[Any], dict[str, str]]:
+    """Metric instances for a selection, and the default-set metrics skipped with why.
+
+    Items may be names (``"latency_score:threshold_ms=1000"``), ``{"name": ..., **params}``
+    mappings, metric classes or instances. ``None`` selects the default set: every default
+    metric; judge metrics only when a judge is configured (else skipped, once, with the reason).
+    """
+    if metrics is None:
+        chosen, skipped = [], {}
+        for spec in registry.specs():
+            if not spec.default:
+                continue
+            if spec.needs_judge and not judge:
+                skipped[spec.name] = NO_JUDGE
+            else:
+                chosen.append(registry.create(spec.name))
+        return chosen, skipped
+    out: list[Any] = []
+    for item in metrics:
+        if isinstance(item, str):
+            name, params = parse_metric_arg(item)
+            out.append(registry.create(name, **params))
+        elif isinstance(item, Mapping):
+            params = dict(item)
+            try:
+                name = params.pop("name")
+            except KeyError:
+                raise ConfigError(f"metric entry {item!r} has no 'name'") from None
+            out.append(registry.create(name, **params))
+        elif isinstance(item, type) and hasattr(item, "spec"):
+            out.append(build(item, {}))
+        elif hasattr(type(item), "spec") and hasattr(item, "score"):
+            out.append(item)
+        else:
+            raise ConfigError(f"not a metric: {item!r} (give a name, a metric class or an instance)")
+    seen: set[str] = set()
+    for m in out:
+        if m.spec.name in seen:
+            raise ConfigError(f"metric {m.spec.name!r} selected twice")
+        seen.add(m.spec.name)
+        if m.spec.needs_judge and not judge:
+            raise ConfigError(f"metric {m.spec.name!r} needs a judge; {NO_JUDGE}")
+    return out, {}
+
+
+def _records(source: Source, input_format: str | None, strict: bool) -> Iterator[tuple[str, Trace | InputIssue]]:
+    if isinstance(source, (str, Path)):
+        yield from read_traces(source, input_format=input_format, strict=strict)
+        return
+    items = list(source) if not isinstance(source, Iterator) else source
+    if items and all(isinstance(i, (str, Path)) for i in items):  # type: ignore[union-attr]
+        yield from read_traces(items, input_format=input_format, strict=strict)  # type: ignore[arg-type]
+        return
+    for i, item in enumerate(items):
+        loc = f"<input>[{i}]"
+        if isinstance(item, Trace):
+            yield loc, item
+        elif isinstance(item, Mapping):
+            from pydantic import ValidationError
+
+            from ..importers._errors import describe_validation_error
+            try:
+                yield loc, Trace.model_validate(item)
+            except ValidationError as exc:
+                field, msg = describe_validation_error(exc)
+                issue = InputIssue("<input>", i, field or None, msg)
+                if strict:
+                    from ..errors import DataError
+                    raise DataError(msg, source="<input>", line=i, field=field or None) from None
+                yield loc, issue
+        elif isinstance(item, (str, bytes)):
+            yield loc, parse_trace(item, "<input>", i)
+        else:
+            raise ConfigError(f"<input>[{i}]: expected a Trace, a mapping or a file path, got {type(item).__name__}")
+
+
+class Evaluation:
+    """A configured evaluation; ``run`` for a RunResult, ``stream`` to consume results one by one."""
+
+    def __init__(self, metrics: Iterable[Any] | None = None, *, judge: Any = None,
+                 weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
+                 registry: Registry = REGISTRY, window: int = 256) -> None:
+        self.judge = judge
+        self.metrics, self.skipped = resolve_metrics(metrics, registry=registry, judge=judge is not None)
+        if not self.metrics:
+            raise ConfigError("no metrics to run" + (f" ({NO_JUDGE})" if self.skipped else ""))
+        self.plan = Plan.make(self.metrics, only_applicable=metrics is None)
+        self.dims = Dimensions.make(weights, thresholds)
+        self.dimension_of = {m.spec.name: m.spec.dimension for m in self.metrics}
+        self.window = window
+
+    def _result(self, trace: Trace, loc: str, metrics: dict[str, Any]) -> TraceResult:
+        r = TraceResult(trace.id, trace.task, trace.trial, metrics, source=loc)
+        group(r, self.dimension_of, self.dims)
+        return r
+
+    async def astream(self, source: Source, *, input_format: str | None = None,
+                      strict: bool = False) -> AsyncIterator[TraceResult | InputIssue]:
+        """Results (and input issues) in input order, scored concurrently within a window."""
+        pending: deque[asyncio.Future[Any]] = deque()
+        loop = asyncio.get_running_loop()
+
+        async def one(trace: Trace, loc: str) -> TraceResult:
+            if self.plan.is_async:
+                metrics = await score_async(trace, self.plan, self.judge)
+            else:
+                metrics = score_sync(trace, self.plan, self.judge)
+            return self._result(trace, loc, metrics)
+
+        try:
+            for loc, item in _records(source, input_format, strict):
+                if isinstance(item, InputIssue):
+                    fut = loop.create_future()
+                    fut.set_result(item)
+                    pending.append(fut)
+                else:
+                    pending.append(asyncio.ensure_future(one(item, loc)))
+                while len(pending) >= self.window or (pending and pending[0].done()):
+                    yield await pending.popleft()
+            while pending:
+                yield await pending.popleft()
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+    def stream(self, source: Source, *, input_format: str | None = None,
+               strict: bool = False) -> Iterator[TraceResult | InputIssue]:
+        """Synchronous stream of results; no event loop unless a metric is async."""
+        if not self.plan.is_async:
+            for loc, item in _records(source, input_format, strict):
+                yield item if isinstance(item, InputIssue) else self._result(item, loc, score_sync(item, self.plan))
+            return
+        yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict))
+
+    def run(self, source: Source, *, input_format: str | None = None, strict: bool = False,
+            keep_traces: bool = True, on_result: Callable[[TraceResult | InputIssue], None] | None = None) -> RunResult:
+        """Evaluate everything; ``keep_traces=False`` keeps only summaries (constant memory)."""
+        started = time.time()
+        summary = SummaryBuilder(self.dimension_of, {m.spec.name: m.threshold for m in self.metrics})
+        traces: list[TraceResult] = []
+        issues: list[InputIssue] = []
+        n = n_passed = n_failed = 0
+        for item in self.stream(source, input_format=input_format, strict=strict):
+            if isinstance(item, InputIssue):
+                issues.append(item)
+            else:
+                n += 1
+                n_passed += item.passed is True
+                n_failed += item.passed is False
+                summary.add(item.metrics)
+                if keep_traces:
+                    traces.append(item)
+            if on_result is not None:
+                on_result(item)
+        finished = time.time()
+        run = {
+            "assay_version": __version__,
+            "started_at": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
+            "duration_s": round(finished - started, 3),
+            "n_traces": n, "n_passed": n_passed, "n_failed": n_failed, "n_input_issues": len(issues),
+            "metrics": [{"name": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
+                         "params": _params(m)} for m in self.metrics],
+            "skipped_metrics": dict(self.skipped),
+            "dimension_weights": {d: self.dims.weight(d) for d in sorted(set(self.dimension_of.values()))},
+            "dimension_thresholds": {d: self.dims.threshold(d) for d in sorted(set(self.dimension_of.values()))},
+        }
+        if self.judge is not None:
+            run["judge"] = _judge_info(self.judge)
+        if isinstance(source, (str, Path)):
+            run["inputs"] = [str(source)]
+        elif isinstance(source, Sequence) and source and all(isinstance(s, (str, Path)) for s in source):
+            run["inputs"] = [str(s) for s in source]
+        return RunResult(traces, summary.finish(), run, issues)
+
+
+def _params(m: Any) -> dict[str, Any]:
+    import dataclasses
+    return {f.name: getattr(m, f.name) for f in dataclasses.fields(m) if f.init}
+
+
+def _judge_info(judge: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {"model": getattr(judge, "model", type(judge).__name__)}
+    stats = getattr(judge, "stats", None)
+    if stats is not None:
+        info.update(stats.to_dict() if hasattr(stats, "to_dict") else dict(vars(stats)))
+    return info
+
+
+def _drive(factory: Callable[[], AsyncIterator[Any]]) -> Iterator[Any]:
+    """Iterate an async generator from sync code, in a worker thread if a loop is already running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        loop = asyncio.new_event_loop()
+        agen = factory()
+        try:
+            while True:
+                try:
+                    yield loop.run_until_complete(agen.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            loop.run_until_complete(agen.aclose())
+            loop.close()
+        return
+    import queue
+    q: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1024)
+    stop = threading.Event()
+
+    def worker() -> None:
+        async def main() -> None:
+            async for item in factory():
+                if stop.is_set():
+                    return
+                q.put(("item", item))
+        try:
+            asyncio.run(main())
+            q.put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            q.put(("error", exc))
+
+    t = threading.Thread(target=worker, name="assay-engine", daemon=True)
+    t.start()
+    try:
+        while True:
+            kind, value = q.get()
+            if kind == "item":
+                yield value
+            elif kind == "error":
+                raise value
+            else:
+                return
+    finally:
+        stop.set()
+
+
+def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
+             weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
+             input_format: str | None = None, strict: bool = False, **judge_options: Any) -> RunResult:
+    """Score traces (paths, Trace objects or dicts) with metrics; returns a RunResult.
+
+    ``judge`` is a model string (``"openai:gpt-4o-mini"``), a client object or an
+    ``assay.judge.Judge``; ``judge_options`` go to ``assay.judge.make_judge``.
+    """
+    if judge is not None and (not hasattr(judge, "judge") or judge_options):
+        from ..judge import make_judge
+        judge = make_judge(judge, **judge_options)
+    return Evaluation(metrics, judge=judge, weights=weights, thresholds=thresholds).run(
+        traces, input_format=input_format, strict=strict)
+
+
+async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
+                    weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
+                    input_format: str | None = None, strict: bool = False, **judge_options: Any) -> RunResult:
+    """``evaluate`` for async code: runs on the caller's loop."""
+    return await asyncio.to_thread(evaluate, traces, metrics, judge=judge, weights=weights, thresholds=thresholds,
+                                   input_format=input_format, strict=strict, **judge_options)

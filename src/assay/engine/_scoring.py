@@ -1,0 +1,146 @@
+"""Scoring one trace with a list of metrics: failures become data, never an aborted run.
+
+Metrics whose ``after`` names other selected metrics run in a second phase so they can read
+those results. Turn-level metrics run once per turn and are averaged here, with the per-turn
+scores kept in ``details['per_turn']``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ProviderError
+from ..metrics import MetricContext
+from ..metrics._base import data_meets, is_async_metric
+from ..model import MetricResult, Trace, Warning
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The selected metrics, split into phases, plus whether each is async or per-turn."""
+
+    phases: tuple[tuple[Any, ...], ...]
+    is_async: bool
+    only_applicable: bool
+    """Default metric set: a metric whose data requirements a trace lacks is not run on it."""
+
+    @classmethod
+    def make(cls, metrics: Sequence[Any], only_applicable: bool = False) -> "Plan":
+        names = {m.spec.name for m in metrics}
+        first = tuple(m for m in metrics if not (set(m.spec.after) & names))
+        second = tuple(m for m in metrics if set(m.spec.after) & names)
+        phases = tuple(p for p in (first, second) if p)
+        return cls(phases, any(is_async_metric(m) for m in metrics),
+                   only_applicable)
+
+
+
+def _applicable(m: Any, trace: Trace) -> bool:
+    return all(data_meets(r, trace) for r in m.spec.requires)
+
+
+def finish(m: Any, r: Any) -> MetricResult:
+    """Stamp name/threshold/passed; a bad return value becomes a metric error."""
+    if not isinstance(r, MetricResult):
+        if isinstance(r, (int, float)) and not isinstance(r, bool):
+            r = MetricContext.result(r)
+        else:
+            r = MetricContext.null(Warning.METRIC_ERROR, f"score() returned {type(r).__name__}, expected a MetricResult")
+    r.name = m.spec.name
+    r.threshold = m.threshold
+    if r.score is not None:
+        if not (0.0 <= r.score <= 1.0) or math.isnan(r.score):
+            r.details["bad_score"] = r.score
+            r.score, r.warning = None, Warning.METRIC_ERROR
+            r.reason = f"metric returned a score outside [0, 1]: {r.details['bad_score']!r}"
+        else:
+            r.passed = r.score >= m.threshold
+    return r
+
+
+def _error(exc: BaseException) -> MetricResult:
+    return MetricContext.null(Warning.METRIC_ERROR, f"{type(exc).__name__}: {exc}")
+
+
+def combine_turns(parts: list[MetricResult]) -> MetricResult:
+    """Average per-turn results; keep each turn's score, reason and evidence."""
+    scored = [p for p in parts if p.score is not None]
+    per_turn = [p.score for p in parts]
+    details: dict[str, Any] = {"per_turn": per_turn}
+    warnings = [str(p.warning) if p.warning else None for p in parts]
+    if any(warnings):
+        details["per_turn_warnings"] = warnings
+    calls = sum(p.judge_calls for p in parts)
+    tokens = sum(p.tokens for p in parts)
+    costs = [p.cost_usd for p in parts if p.cost_usd is not None]
+    reason = " | ".join(f"turn {i + 1}: {p.reason}" for i, p in enumerate(parts) if p.reason)
+    evidence = [e for p in parts for e in p.evidence]
+    if not scored:
+        first = next((p for p in parts if p.warning), None)
+        warning = first.warning if first else Warning.MISSING_DATA
+        out = MetricContext.null(warning, reason or "no turn could be scored", details)
+        if any(p.errored for p in parts):
+            out.warning = Warning.JUDGE_ERROR if any(p.warning == Warning.JUDGE_ERROR for p in parts) else Warning.METRIC_ERROR
+    else:
+        out = MetricContext.result(sum(p.score for p in scored) / len(scored), reason, evidence, details)  # type: ignore[misc]
+        if len(scored) < len(parts):
+            out.details["turns_without_score"] = len(parts) - len(scored)
+    out.judge_calls, out.tokens = calls, tokens
+    out.cost_usd = sum(costs) if costs else None
+    return out
+
+
+def score_sync(trace: Trace, plan: Plan, ctx_judge: Any = None) -> dict[str, MetricResult]:
+    """All metrics on one trace, for plans without async metrics (the fast path)."""
+    results: dict[str, MetricResult] = {}
+    ctx = MetricContext(trace, ctx_judge, results)
+    for phase in plan.phases:
+        for m in phase:
+            if plan.only_applicable and not _applicable(m, trace):
+                continue
+            try:
+                if m.spec.level == "turn":
+                    r = combine_turns([finish(m, m.score(ctx.for_turn(i))) for i in range(len(trace.turns))])
+                else:
+                    r = m.score(ctx)
+            except ProviderError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a failing metric is data
+                r = _error(exc)
+            results[m.spec.name] = finish(m, r)
+    return results
+
+
+async def _one(m: Any, ctx: MetricContext) -> MetricResult:
+    try:
+        r = m.score(ctx)
+        if asyncio.iscoroutine(r) or isinstance(r, asyncio.Future):
+            r = await r
+        return finish(m, r)
+    except ProviderError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        return finish(m, _error(exc))
+
+
+async def _run_metric(m: Any, ctx: MetricContext) -> MetricResult:
+    if m.spec.level != "turn":
+        return await _one(m, ctx)
+    parts = await asyncio.gather(*(_one(m, ctx.for_turn(i)) for i in range(len(ctx.trace.turns))))
+    return combine_turns(list(parts))
+
+
+async def score_async(trace: Trace, plan: Plan, judge: Any = None, repeat: int = 0) -> dict[str, MetricResult]:
+    """All metrics on one trace; metrics of a phase run concurrently."""
+    results: dict[str, MetricResult] = {}
+    ctx = MetricContext(trace, judge, results, None, repeat)
+    for phase in plan.phases:
+        todo = [m for m in phase if not (plan.only_applicable and not _applicable(m, trace))]
+        done = await asyncio.gather(*(_run_metric(m, ctx) for m in todo))
+        for m, r in zip(todo, done):
+            results[m.spec.name] = finish(m, r) if r.name == "" else r
+    return results

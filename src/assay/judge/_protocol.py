@@ -1,0 +1,61 @@
+"""The judge seam: what a metric sends (JudgeRequest), what it gets back (Verdict), and who answers.
+
+Metrics see only these three names. Backends, parsing, retries, limits, budget and cache all live
+behind ``Judge.judge`` so a metric never knows which model or transport produced its verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import pydantic
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRequest:
+    """One question to a judge model; every field feeds the cache key."""
+
+    messages: tuple[dict[str, str], ...]  # {"role": "system"|"user"|"assistant", "content": str}
+    schema: type[pydantic.BaseModel]      # the verdict must validate against it
+    key: str = ""          # "metric_name@rubric_version": feeds the cache key
+    repeat: int = 0        # repeat index: independent cache entries for --repeats
+    temperature: float = 0.0
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A judge's answer, or the reason there is none; failures are data, not exceptions."""
+
+    parsed: pydantic.BaseModel | None     # None iff error is set
+    raw: str                              # the judge's raw text (kept on errors too)
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None         # None = unknown price
+    latency_s: float = 0.0
+    cached: bool = False
+    attempts: int = 1
+    error: str | None = None              # why no verdict: parse failure, timeout, HTTP 500 x5 ...
+    skipped: bool = False                 # not attempted (budget reached, dry run)
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Anything that turns a JudgeRequest into a Verdict.
+
+    ``judge()`` never raises for a per-call failure (that is a Verdict with ``error``); it raises
+    ``ProviderError`` only when every call is doomed (authentication refused, unknown model).
+    """
+
+    model: str
+
+    async def judge(self, request: JudgeRequest) -> Verdict: ...
+
+
+def errored(model: str, error: str, *, raw: str = "", skipped: bool = False, attempts: int = 1,
+            **usage: float | int | None) -> Verdict:
+    """A Verdict that carries only the reason there is no verdict."""
+    return Verdict(parsed=None, raw=raw, model=model, error=error, skipped=skipped,
+                   attempts=attempts, **usage)  # type: ignore[arg-type]

@@ -1,0 +1,304 @@
+"""The metric seam: a small declarative definition, a registry, and the context metrics see.
+
+A metric is a frozen dataclass whose fields are its parameters (so a run can be reproduced
+from its output) with one ``score(ctx)`` method, sync or async::
+
+    @metric("tool_selection_accuracy", dimension="tool_calling", requires=("expected_tools",))
+    @dataclass(frozen=True, kw_only=True)
+    class ToolSelectionAccuracy:
+        threshold: float = 0.7
+        def score(self, ctx: MetricContext) -> MetricResult:
+            return ctx.result(1.0, reason="...")
+
+or a subclass of :class:`Metric` (``class Mine(Metric, name="mine", dimension="custom")``), or a
+plain function ``def mine(ctx) -> float | MetricResult`` under ``@metric``. The engine fills in
+name, threshold and passed; a metric only returns ``ctx.result(...)`` or ``ctx.null(...)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import math
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from ..errors import ConfigError
+from ..model import MetricResult, Trace, Turn, Warning
+
+
+class Requirement(StrEnum):
+    """What a metric needs from the data (or the run) to produce a score."""
+
+    EXPECTED_TOOLS = "expected_tools"
+    EXPECTED_OUTPUT = "expected_output"
+    GROUND_TRUTH = "ground_truth"
+    CONTEXT = "context"
+    TOOL_CALLS = "tool_calls"
+    MULTI_AGENT = "multi_agent"
+    MULTI_TURN = "multi_turn"
+    REASONING = "reasoning"
+    USAGE = "usage"
+    LATENCY = "latency"
+    THROUGHPUT = "throughput"
+    JUDGE = "judge"
+
+
+def _has_expected_output(t: Trace) -> bool:
+    return (t.expected is not None and t.expected.output is not None) or any(
+        u.expected is not None and u.expected.output is not None for u in t.turns)
+
+
+_DATA_CHECKS: dict[Requirement, Callable[[Trace], bool]] = {
+    Requirement.EXPECTED_TOOLS: lambda t: t.expected_tool_calls() is not None,
+    Requirement.EXPECTED_OUTPUT: _has_expected_output,
+    Requirement.GROUND_TRUTH: lambda t: t.expected is not None or any(u.expected is not None for u in t.turns),
+    Requirement.CONTEXT: lambda t: any(u.context for u in t.turns),
+    Requirement.TOOL_CALLS: lambda t: any(u.tool_calls for u in t.turns),
+    Requirement.MULTI_AGENT: lambda t: bool(t.agents or t.handoffs),
+    Requirement.MULTI_TURN: lambda t: sum(u.input is not None for u in t.turns) >= 2,
+    Requirement.REASONING: lambda t: any(u.reasoning for u in t.turns),
+    Requirement.USAGE: lambda t: t.total_usage() is not None,
+    Requirement.LATENCY: lambda t: t.total_latency_ms() is not None,
+    Requirement.THROUGHPUT: lambda t: t.throughput_rps is not None,
+}
+
+
+def data_meets(requirement: Requirement, trace: Trace) -> bool:
+    """Whether ``trace`` has what ``requirement`` asks for (JUDGE is not about data: True)."""
+    check = _DATA_CHECKS.get(requirement)
+    return True if check is None else check(trace)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    """Everything the engine and the CLI need to know about a metric class."""
+
+    name: str
+    dimension: str
+    requires: tuple[Requirement, ...] = ()
+    summary: str = ""
+    """One line: the formula or the judging basis, shown by ``assay metrics``."""
+    version: str = "1"
+    """Bumped when scoring changes; part of the judge cache key."""
+    level: str = "trace"
+    """'trace': scored once per trace; 'turn': once per turn, then averaged by the engine."""
+    after: tuple[str, ...] = ()
+    """Metrics whose results this one reads from ``ctx.results`` (run before it when selected)."""
+    default: bool = True
+    """Part of the default set when its requirements are met (opt-in metrics say False)."""
+    judge_calls: str = "0"
+    """Judge calls per trace (or per turn), for ``assay metrics`` and dry-run estimates."""
+
+    @property
+    def needs_judge(self) -> bool:
+        return Requirement.JUDGE in self.requires
+
+
+@dataclass(slots=True)
+class MetricContext:
+    """What a metric sees: the trace, the judge (if any) and earlier results on this trace."""
+
+    trace: Trace
+    judge: Any = None
+    """An ``assay.judge.Judge`` or None; metrics only talk to this protocol."""
+    results: dict[str, MetricResult] = field(default_factory=dict)
+    turn_index: int | None = None
+    """Set for turn-level metrics: the turn being scored."""
+    repeat: int = 0
+
+    @property
+    def turn(self) -> Turn | None:
+        return None if self.turn_index is None else self.trace.turns[self.turn_index]
+
+    def for_turn(self, index: int) -> "MetricContext":
+        return MetricContext(self.trace, self.judge, self.results, index, self.repeat)
+
+    @staticmethod
+    def result(score: float, reason: str = "", evidence: Iterable[str] = (), details: dict[str, Any] | None = None,
+               warning: Warning | None = None) -> MetricResult:
+        """A scored result; the engine adds name, threshold and passed."""
+        return MetricResult(score=float(score), reason=reason, evidence=list(evidence),
+                            details=details if details is not None else {}, warning=warning)
+
+    @staticmethod
+    def null(warning: Warning | str, reason: str, details: dict[str, Any] | None = None) -> MetricResult:
+        """No score, and why: never a silent 0."""
+        return MetricResult(score=None, warning=Warning(warning), reason=reason,
+                            details=details if details is not None else {})
+
+
+class Metric:
+    """Base class alternative to ``@metric``: ``class M(Metric, name=..., dimension=...)``.
+
+    Subclasses become frozen keyword-only dataclasses with a ``threshold`` field (default 0.7).
+    """
+
+    spec: ClassVar[MetricSpec]
+    threshold: float
+
+    def __init_subclass__(cls, *, name: str | None = None, dimension: str = "custom", register: bool = True,
+                          **spec_kwargs: Any) -> None:
+        super().__init_subclass__()
+        if name is not None:
+            metric(name, dimension=dimension, register=register, **spec_kwargs)(cls)
+
+    def score(self, ctx: MetricContext) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def metric(name: str, *, dimension: str, requires: Iterable[str] = (), summary: str = "", version: str = "1",
+           level: str = "trace", after: Iterable[str] = (), default: bool = True, judge_calls: str | int = 0,
+           register: bool = True, registry: "Registry | None" = None) -> Callable[[Any], Any]:
+    """Declare a metric class (or function) and add it to the registry."""
+    try:
+        reqs = tuple(Requirement(r) for r in requires)
+    except ValueError as exc:
+        raise ConfigError.unknown("requirement", str(exc).split("'")[1], [r.value for r in Requirement]) from None
+    if level not in ("trace", "turn"):
+        raise ConfigError(f"metric {name!r}: level must be 'trace' or 'turn', got {level!r}")
+    spec = MetricSpec(name, dimension, reqs, summary, version, level, tuple(after), default, str(judge_calls))
+
+    def wrap(obj: Any) -> Any:
+        cls = obj if isinstance(obj, type) else _function_metric(obj)
+        if not dataclasses.is_dataclass(cls):
+            if "threshold" not in getattr(cls, "__annotations__", {}):
+                cls.__annotations__ = {**getattr(cls, "__annotations__", {}), "threshold": float}
+                if not hasattr(cls, "threshold"):
+                    cls.threshold = 0.7
+            cls = dataclass(frozen=True, kw_only=True)(cls)
+        if "threshold" not in {f.name for f in dataclasses.fields(cls)}:
+            raise ConfigError(f"metric {name!r}: its dataclass needs a 'threshold: float' field")
+        cls.spec = spec
+        if not spec.summary and cls.__doc__:
+            object.__setattr__(cls, "spec", dataclasses.replace(spec, summary=cls.__doc__.strip().splitlines()[0]))
+        if register:
+            (registry or REGISTRY).add(cls)
+        return cls
+
+    return wrap
+
+
+def _function_metric(fn: Callable[..., Any]) -> type:
+    """Wrap ``def f(ctx) -> float | MetricResult`` (sync or async) as a metric class."""
+    is_async = inspect.iscoroutinefunction(fn)
+
+    def coerce(value: Any) -> MetricResult:
+        return value if isinstance(value, MetricResult) else MetricContext.result(value)
+
+    if is_async:
+        async def score(self: Any, ctx: MetricContext) -> MetricResult:
+            return coerce(await fn(ctx))
+    else:
+        def score(self: Any, ctx: MetricContext) -> MetricResult:
+            return coerce(fn(ctx))
+
+    return type(fn.__name__, (), {"__doc__": fn.__doc__, "__module__": fn.__module__, "score": score,
+                                  "__annotations__": {"threshold": float}, "threshold": 0.7})
+
+
+def is_async_metric(m: Any) -> bool:
+    return inspect.iscoroutinefunction(type(m).score)
+
+
+class Registry:
+    """Name -> metric class. Built-in families are imported on first use, not at import."""
+
+    def __init__(self, builtins: str | None = None) -> None:
+        self._classes: dict[str, type] = {}
+        self._builtins = builtins
+        self._loaded = builtins is None
+
+    def add(self, cls: type) -> None:
+        self._classes[cls.spec.name] = cls
+
+    def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            import importlib
+            import pkgutil
+            pkg = importlib.import_module(self._builtins)  # type: ignore[arg-type]
+            for mod in pkgutil.iter_modules(pkg.__path__):
+                if not mod.name.startswith("_"):
+                    importlib.import_module(f"{self._builtins}.{mod.name}")
+
+    def names(self) -> list[str]:
+        self._load()
+        return sorted(self._classes)
+
+    def specs(self) -> list[MetricSpec]:
+        self._load()
+        return [self._classes[n].spec for n in sorted(self._classes)]
+
+    def get(self, name: str) -> type:
+        self._load()
+        try:
+            return self._classes[name]
+        except KeyError:
+            raise ConfigError.unknown("metric", name, self._classes) from None
+
+    def __contains__(self, name: str) -> bool:
+        self._load()
+        return name in self._classes
+
+    def create(self, name: str, **params: Any) -> Any:
+        """An instance of metric ``name`` with ``params``, checked and coerced to the field types."""
+        cls = self.get(name)
+        return build(cls, params)
+
+
+def build(cls: type, params: dict[str, Any]) -> Any:
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for key, value in params.items():
+        if key not in fields:
+            raise ConfigError.unknown(f"parameter of metric {cls.spec.name!r}:", key, fields)
+        kwargs[key] = _coerce(cls.spec.name, key, value, hints.get(key))
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"metric {cls.spec.name!r}: {exc}") from None
+
+
+def _coerce(metric_name: str, key: str, value: Any, hint: Any) -> Any:
+    if not isinstance(value, str) or hint is None or hint is str:
+        return value
+    try:
+        if hint is float:
+            v = float(value)
+            if not math.isfinite(v):
+                raise ValueError
+            return v
+        if hint is int:
+            return int(value)
+        if hint is bool:
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        return json.loads(value)
+    except ValueError:
+        if typing.get_origin(hint) in (typing.Union, getattr(__import__("types"), "UnionType")) and str in typing.get_args(hint):
+            return value
+        raise ConfigError(f"metric {metric_name!r}: parameter {key}: cannot read {value!r} as {getattr(hint, '__name__', hint)}") from None
+
+
+def parse_metric_arg(text: str) -> tuple[str, dict[str, str]]:
+    """``"latency_score:threshold_ms=1000,threshold=0.8"`` -> name and raw parameters."""
+    name, _, rest = text.partition(":")
+    params: dict[str, str] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"--metric {text!r}: expected NAME[:param=value,...], got {item!r}")
+        params[key.strip()] = value.strip()
+    return name.strip(), params
+
+
+REGISTRY = Registry(builtins=__name__.rsplit(".", 1)[0])
