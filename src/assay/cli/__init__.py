@@ -1,1 +1,38 @@
+"""The ``assay`` command. Subcommands live one per module and are imported only when invoked."""
 
+from __future__ import annotations
+
+import importlib
+
+import click
+
+_COMMANDS = {
+    "run": ("assay.cli.run", "Score traces with metrics."),
+    "metrics": ("assay.cli.metrics", "List the metric catalog."),
+    "validate": ("assay.cli.validate", "Check trace files without scoring them."),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in _COMMANDS:
+            return None
+        return importlib.import_module(_COMMANDS[name][0]).command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, _COMMANDS[n][1]) for n in sorted(_COMMANDS)])
+
+
+@click.group(cls=_LazyGroup)
+@click.version_option(package_name="assay")
+def main() -> None:
+    """assay: evaluate LLM agents with deterministic and LLM-as-judge metrics."""
+
+
+def register(name: str, module: str, help_text: str) -> None:
+    """Add a subcommand implemented by ``module.command``."""
+    _COMMANDS[name] = (module, help_text)

@@ -1,0 +1,54 @@
+"""Terminal rendering of run results (rich)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import RunResult
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(ci: Any) -> str:
+    return "" if not ci else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def one_line(result: RunResult) -> str:
+    r = result.run
+    return (f"{r['n_traces']} traces: {r['n_passed']} passed, {r['n_failed']} failed, "
+            f"{r['n_traces'] - r['n_passed'] - r['n_failed']} unscored; {r['n_input_issues']} input records skipped")
+
+
+def table(result: RunResult, console: Any = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    t = Table(title="assay results", title_justify="left")
+    for col, just in (("metric", "left"), ("dimension", "left"), ("n", "right"), ("null", "right"),
+                      ("errored", "right"), ("mean", "right"), ("pass rate", "right"), ("threshold", "right")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for name, s in result.summary.items():
+        rate_style = "" if s.pass_rate is None else ("green" if s.pass_rate == 1 else "red" if s.pass_rate < 0.5 else "yellow")
+        t.add_row(name, s.dimension, str(s.n), str(s.n_null), str(s.n_errored) if s.n_errored else "",
+                  _fmt(s.mean) + _ci(s.mean_ci),
+                  f"[{rate_style}]{_fmt(s.pass_rate, 2)}{_ci(s.pass_rate_ci)}[/]" if rate_style else "—",
+                  _fmt(s.threshold, 2))
+    console.print(t)
+    for name, why in result.run.get("skipped_metrics", {}).items():
+        console.print(f"[dim]skipped {name}: {why}[/]")
+    failed = [tr for tr in result.traces if tr.passed is False]
+    if failed:
+        console.print(f"\n[bold red]{len(failed)} trace(s) failed[/]")
+        for tr in failed[:10]:
+            bad = [f"{n} {_fmt(r.score, 2)}<{_fmt(r.threshold, 2)}" for n, r in tr.metrics.items() if r.passed is False]
+            dims = [f"{d} {_fmt(v.score, 2)}<{v.threshold:.2f}" for d, v in tr.dimensions.items() if v.passed is False]
+            console.print(f"  {tr.id} ({tr.source}): " + ", ".join(bad + [f"dimension {x}" for x in dims]))
+        if len(failed) > 10:
+            console.print(f"  ... and {len(failed) - 10} more")
+    judge = result.run.get("judge")
+    if judge:
+        console.print(f"\njudge {judge.get('model')}: " + ", ".join(f"{k} {v}" for k, v in judge.items() if k != "model"))
+    console.print(one_line(result))

@@ -1,0 +1,33 @@
+"""``assay metrics``: the catalog with dimensions, requirements and formulas."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import debug_option, handle_errors
+
+
+@click.command("metrics")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@debug_option
+@handle_errors
+def command(as_json: bool, debug: bool) -> None:
+    """List every registered metric: name, dimension, requirements and formula."""
+    from ..metrics import REGISTRY
+
+    specs = REGISTRY.specs()
+    if as_json:
+        from ._session import dumps
+        click.echo(dumps([{"name": s.name, "dimension": s.dimension, "requires": [str(r) for r in s.requires],
+                           "summary": s.summary, "level": s.level, "default": s.default,
+                           "judge_calls": s.judge_calls, "version": s.version} for s in specs], indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{len(specs)} metrics", title_justify="left")
+    for col in ("metric", "dimension", "requires", "formula / basis"):
+        t.add_column(col, overflow="fold")
+    for s in sorted(specs, key=lambda s: (s.dimension, s.name)):
+        t.add_row(s.name + ("" if s.default else " (opt-in)"), s.dimension, ", ".join(map(str, s.requires)) or "—", s.summary)
+    Console().print(t)

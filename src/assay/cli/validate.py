@@ -1,0 +1,30 @@
+"""``assay validate``: read trace files and report every bad record, scoring nothing."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ._common import EXIT_OK, EXIT_USAGE, debug_option, handle_errors
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--input-format", default=None, help="Input format (default: detected).")
+@debug_option
+@handle_errors
+def command(paths: tuple[str, ...], input_format: str | None, debug: bool) -> None:
+    """Check PATHS against the trace format; exit 2 if any record is bad."""
+    from ..importers import read_traces
+    from ..model import InputIssue
+
+    good = bad = 0
+    for _, item in read_traces(list(paths), input_format=input_format):
+        if isinstance(item, InputIssue):
+            bad += 1
+            click.echo(str(item), err=True)
+        else:
+            good += 1
+    click.echo(f"{good} valid trace(s), {bad} invalid record(s)")
+    sys.exit(EXIT_USAGE if bad else EXIT_OK)
