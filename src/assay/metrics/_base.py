@@ -175,7 +175,7 @@ def metric(name: str, *, dimension: str, requires: Iterable[str] = (), summary: 
             raise ConfigError(f"metric {name!r}: its dataclass needs a 'threshold: float' field")
         cls.spec = spec
         if not spec.summary and cls.__doc__:
-            object.__setattr__(cls, "spec", dataclasses.replace(spec, summary=cls.__doc__.strip().splitlines()[0]))
+            cls.spec = dataclasses.replace(spec, summary=cls.__doc__.strip().splitlines()[0])
         if register:
             (registry or REGISTRY).add(cls)
         return cls

@@ -1,0 +1,5 @@
+"""``python -m assay``."""
+
+from .cli import main
+
+main()
