@@ -24,12 +24,59 @@ def _check_ab(a: float, b: float) -> None:
         raise ValueError(f"Beta shape b must be a finite number > 0, got {b!r}")
 
 
+def _stirling_tail(x: float) -> float:
+    """lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2), for x >= 30 (truncation error < 1e-16)."""
+    r = 1.0 / (x * x)
+    return (1.0 / 12.0 - r * (1.0 / 360.0 - r * (1.0 / 1260.0 - r / 1680.0))) / x
+
+
 def _log_beta(a: float, b: float) -> float:
-    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    """log B(a, b); for a large shape the big lgamma terms are cancelled analytically, not numerically."""
+    if a > b:
+        a, b = b, a
+    if b < 30.0:
+        return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    ab = a + b
+    tails = _stirling_tail(b) - _stirling_tail(ab)
+    if a < 30.0:  # lgamma(b) - lgamma(a + b) by Stirling, without the O(b log b) terms
+        return math.lgamma(a) - (b - 0.5) * math.log1p(a / b) - a * math.log(ab) + a + tails
+    return (0.5 * math.log(2.0 * math.pi / a) + a * math.log(a / ab) - (b - 0.5) * math.log1p(a / b)
+            + _stirling_tail(a) + tails)
 
 
 def _contfrac(x: float, a: float, b: float) -> float:
     """The continued fraction of I_x(a, b) (converges fast for x < (a + 1) / (a + b + 2))."""
+    try:
+        return _contfrac_fast(x, a, b)
+    except ZeroDivisionError:  # a denominator hit exactly zero: redo with Lentz's guards
+        return _contfrac_guarded(x, a, b)
+
+
+def _contfrac_fast(x: float, a: float, b: float) -> float:
+    # Modified Lentz without the zero guards (the hot loop of every quantile); terms updated in place.
+    d = 1.0 / (1.0 - (a + b) * x / (a + 1.0))
+    c, h = 1.0, d
+    s, am, bm, abm = a, a, b, a + b
+    for m in range(1, _MAX_TERMS):
+        s += 2.0
+        am += 1.0
+        bm -= 1.0
+        abm += 1.0
+        num = m * bm * x / ((s - 1.0) * s)  # d_{2m}
+        d = 1.0 / (1.0 + num * d)
+        c = 1.0 + num / c
+        h *= d * c
+        num = -am * abm * x / (s * (s + 1.0))  # d_{2m+1}
+        d = 1.0 / (1.0 + num * d)
+        c = 1.0 + num / c
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < _EPS:
+            return h
+    raise ArithmeticError(f"incomplete beta continued fraction did not converge (x={x!r}, a={a!r}, b={b!r})")
+
+
+def _contfrac_guarded(x: float, a: float, b: float) -> float:
     ab, a1, am1 = a + b, a + 1.0, a - 1.0
     c = 1.0
     d = 1.0 - ab * x / a1
@@ -39,27 +86,13 @@ def _contfrac(x: float, a: float, b: float) -> float:
     h = d
     for m in range(1, _MAX_TERMS):
         m2 = 2 * m
-        # even step
-        num = m * (b - m) * x / ((am1 + m2) * (a + m2))
-        d = 1.0 + num * d
-        if abs(d) < _TINY:
-            d = _TINY
-        c = 1.0 + num / c
-        if abs(c) < _TINY:
-            c = _TINY
-        d = 1.0 / d
-        h *= d * c
-        # odd step
-        num = -(a + m) * (ab + m) * x / ((a + m2) * (a1 + m2))
-        d = 1.0 + num * d
-        if abs(d) < _TINY:
-            d = _TINY
-        c = 1.0 + num / c
-        if abs(c) < _TINY:
-            c = _TINY
-        d = 1.0 / d
-        delta = d * c
-        h *= delta
+        for num in (m * (b - m) * x / ((am1 + m2) * (a + m2)), -(a + m) * (ab + m) * x / ((a + m2) * (a1 + m2))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) >= _TINY else _TINY)
+            c = 1.0 + num / c
+            c = c if abs(c) >= _TINY else _TINY
+            delta = d * c
+            h *= delta
         if abs(delta - 1.0) < _EPS:
             return h
     raise ArithmeticError(f"incomplete beta continued fraction did not converge (x={x!r}, a={a!r}, b={b!r})")
@@ -107,9 +140,8 @@ def _first_guess(q: float, a: float, b: float, lbeta: float) -> float:
     return -math.expm1((math.log(b * (1.0 - q)) + log_w) / b)
 
 
-def _solve(q: float, a: float, b: float, lbeta: float) -> float:
-    """Solve I_x(a, b) = q for x in (0, 1) by Halley's method inside a shrinking bracket."""
-    x = _first_guess(q, a, b, lbeta)
+def _solve(q: float, a: float, b: float, lbeta: float, x: float) -> float:
+    """Solve I_x(a, b) = q for x in (0, 1) by Halley's method from *x*, inside a shrinking bracket."""
     x = min(max(x, 5e-324), 1.0 - 2**-53) if x == x else 0.5
     lo, hi = 0.0, 1.0
     am1, bm1 = a - 1.0, b - 1.0
@@ -122,18 +154,25 @@ def _solve(q: float, a: float, b: float, lbeta: float) -> float:
             lo = x
         else:
             hi = x
-        dens = math.exp(am1 * math.log(x) + bm1 * math.log1p(-x) - lbeta)
+        log_dens = am1 * math.log(x) + bm1 * math.log1p(-x) - lbeta
+        dens = math.exp(min(log_dens, 700.0))
         new = -1.0
-        if dens > 0.0:
+        if 0.0 < cdf <= 0.5 and q <= 0.5 and not (0.5 * q < cdf < 2.0 * q):
+            # Far out in the lower tail I behaves like a power of x: Newton on log I against log x.
+            slope = math.exp(min(math.log(cdf) - log_dens - math.log(x), 700.0))
+            new = x * math.exp(max(-700.0, min(700.0, -math.log(cdf / q) * slope)))
+        elif dens > 0.0:
             step = f / dens
             # Halley: divide the Newton step by 1 - (step / 2) * f''/f'.
             corr = 1.0 - 0.5 * step * (am1 / x - bm1 / (1.0 - x))
-            new = x - (step / corr if corr > 0.5 else step)
+            if corr > 0.5:
+                step /= corr
+            if abs(step) <= 1e-14 * x:
+                return x - step
+            new = x - step
         if not (lo < new < hi):
-            if lo == 0.0:  # overshot below 0: step on the power law I ~ x^a instead
+            if lo == 0.0 and cdf < 0.5:  # overshot below 0: step on the power law I ~ x^a instead
                 new = x * (q / cdf) ** (1.0 / a)
-            elif hi == 1.0:  # overshot above 1: the same on 1 - I ~ (1 - x)^b
-                new = 1.0 - (1.0 - x) * ((1.0 - q) / (1.0 - cdf)) ** (1.0 / b)
             elif hi > 1e3 * lo:  # a bracket spanning orders of magnitude: bisect geometrically
                 new = math.sqrt(lo * hi)
             else:
@@ -141,18 +180,24 @@ def _solve(q: float, a: float, b: float, lbeta: float) -> float:
             if not (lo < new < hi):
                 new = 0.5 * (lo + hi)
                 if not (lo < new < hi):  # lo and hi are adjacent floats
-                    return lo if hi == 1.0 else hi
-        if abs(new - x) <= 1e-14 * min(x, 1.0 - x) or hi - lo <= 1e-15 * min(hi, 1.0 - lo):
+                    return hi
+        if hi - lo <= 1e-15 * hi:
             return new
         x = new
     return x
 
 
 def _ppf(q: float, a: float, b: float, lbeta: float) -> float:
-    # Solve on the side where the answer is small, so it keeps relative precision (x or 1 - x).
-    if a <= b:
-        return _solve(q, a, b, lbeta)
-    return 1.0 - _solve(1.0 - q, b, a, lbeta)
+    # In a far tail, solve on the side whose probability is small, so I_x - q keeps its precision;
+    # otherwise solve for whichever of x and 1 - x is below about 1/2, so the answer keeps its own.
+    if q < 1e-3:
+        return _solve(q, a, b, lbeta, _first_guess(q, a, b, lbeta))
+    if q > 0.999:
+        return 1.0 - _solve(1.0 - q, b, a, lbeta, _first_guess(1.0 - q, b, a, lbeta))
+    guess = _first_guess(q, a, b, lbeta)
+    if guess <= 0.5:
+        return _solve(q, a, b, lbeta, guess)
+    return 1.0 - _solve(1.0 - q, b, a, lbeta, _first_guess(1.0 - q, b, a, lbeta))
 
 
 def beta_ppf(q: float, a: float, b: float) -> float:
