@@ -1,1 +1,43 @@
+"""The judge layer: one protocol for LLM-as-judge calls, and everything behind it.
 
+Metrics build a :class:`JudgeRequest` and await ``judge.judge(request)`` for a :class:`Verdict`;
+they never see a backend. A composed judge is layers around a backend, each doing one thing::
+
+    Cached(Reasking(Retrying(Metered(Limited(OpenAICompatible("gpt-4o-mini"))))))
+
+``make_judge("openai:gpt-4o-mini", concurrency=8, budget_usd=2.0)`` builds that stack from a
+model string or a user object; ``judge.stats`` holds the running totals. Importing this package
+imports no SDK: backends import theirs when constructed.
+"""
+
+from ._adapters import CallableJudge, ClientJudge, LangChainJudge
+from ._anthropic import AnthropicJudge
+from ._base import Backend, Completion, Wrapper
+from ._budget import Budget, DryRun, Metered
+from ._cache import Cached, JudgeCache, cache_key, default_cache_path
+from ._factory import PROVIDERS, Spec, adapt, build_backend, compose, judge_from_env, make_judge, parse_spec
+from ._fence import Fence, fence, neutralise
+from ._limits import Limited, TokenBucket, estimate_tokens
+from ._openai import OpenAICompatible
+from ._parse import ParseError, extract_json, parse_verdict, repair_json
+from ._prices import PRICES, Price, is_local_url, lookup_price, resolve_price
+from ._protocol import Judge, JudgeRequest, Verdict, errored
+from ._retry import Reasking, Retrying
+from ._stats import JudgeStats
+
+__all__ = [
+    # the seam
+    "Judge", "JudgeRequest", "Verdict", "errored",
+    # building judges
+    "make_judge", "judge_from_env", "compose", "adapt", "build_backend", "parse_spec", "Spec", "PROVIDERS",
+    # backends
+    "Backend", "Completion", "OpenAICompatible", "AnthropicJudge", "LangChainJudge", "ClientJudge",
+    "CallableJudge", "DryRun",
+    # layers
+    "Wrapper", "Cached", "Reasking", "Retrying", "Metered", "Limited", "Budget", "TokenBucket",
+    # cache, accounting, prices
+    "JudgeCache", "cache_key", "default_cache_path", "JudgeStats", "Price", "PRICES", "lookup_price",
+    "resolve_price", "is_local_url", "estimate_tokens",
+    # prompts and replies
+    "Fence", "fence", "neutralise", "ParseError", "parse_verdict", "extract_json", "repair_json",
+]

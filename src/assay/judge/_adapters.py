@@ -1,0 +1,124 @@
+"""Judges built from objects the user already has: a LangChain chat model, an eval_lib-style
+client, or a plain async function. All are duck-typed, so no framework is imported here."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pydantic
+
+from ._base import Backend, Completion
+from ._parse import schema_instruction
+from ._prices import Price
+from ._protocol import JudgeRequest
+
+
+def _messages_with_schema(request: JudgeRequest) -> list[dict[str, str]]:
+    """The request's messages plus the JSON-only instruction, for backends that cannot enforce a schema."""
+    return [dict(m) for m in request.messages] + [{"role": "user", "content": schema_instruction(request.schema)}]
+
+
+def _model_name(obj: Any, fallback: str) -> str:
+    for attr in ("model_name", "model", "model_id", "name"):
+        value = getattr(obj, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return fallback
+
+
+class LangChainJudge(Backend):
+    """Any LangChain ``BaseChatModel`` (anything with ``ainvoke``).
+
+    Uses ``with_structured_output(schema, include_raw=True)`` when the model has it, so usage
+    metadata survives; otherwise asks for JSON in the prompt and parses the text.
+    """
+
+    backend = "langchain"
+
+    def __init__(self, chat_model: Any, *, name: str | None = None, timeout: float | None = 120.0,
+                 structured: bool = True, price: Price | None = None) -> None:
+        if not callable(getattr(chat_model, "ainvoke", None)):
+            raise TypeError(f"a LangChain chat model needs an 'ainvoke' method, got {type(chat_model).__name__}")
+        super().__init__(f"langchain:{name or _model_name(chat_model, type(chat_model).__name__)}",
+                         timeout=timeout, price=price)
+        self.chat_model, self.structured = chat_model, structured
+        self._runnables: dict[type[pydantic.BaseModel], tuple[Any, bool]] = {}
+
+    def _runnable(self, schema: type[pydantic.BaseModel]) -> tuple[Any, bool]:
+        """(runnable, include_raw) for *schema*; built once per schema."""
+        if schema not in self._runnables:
+            make = getattr(self.chat_model, "with_structured_output", None) if self.structured else None
+            runnable, raw = self.chat_model, False
+            if callable(make):
+                try:
+                    runnable, raw = make(schema, include_raw=True), True
+                except TypeError:
+                    runnable = make(schema)
+                except NotImplementedError:  # BaseChatModel's default when the provider lacks it
+                    pass
+            self._runnables[schema] = (runnable, raw)
+        return self._runnables[schema]
+
+    async def _complete(self, request: JudgeRequest) -> Completion:
+        runnable, include_raw = self._runnable(request.schema)
+        structured = runnable is not self.chat_model
+        messages = [dict(m) for m in request.messages] if structured else _messages_with_schema(request)
+        result = await runnable.ainvoke(messages)
+        message = result.get("raw") if include_raw and isinstance(result, dict) else result
+        if include_raw and isinstance(result, dict):
+            result = result.get("parsed") if result.get("parsed") is not None else getattr(message, "content", "")
+        if isinstance(result, pydantic.BaseModel):
+            text = result.model_dump_json()
+        elif isinstance(result, dict):
+            text = json.dumps(result, ensure_ascii=False)
+        else:
+            text = getattr(result, "content", result)
+            text = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
+        usage = getattr(message, "usage_metadata", None) or {}
+        return Completion(text=text, input_tokens=int(usage.get("input_tokens") or 0),
+                          output_tokens=int(usage.get("output_tokens") or 0))
+
+
+class ClientJudge(Backend):
+    """An eval_lib-style client: ``async chat_complete(messages, temperature) -> (text, cost)`` and
+    ``get_model_name()``. The cost it reports is used as is (None when it reports none)."""
+
+    backend = "custom"
+
+    def __init__(self, client: Any, *, timeout: float | None = 120.0, price: Price | None = None) -> None:
+        if not callable(getattr(client, "chat_complete", None)):
+            raise TypeError(f"a custom judge client needs 'chat_complete', got {type(client).__name__}")
+        getter = getattr(client, "get_model_name", None)
+        name = getter() if callable(getter) else _model_name(client, type(client).__name__)
+        super().__init__(f"custom:{name}", timeout=timeout, price=price)
+        self.client = client
+
+    async def _complete(self, request: JudgeRequest) -> Completion:
+        result = self.client.chat_complete(_messages_with_schema(request), request.temperature)
+        if inspect.isawaitable(result):
+            result = await result
+        text, cost = result if isinstance(result, tuple) else (result, None)
+        return Completion(text=str(text), cost_usd=float(cost) if cost is not None else None)
+
+
+class CallableJudge(Backend):
+    """A function ``f(messages) -> str`` (async or not): the smallest way to plug in any model."""
+
+    backend = "callable"
+
+    def __init__(self, function: Callable[[list[dict[str, str]]], Any], *, name: str | None = None,
+                 timeout: float | None = 120.0, price: Price | None = None) -> None:
+        if not callable(function):
+            raise TypeError(f"expected a callable, got {type(function).__name__}")
+        super().__init__(f"callable:{name or getattr(function, '__name__', 'function')}",
+                         timeout=timeout, price=price)
+        self.function = function
+
+    async def _complete(self, request: JudgeRequest) -> Completion:
+        result = self.function(_messages_with_schema(request))
+        if inspect.isawaitable(result):
+            result = await result
+        return Completion(text=result if isinstance(result, str) else json.dumps(result, default=str))

@@ -1,0 +1,87 @@
+"""Claude as a judge through the official ``anthropic`` SDK, the schema forced with tool use."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from assay.errors import ConfigError
+
+from ._base import Backend, Completion, LoopLocal
+from ._parse import json_schema, schema_instruction
+from ._prices import Price
+from ._protocol import JudgeRequest
+
+TOOL_NAME = "submit_verdict"
+MODES = ("tools", "json")
+
+
+class AnthropicJudge(Backend):
+    """A Claude model via the Messages API.
+
+    System messages become the ``system`` parameter (the API has no system role); the verdict
+    comes back as the input of a forced ``submit_verdict`` tool call ("tools"), or as text
+    ("json", for proxies without tool use). ``max_tokens`` is required by the API.
+    """
+
+    backend = "anthropic"
+
+    def __init__(self, name: str, *, api_key: str | None = None, base_url: str | None = None,
+                 timeout: float | None = 60.0, max_tokens: int = 1024, structured: str = "tools",
+                 price: Price | None = None) -> None:
+        if structured not in MODES:
+            raise ConfigError.unknown("structured-output mode for anthropic", structured, MODES)
+        super().__init__(f"anthropic:{name}", timeout=timeout, price=price)
+        try:
+            import anthropic  # imported here so that assay works without the extra
+        except ImportError:
+            raise ConfigError.missing_extra("an Anthropic judge", "anthropic", "anthropic") from None
+        self._anthropic = anthropic
+        self.name, self.base_url, self.max_tokens, self.mode = name, base_url, max_tokens, structured
+        self._api_key = api_key
+        self._client = LoopLocal(self._new_client)
+
+    def _new_client(self) -> Any:
+        return self._anthropic.AsyncAnthropic(api_key=self._api_key or "not-needed", base_url=self.base_url,
+                                              timeout=self.timeout, max_retries=0)
+
+    def _params(self, request: JudgeRequest) -> dict[str, Any]:
+        system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")
+        messages = [{"role": m["role"], "content": m["content"]} for m in request.messages if m["role"] != "system"]
+        params: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens or self.max_tokens,
+                                  "temperature": request.temperature}
+        if system:
+            params["system"] = system
+        if self.mode == "tools":
+            params["tools"] = [{"name": TOOL_NAME, "description": "Record the verdict.",
+                                "input_schema": json_schema(request.schema)}]
+            params["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+        else:
+            messages.append({"role": "user", "content": schema_instruction(request.schema)})
+        params["messages"] = _alternate(messages)
+        return params
+
+    async def _complete(self, request: JudgeRequest) -> Completion:
+        response = await self._client.get().messages.create(**self._params(request))
+        text = ""
+        for block in response.content:
+            if block.type == "tool_use":
+                text = json.dumps(block.input, ensure_ascii=False)
+                break
+            if block.type == "text":
+                text += block.text
+        usage = response.usage
+        note = "truncated at max_tokens" if response.stop_reason == "max_tokens" else None
+        return Completion(text=text, input_tokens=usage.input_tokens or 0, output_tokens=usage.output_tokens or 0,
+                          model=f"anthropic:{response.model}" if response.model else None, note=note)
+
+
+def _alternate(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Merge consecutive same-role messages: the Messages API wants user and assistant to alternate."""
+    merged: list[dict[str, str]] = []
+    for message in messages:
+        if merged and merged[-1]["role"] == message["role"]:
+            merged[-1] = {"role": message["role"], "content": f"{merged[-1]['content']}\n\n{message['content']}"}
+        else:
+            merged.append(dict(message))
+    return merged

@@ -1,0 +1,211 @@
+"""What every backend and wrapper shares: one raising ``call`` under one non-raising ``judge``.
+
+Inside a composed stack the layers talk through ``call(request)``, which raises ``ProviderError``
+for transport failures so that Retrying and Limited can see them; a Verdict with ``error`` coming
+out of ``call`` always means "the reply did not fit the schema" (re-askable). Whichever layer is
+outermost turns exceptions into errored Verdicts in ``judge()``, re-raising only fatal ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from assay.errors import ProviderError
+
+from ._parse import ParseError, parse_verdict
+from ._prices import Price
+from ._protocol import Judge, JudgeRequest, Verdict, errored
+from ._stats import JudgeStats
+
+FATAL_STATUSES = frozenset({401, 403, 404})
+RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+S = TypeVar("S")
+
+
+def is_fatal(exc: ProviderError) -> bool:
+    """Authentication refused or model unknown: every further call would fail the same way."""
+    return exc.status in FATAL_STATUSES
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` / ``retry-after`` (delta or HTTP date), if the server sent one."""
+    if not headers:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+def provider_error(exc: BaseException, backend: str, model: str) -> ProviderError:
+    """Classify an SDK or client exception as a ProviderError (duck-typed: no SDK import needed).
+
+    openai and anthropic errors carry ``status_code`` and ``response``; timeouts and connection
+    failures are retryable; anything else is a per-call failure that retrying would not fix.
+    """
+    if isinstance(exc, ProviderError):
+        return exc
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        response = getattr(exc, "response", None)
+        body = getattr(response, "text", "") if response is not None else ""
+        message = _message(exc, body)
+        return ProviderError(message, backend=backend, model=model, status=status, body=body[:2000],
+                             retryable=status in RETRYABLE_STATUSES or status >= 500,
+                             retry_after=parse_retry_after(getattr(response, "headers", None)))
+    name = type(exc).__name__
+    if isinstance(exc, (TimeoutError, ConnectionError)) or "Timeout" in name or "Connection" in name:
+        return ProviderError(f"{name}: {exc}", backend=backend, model=model, retryable=True)
+    return ProviderError(f"{name}: {exc}", backend=backend, model=model, retryable=False)
+
+
+def _message(exc: BaseException, body: str) -> str:
+    err = getattr(exc, "body", None)
+    if isinstance(err, dict):
+        err = err.get("error", err)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+    return body[:500] or str(exc)
+
+
+class LoopLocal(Generic[S]):
+    """Per-event-loop state: asyncio primitives and SDK clients must not cross loops.
+
+    A judge outlives one ``asyncio.run`` (tests, notebooks, the CLI running twice), so state bound
+    to a loop is rebuilt lazily when the running loop changes.
+    """
+
+    def __init__(self, factory: Any) -> None:
+        self._factory, self._loop, self._state = factory, None, None
+
+    def get(self) -> S:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop, self._state = loop, self._factory()
+        return self._state  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One backend reply before parsing."""
+
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None   # when the client reports it; else computed from the price
+    model: str | None = None        # the model the server says answered
+    note: str | None = None         # appended to a parse error ("truncated at max_tokens")
+
+
+async def guarded(layer: Any, request: JudgeRequest) -> Verdict:
+    """``layer.call`` with per-call failures turned into Verdicts; counts the outcome."""
+    stats: JudgeStats | None = getattr(layer, "stats", None)
+    try:
+        verdict = await layer.call(request)
+    except ProviderError as exc:
+        if is_fatal(exc):
+            raise
+        attempts = getattr(exc, "attempts", 1)
+        suffix = f" (after {attempts} attempts)" if attempts > 1 else ""
+        verdict = errored(layer.model, f"{exc}{suffix}", raw=exc.body, attempts=attempts)
+    if stats is not None:
+        stats.requests += 1
+        stats.errors += verdict.error is not None and not verdict.skipped
+        stats.skipped += verdict.skipped
+    return verdict
+
+
+async def call_inner(inner: Judge, request: JudgeRequest) -> Verdict:
+    """The raising entry point of *inner*, or its ``judge`` when it is a foreign Judge."""
+    call = getattr(inner, "call", None)
+    return await (call(request) if call is not None else inner.judge(request))
+
+
+class Wrapper:
+    """A layer around another judge; shares the inner layer's stats unless given its own."""
+
+    def __init__(self, inner: Judge, *, stats: JudgeStats | None = None) -> None:
+        self.inner = inner
+        self.model: str = inner.model
+        self.stats: JudgeStats = stats or getattr(inner, "stats", None) or JudgeStats()
+
+    async def call(self, request: JudgeRequest) -> Verdict:
+        return await call_inner(self.inner, request)
+
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        return await guarded(self, request)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.inner!r})"
+
+
+class Backend:
+    """Base of the concrete backends: timeout, fatal-error memory, parsing and cost.
+
+    Subclasses set ``backend`` and ``model`` and implement ``_complete``; they raise
+    ProviderError (or SDK errors, classified here) for transport failures.
+    """
+
+    backend = "backend"
+    model: str
+    price: Price | None = None
+    timeout: float | None = None
+
+    def __init__(self, model: str, *, timeout: float | None = None, price: Price | None = None) -> None:
+        self.model, self.timeout, self.price = model, timeout, price
+        self._fatal: ProviderError | None = None
+
+    async def _complete(self, request: JudgeRequest) -> Completion:
+        raise NotImplementedError
+
+    async def call(self, request: JudgeRequest) -> Verdict:
+        if self._fatal is not None:
+            raise self._fatal  # do not pay a round trip for an answer we already know
+        started = time.perf_counter()
+        try:
+            completion = await asyncio.wait_for(self._complete(request), self.timeout)
+        except TimeoutError as exc:
+            if self.timeout is None:
+                raise provider_error(exc, self.backend, self.model) from exc
+            raise ProviderError(f"no reply within {self.timeout:g} s", backend=self.backend,
+                                model=self.model, retryable=True) from None
+        except Exception as exc:
+            error = provider_error(exc, self.backend, self.model)
+            if is_fatal(error):
+                self._fatal = error
+            raise error from exc
+        return self.verdict(completion, request, time.perf_counter() - started)
+
+    def verdict(self, completion: Completion, request: JudgeRequest, latency: float) -> Verdict:
+        cost = completion.cost_usd
+        if cost is None and self.price is not None:
+            cost = self.price.cost(completion.input_tokens, completion.output_tokens)
+        usage = dict(input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
+                     cost_usd=cost, latency_s=latency)
+        model = completion.model or self.model
+        try:
+            parsed = parse_verdict(completion.text, request.schema)
+        except ParseError as exc:
+            note = f" ({completion.note})" if completion.note else ""
+            return errored(model, f"{exc}{note}", raw=completion.text, **usage)
+        return Verdict(parsed=parsed, raw=completion.text, model=model, **usage)  # type: ignore[arg-type]
+
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        return await guarded(self, request)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r})"

@@ -1,0 +1,129 @@
+"""Accounting, the budget cap and the dry run.
+
+Metered sits just above the transport, so every real call (retries and re-asks included) is
+counted once. A call may start only while spending plus the estimates of calls still in flight is
+under the cap, so concurrency cannot overshoot it by more than one call's estimate error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from assay.errors import ProviderError
+
+from ._base import Wrapper, call_inner, guarded
+from ._limits import estimate_tokens
+from ._prices import Price
+from ._protocol import Judge, JudgeRequest, Verdict, errored
+from ._stats import JudgeStats
+
+
+@dataclasses.dataclass(slots=True)
+class Budget:
+    """A cap in USD and/or tokens (input + output); ``None`` means no cap on that axis."""
+
+    usd: float | None = None
+    tokens: int | None = None
+    spent_usd: float = 0.0
+    spent_tokens: int = 0
+    _reserved_usd: float = 0.0
+    _reserved_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        for name, value in (("usd", self.usd), ("tokens", self.tokens)):
+            if value is not None and value < 0:
+                raise ValueError(f"budget {name} must be >= 0, got {value!r}")
+
+    def exhausted(self) -> str | None:
+        """Why no new call may start, or None."""
+        if self.usd is not None and self.spent_usd + self._reserved_usd >= self.usd:
+            return f"budget exhausted: ${self.spent_usd:.4f} spent of ${self.usd:.4f}"
+        if self.tokens is not None and self.spent_tokens + self._reserved_tokens >= self.tokens:
+            return f"budget exhausted: {self.spent_tokens} tokens spent of {self.tokens}"
+        return None
+
+    def reserve(self, tokens: int, usd: float) -> None:
+        self._reserved_tokens += tokens
+        self._reserved_usd += usd
+
+    def settle(self, reserved_tokens: int, reserved_usd: float, tokens: int, usd: float) -> None:
+        self._reserved_tokens -= reserved_tokens
+        self._reserved_usd -= reserved_usd
+        self.spent_tokens += tokens
+        self.spent_usd += usd
+
+
+class Metered(Wrapper):
+    """Count every backend call in ``stats`` and stop starting calls once ``budget`` is spent.
+
+    Calls refused by the budget come back as skipped Verdicts ("budget exhausted ..."). A call
+    whose cost is unknown counts its tokens but not dollars (see ``stats.unpriced_calls``).
+    """
+
+    def __init__(self, inner: Judge, *, budget: Budget | None = None, price: Price | None = None,
+                 stats: JudgeStats | None = None) -> None:
+        super().__init__(inner, stats=stats)
+        self.budget, self.price = budget, price or getattr(inner, "price", None)
+
+    async def call(self, request: JudgeRequest) -> Verdict:
+        budget = self.budget
+        if budget is None:
+            return await self._counted(request)
+        reason = budget.exhausted()
+        if reason is not None:
+            return errored(self.model, reason, skipped=True, attempts=0)
+        est_in, est_out = estimate_tokens(request)
+        est_usd = self.price.cost(est_in, est_out) if self.price else 0.0
+        budget.reserve(est_in + est_out, est_usd)
+        tokens, usd = 0, 0.0
+        try:
+            verdict = await self._counted(request)
+            tokens, usd = verdict.input_tokens + verdict.output_tokens, verdict.cost_usd or 0.0
+            return verdict
+        finally:
+            budget.settle(est_in + est_out, est_usd, tokens, usd)
+
+    async def _counted(self, request: JudgeRequest) -> Verdict:
+        try:
+            verdict = await call_inner(self.inner, request)
+        except ProviderError:
+            self.stats.record_call(0, 0, 0.0)
+            raise
+        if not verdict.skipped and not verdict.cached:
+            self.stats.record_call(verdict.input_tokens, verdict.output_tokens, verdict.cost_usd)
+        return verdict
+
+
+class DryRun:
+    """A judge that sends nothing: skipped Verdicts, and estimates of calls, tokens and cost in stats.
+
+    Put it where the backend would be (``Cached(DryRun(...))``) so cache hits are not estimated.
+    """
+
+    backend = "dry-run"
+
+    def __init__(self, model: str, *, price: Price | None = None, stats: JudgeStats | None = None) -> None:
+        self.model, self.price, self.stats = model, price, stats or JudgeStats()
+
+    async def call(self, request: JudgeRequest) -> Verdict:
+        est_in, est_out = estimate_tokens(request)
+        cost = self.price.cost(est_in, est_out) if self.price else None
+        s = self.stats
+        s.estimated_calls += 1
+        s.estimated_input_tokens += est_in
+        s.estimated_output_tokens += est_out
+        s.estimated_cost_usd = None if cost is None or s.estimated_cost_usd is None else s.estimated_cost_usd + cost
+        price = f", ~${cost:.5f}" if cost is not None else ", price unknown"
+        return errored(self.model, f"dry run: not sent (~{est_in} input + {est_out} output tokens{price})",
+                       skipped=True, attempts=0)
+
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        return await guarded(self, request)
+
+    def __repr__(self) -> str:
+        return f"DryRun({self.model!r})"
+
+
+def budget_from(usd: float | None, tokens: int | None) -> Budget | None:
+    return Budget(usd=usd, tokens=tokens) if usd is not None or tokens is not None else None
+

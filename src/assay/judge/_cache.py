@@ -1,0 +1,140 @@
+"""A persistent verdict cache: re-running an evaluation costs nothing, a killed run resumes.
+
+SQLite in WAL mode, one connection per thread and process, each verdict committed as soon as it
+arrives, so concurrent writers (threads, ``pytest -n``, parallel CLI runs) and a run killed midway
+are both safe. Only successful verdicts are stored: an error is never replayed from the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from ._base import Wrapper, call_inner
+from ._parse import json_schema
+from ._protocol import Judge, JudgeRequest, Verdict
+from ._stats import JudgeStats
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS verdicts (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    created REAL NOT NULL
+)"""
+
+
+def default_cache_path() -> Path:
+    """``$ASSAY_CACHE_DIR/judge.sqlite3``, else the user cache dir (platformdirs), else ~/.cache/assay."""
+    override = os.environ.get("ASSAY_CACHE_DIR")
+    if override:
+        return Path(override).expanduser() / "judge.sqlite3"
+    try:
+        import platformdirs  # optional: the fallback below is right on Linux and close elsewhere
+    except ImportError:
+        return Path.home() / ".cache" / "assay" / "judge.sqlite3"
+    return Path(platformdirs.user_cache_dir("assay", appauthor=False)) / "judge.sqlite3"
+
+
+def cache_key(model: str, request: JudgeRequest) -> str:
+    """sha256 over everything that can change the verdict, including the repeat index."""
+    material = {
+        "model": model,
+        "messages": list(request.messages),
+        "schema": json_schema(request.schema),
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "key": request.key,
+        "repeat": request.repeat,
+    }
+    blob = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class JudgeCache:
+    """The SQLite store; usable from many threads and processes at once."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self._local = threading.local()
+
+    def _connection(self) -> Any:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            return conn
+        import sqlite3  # imported here so that `import assay.judge` stays light
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(_SCHEMA)
+        self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    def get(self, key: str, schema: type[pydantic.BaseModel]) -> Verdict | None:
+        """The stored verdict for *key*, or None (also when it no longer validates)."""
+        row = self._connection().execute("SELECT verdict FROM verdicts WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            data = json.loads(row[0])
+            parsed = schema.model_validate(data.pop("parsed"))
+        except (ValueError, KeyError, pydantic.ValidationError):
+            return None
+        return Verdict(parsed=parsed, cached=True, **data)
+
+    def put(self, key: str, verdict: Verdict) -> None:
+        if verdict.parsed is None or verdict.error is not None:
+            return
+        data = {"parsed": verdict.parsed.model_dump(mode="json"), "raw": verdict.raw, "model": verdict.model,
+                "input_tokens": verdict.input_tokens, "output_tokens": verdict.output_tokens,
+                "cost_usd": 0.0, "latency_s": verdict.latency_s, "attempts": verdict.attempts}
+        self._connection().execute(
+            "INSERT OR REPLACE INTO verdicts (key, model, verdict, created) VALUES (?, ?, ?, ?)",
+            (key, verdict.model, json.dumps(data, ensure_ascii=False), time.time()))
+
+    def __len__(self) -> int:
+        return self._connection().execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+
+    def clear(self) -> None:
+        self._connection().execute("DELETE FROM verdicts")
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def __repr__(self) -> str:
+        return f"JudgeCache({str(self.path)!r})"
+
+
+class Cached(Wrapper):
+    """Answer from ``cache`` when it can; store each successful verdict as soon as it arrives.
+
+    A hit costs nothing in this run: its ``cost_usd`` is 0.0 and ``cached`` is True, while tokens,
+    latency and attempts describe the original call.
+    """
+
+    def __init__(self, inner: Judge, cache: JudgeCache | str | os.PathLike[str] | None = None, *,
+                 stats: JudgeStats | None = None) -> None:
+        super().__init__(inner, stats=stats)
+        self.cache = cache if isinstance(cache, JudgeCache) else JudgeCache(cache)
+
+    async def call(self, request: JudgeRequest) -> Verdict:
+        key = cache_key(self.model, request)
+        hit = self.cache.get(key, request.schema)
+        if hit is not None:
+            self.stats.cached += 1
+            return hit
+        verdict = await call_inner(self.inner, request)
+        self.cache.put(key, verdict)
+        return verdict

@@ -1,0 +1,226 @@
+"""From a model string (or an object the user already has) to a composed judge.
+
+``make_judge("anthropic:claude-3-5-sonnet-latest")`` resolves the provider, reads credentials from
+the standard environment variables (only now, never at import), builds the backend and wraps it
+in the default stack: Cached(Reasking(Retrying(Metered(Limited(backend))))).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from assay.errors import ConfigError
+
+from ._adapters import CallableJudge, ClientJudge, LangChainJudge
+from ._anthropic import AnthropicJudge
+from ._base import Backend
+from ._budget import Budget, DryRun, Metered
+from ._cache import Cached, JudgeCache
+from ._limits import Limited
+from ._openai import OpenAICompatible
+from ._prices import Price, is_local_url, resolve_price
+from ._protocol import Judge
+from ._retry import Reasking, Retrying
+from ._stats import JudgeStats
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """How to reach one provider: default base URL and where its key lives."""
+
+    kind: str                     # "openai" (chat completions) or "anthropic" (messages)
+    base_url: str | None = None   # None: the SDK's default
+    key_env: tuple[str, ...] = ()  # first one set wins
+    url_env: str | None = None     # overrides base_url
+    local: bool = False            # runs on this machine: free, and needs no key
+
+
+PROVIDERS: Mapping[str, Provider] = {
+    "openai": Provider("openai", None, ("OPENAI_API_KEY",), "OPENAI_BASE_URL"),
+    "azure": Provider("openai", None, ("AZURE_OPENAI_API_KEY",), "AZURE_OPENAI_ENDPOINT"),
+    "anthropic": Provider("anthropic", None, ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL"),
+    "google": Provider("openai", "https://generativelanguage.googleapis.com/v1beta/openai/",
+                       ("GOOGLE_API_KEY", "GEMINI_API_KEY")),
+    "groq": Provider("openai", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",)),
+    "together": Provider("openai", "https://api.together.xyz/v1", ("TOGETHER_API_KEY",)),
+    "openrouter": Provider("openai", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",)),
+    "litellm": Provider("openai", "http://localhost:4000", ("LITELLM_API_KEY",), "LITELLM_BASE_URL"),
+    "ollama": Provider("openai", "http://localhost:11434", (), "OLLAMA_HOST", local=True),
+    "vllm": Provider("openai", "http://localhost:8000/v1", ("VLLM_API_KEY",), local=True),
+    "llamacpp": Provider("openai", "http://localhost:8080/v1", (), local=True),
+    "lmstudio": Provider("openai", "http://localhost:1234/v1", (), local=True),
+    "openai-compatible": Provider("openai", None, ("ASSAY_JUDGE_API_KEY", "OPENAI_API_KEY")),
+}
+ALIASES = {"gemini": "google", "llama.cpp": "llamacpp", "llama-cpp": "llamacpp", "compatible": "openai-compatible",
+           "lm-studio": "lmstudio", "azure-openai": "azure", "claude": "anthropic"}
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """A resolved model string."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+
+
+def parse_spec(spec: str, *, base_url: str | None = None) -> Spec:
+    """``"gpt-4o"``, ``"provider:model"`` or ``"openai-compatible:model@http://host:port/v1"``.
+
+    A bare name goes to the provider its prefix implies (claude -> anthropic, gemini -> google,
+    anything else -> openai, as eval_lib does), or to ``openai-compatible`` when a base URL is given.
+    """
+    text = spec.strip()
+    if not text:
+        raise ConfigError("empty judge model string; expected e.g. 'openai:gpt-4o-mini'")
+    head, sep, rest = text.partition(":")
+    name = ALIASES.get(head.lower(), head.lower())
+    if sep and name in PROVIDERS and not rest.startswith("//"):
+        provider, model = name, rest
+    elif sep and not rest.startswith("//") and head.isidentifier() and "/" not in head and "@" not in head \
+            and not any(c.isdigit() for c in head):
+        # "llama3:8b" (an Ollama tag) has digits; "foo:bar" is a typo'd provider.
+        raise ConfigError.unknown("judge provider", head, PROVIDERS)
+    else:
+        lowered = text.lower()
+        provider = ("openai-compatible" if base_url else "anthropic" if lowered.startswith("claude")
+                    else "google" if lowered.startswith("gemini") else "openai")
+        model = text
+    model, at, url = model.rpartition("@") if "@http" in model else (model, "", "")
+    if at:
+        base_url = url
+    if not model:
+        raise ConfigError(f"judge model string {spec!r} names no model; expected e.g. 'openai:gpt-4o-mini'")
+    if provider == "openai-compatible" and not base_url:
+        raise ConfigError(f"judge {spec!r} needs a base URL: 'openai-compatible:MODEL@http://host:port/v1', "
+                          "base_url=..., or ASSAY_JUDGE_BASE_URL")
+    return Spec(provider, model, base_url)
+
+
+def _env(names: tuple[str, ...]) -> str | None:
+    return next((os.environ[n] for n in names if os.environ.get(n)), None)
+
+
+def build_backend(spec: Spec, *, api_key: str | None = None, timeout: float | None = 60.0,
+                  prices: Mapping[str, Price | tuple[float, float]] | None = None,
+                  **backend_options: Any) -> Backend:
+    """The bare backend for *spec*, with credentials and base URL from options or the environment."""
+    info = PROVIDERS[spec.provider]
+    base_url = spec.base_url or (os.environ.get(info.url_env) if info.url_env else None) or info.base_url
+    if spec.provider == "ollama" and base_url and not base_url.rstrip("/").endswith("/v1"):
+        base_url = base_url.rstrip("/") + "/v1"
+        base_url = base_url if "//" in base_url else f"http://{base_url}"  # OLLAMA_HOST may be "host:port"
+    local = info.local or is_local_url(base_url)
+    api_key = api_key or _env(info.key_env)
+    if api_key is None and not local and spec.provider != "openai-compatible":
+        names = " or ".join(info.key_env)
+        raise ConfigError(f"judge {spec.provider}:{spec.model} needs an API key: set {names} or pass api_key=...")
+    price = resolve_price(spec.model, local=local, overrides=prices)
+    if info.kind == "anthropic":
+        return AnthropicJudge(spec.model, api_key=api_key, base_url=base_url, timeout=timeout, price=price,
+                                **backend_options)
+    if spec.provider == "azure":
+        if not base_url:
+            raise ConfigError("an Azure judge needs its endpoint: set AZURE_OPENAI_ENDPOINT or pass base_url=...")
+        backend_options.setdefault("api_version", os.environ.get("OPENAI_API_VERSION", "2024-10-21"))
+    return OpenAICompatible(spec.model, base_url=base_url, api_key=api_key, provider=spec.provider,
+                         timeout=timeout, price=price, **backend_options)
+
+
+def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, tpm: float | None = None,
+            adaptive: bool = True, retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
+            reasks: int = 2, budget_usd: float | None = None, budget_tokens: int | None = None,
+            cache: bool | str | os.PathLike[str] | JudgeCache | None = True,
+            stats: JudgeStats | None = None) -> Judge:
+    """Wrap *backend* in the default stack; every layer shares one JudgeStats (``judge.stats``).
+
+    ``cache``: True for the default path, a path or JudgeCache, or False/None for no cache.
+    """
+    stats = stats or JudgeStats()
+    budget = Budget(usd=budget_usd, tokens=budget_tokens) if budget_usd is not None or budget_tokens is not None \
+        else None
+    if budget is not None and budget.usd is not None and getattr(backend, "price", None) is None \
+            and not isinstance(backend, ClientJudge):
+        raise ConfigError(f"budget_usd needs a known price for {backend.model!r}: pass prices={{...}} "
+                          "or use budget_tokens")
+    judge: Judge = backend
+    if isinstance(backend, DryRun):
+        backend.stats = stats  # nothing is sent, so nothing to limit, retry or meter
+    else:
+        judge = Limited(judge, concurrency=concurrency, rpm=rpm, tpm=tpm, adaptive=adaptive, stats=stats)
+        judge = Metered(judge, budget=budget, price=getattr(backend, "price", None), stats=stats)
+        judge = Retrying(judge, retries=retries, base_delay=base_delay, max_delay=max_delay, stats=stats)
+        judge = Reasking(judge, reasks=reasks, stats=stats)
+    if cache is not False and cache is not None:
+        judge = Cached(judge, None if cache is True else cache, stats=stats)
+    return judge
+
+
+_STACK_OPTIONS = frozenset(inspect.signature(compose).parameters) - {"backend"}
+
+
+def make_judge(spec: Any = None, **options: Any) -> Judge:
+    """A ready judge from a model string or object; see the module docstring for the stack.
+
+    Strings: "gpt-4o", "openai:gpt-4o-mini", "anthropic:claude-3-5-sonnet-latest",
+    "google:gemini-2.0-flash", "ollama:llama3", "openai-compatible:MODEL@http://host:port/v1".
+    Objects: an existing Judge is returned unchanged; a LangChain chat model (``ainvoke``), an
+    eval_lib-style client (``chat_complete``) or a function ``f(messages) -> str`` become backends.
+    Options: stack options of :func:`compose`; ``dry_run=True``; ``api_key``, ``base_url``,
+    ``timeout``, ``prices``, ``structured``, ``max_tokens``, ``seed`` for the backend.
+    ``spec=None`` reads ASSAY_JUDGE; ASSAY_JUDGE_BASE_URL supplies a base URL for bare names.
+    """
+    dry_run = options.pop("dry_run", False)
+    stack = {k: options.pop(k) for k in list(options) if k in _STACK_OPTIONS}
+    if spec is None:
+        spec = os.environ.get("ASSAY_JUDGE")
+        if not spec:
+            raise ConfigError("no judge model given: pass one (e.g. 'openai:gpt-4o-mini') or set ASSAY_JUDGE")
+    if isinstance(spec, str):
+        base_url = options.pop("base_url", None) or os.environ.get("ASSAY_JUDGE_BASE_URL") or None
+        resolved = parse_spec(spec, base_url=base_url)
+        if base_url and not resolved.base_url:
+            resolved = Spec(resolved.provider, resolved.model, base_url)
+        if dry_run:
+            local = PROVIDERS[resolved.provider].local or is_local_url(resolved.base_url)
+            price = resolve_price(resolved.model, local=local, overrides=options.get("prices"))
+            return compose(DryRun(f"{resolved.provider}:{resolved.model}", price=price), **stack)
+        return compose(build_backend(resolved, **options), **stack)
+    if isinstance(spec, Judge) and not isinstance(spec, Backend):
+        if options or stack or dry_run:
+            raise ConfigError(f"options {sorted({**options, **stack})!r} cannot apply to an existing judge "
+                              f"{spec!r}; configure it where it is built")
+        return spec
+    backend = adapt(spec, **options)
+    if dry_run:
+        return compose(DryRun(backend.model, price=backend.price), **stack)
+    return compose(backend, **stack)
+
+
+def adapt(obj: Any, **options: Any) -> Backend:
+    """A bare backend for a user object: Backend, LangChain model, custom client or callable."""
+    prices = options.pop("prices", None)
+    if isinstance(obj, Backend):
+        return obj
+    if callable(getattr(obj, "ainvoke", None)):
+        backend: Backend = LangChainJudge(obj, **options)
+    elif callable(getattr(obj, "chat_complete", None)):
+        backend = ClientJudge(obj, **options)
+    elif callable(obj):
+        backend = CallableJudge(obj, **options)
+    else:
+        raise ConfigError(f"cannot make a judge from {obj!r}: expected a model string, a Judge, a LangChain "
+                          "chat model, a client with chat_complete(), or a function f(messages) -> str")
+    if prices and backend.price is None:
+        backend.price = resolve_price(backend.model.partition(":")[2], local=False, overrides=prices)
+    return backend
+
+
+def judge_from_env(**options: Any) -> Judge:
+    """``make_judge`` for the model named by ASSAY_JUDGE (and ASSAY_JUDGE_BASE_URL)."""
+    return make_judge(None, **options)
+

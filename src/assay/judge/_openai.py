@@ -1,0 +1,142 @@
+"""Judges behind any OpenAI-compatible chat-completions endpoint, through the official SDK.
+
+One class serves OpenAI, Azure, Gemini's compatibility endpoint, Groq, Together, OpenRouter, a
+LiteLLM proxy and local servers (Ollama, vLLM, llama.cpp, LM Studio). Structured output degrades
+on its own: strict ``json_schema`` first, tool calling when the server rejects ``response_format``,
+then a plain JSON request in the prompt; the working mode is remembered for later calls.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from assay.errors import ConfigError, ProviderError
+
+from ._base import Backend, Completion, LoopLocal, provider_error
+from ._parse import json_schema, schema_instruction, strict_schema
+from ._prices import Price
+from ._protocol import JudgeRequest
+
+MODES = ("json_schema", "tools", "json")
+TOOL_NAME = "submit_verdict"
+# Servers that build a grammar from the schema and need no OpenAI strict-mode rewriting.
+_LOOSE_SCHEMA = frozenset({"ollama", "llamacpp", "vllm", "lmstudio"})
+_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+def import_openai() -> Any:
+    try:
+        import openai  # imported here so that assay works without the extra
+    except ImportError:
+        raise ConfigError.missing_extra("an OpenAI-compatible judge", "openai", "openai") from None
+    return openai
+
+
+def _fallback(mode: str, error: ProviderError) -> str | None:
+    """The next mode to try after *error*, when the server rejected the structured-output request."""
+    if error.status not in (400, 422):
+        return None
+    text = f"{error} {error.body}".lower()
+    if mode == "json_schema" and any(w in text for w in ("response_format", "json_schema", "schema",
+                                                        "structured", "strict")):
+        return "tools"
+    if mode == "tools" and any(w in text for w in ("tool", "function")):
+        return "json"
+    return None
+
+
+class OpenAICompatible(Backend):
+    """A judge model behind ``/chat/completions``.
+
+    ``model`` is reported as ``"provider:name"``; ``structured`` picks the first mode to try
+    ("json_schema" | "tools" | "json"). The SDK retries nothing (``max_retries=0``): Retrying does.
+    """
+
+    backend = "openai-compatible"
+
+    def __init__(self, name: str, *, base_url: str | None = None, api_key: str | None = None,
+                 provider: str = "openai", timeout: float | None = 60.0, structured: str = "json_schema",
+                 max_tokens: int | None = None, seed: int | None = None, price: Price | None = None,
+                 api_version: str | None = None, extra_body: dict[str, Any] | None = None,
+                 default_headers: dict[str, str] | None = None) -> None:
+        if structured not in MODES:
+            raise ConfigError.unknown("structured-output mode", structured, MODES)
+        super().__init__(f"{provider}:{name}", timeout=timeout, price=price)
+        self._openai = import_openai()
+        self.name, self.provider, self.base_url = name, provider, base_url
+        self.backend = provider
+        self.mode, self.max_tokens, self.seed = structured, max_tokens, seed
+        self._api_key, self._api_version = api_key, api_version
+        self._extra_body, self._headers = extra_body, default_headers
+        self._client = LoopLocal(self._new_client)
+
+    def _new_client(self) -> Any:
+        common = dict(api_key=self._api_key or "not-needed", timeout=self.timeout, max_retries=0,
+                      default_headers=self._headers)
+        if self.provider == "azure":
+            return self._openai.AsyncAzureOpenAI(azure_endpoint=self.base_url, api_version=self._api_version,
+                                                 **common)
+        return self._openai.AsyncOpenAI(base_url=self.base_url, **common)
+
+    def _params(self, request: JudgeRequest, mode: str) -> dict[str, Any]:
+        messages = [dict(m) for m in request.messages]
+        params: dict[str, Any] = {"model": self.name}
+        reasoning = self.provider in ("openai", "azure") and self.name.startswith(_REASONING_PREFIXES)
+        if not reasoning:  # reasoning models accept only the default temperature
+            params["temperature"] = request.temperature
+        max_tokens = request.max_tokens or self.max_tokens
+        if max_tokens:
+            params["max_completion_tokens" if reasoning else "max_tokens"] = max_tokens
+        if self.seed is not None:
+            params["seed"] = self.seed
+        schema = request.schema
+        if mode == "json_schema":
+            loose = self.provider in _LOOSE_SCHEMA
+            params["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": schema.__name__, "schema": json_schema(schema) if loose else strict_schema(schema),
+                "strict": not loose}}
+        elif mode == "tools":
+            params["tools"] = [{"type": "function", "function": {
+                "name": TOOL_NAME, "description": "Record the verdict.", "parameters": json_schema(schema)}}]
+            params["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
+        else:
+            messages.append({"role": "user", "content": schema_instruction(schema)})
+        params["messages"] = messages
+        if self._extra_body:
+            params["extra_body"] = self._extra_body
+        return params
+
+    async def _complete(self, request: JudgeRequest) -> Completion:
+        while True:
+            mode = self.mode
+            try:
+                return await self._send(request, mode)
+            except Exception as exc:
+                error = provider_error(exc, self.backend, self.model)
+                nxt = _fallback(mode, error)
+                if nxt is None:
+                    raise error from exc
+                if self.mode == mode:  # another call may have stepped down already
+                    self.mode = nxt
+
+    async def _send(self, request: JudgeRequest, mode: str) -> Completion:
+        response = await self._client.get().chat.completions.create(**self._params(request, mode))
+        if not response.choices:
+            raise ProviderError("reply has no choices", backend=self.backend, model=self.model, retryable=True)
+        choice = response.choices[0]
+        message = choice.message
+        text = message.content or ""
+        for call in message.tool_calls or ():
+            function = getattr(call, "function", None)
+            if function is not None and function.arguments:
+                text = function.arguments
+                break
+        if not text and getattr(message, "refusal", None):
+            text = f"refused: {message.refusal}"
+        usage = response.usage
+        note = "truncated at max_tokens" if choice.finish_reason == "length" else None
+        return Completion(text=text if isinstance(text, str) else json.dumps(text),
+                          input_tokens=(usage and usage.prompt_tokens) or 0,
+                          output_tokens=(usage and usage.completion_tokens) or 0,
+                          model=f"{self.provider}:{response.model}" if response.model else None, note=note)

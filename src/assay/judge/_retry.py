@@ -1,0 +1,95 @@
+"""Retries for transient failures and re-asks for replies that do not fit the schema.
+
+Two different loops: Retrying repeats the *same* call after a 429, 5xx, timeout or dropped
+connection (never after 400/401/403/404, which would fail again); Reasking continues the
+*conversation*, showing the judge its invalid reply and the validation error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+
+from assay.errors import ProviderError
+
+from ._base import Wrapper, call_inner
+from ._parse import reask_message
+from ._protocol import Judge, JudgeRequest, Verdict
+from ._stats import JudgeStats
+
+
+class Retrying(Wrapper):
+    """Retry transient failures with full-jitter exponential backoff, honouring Retry-After.
+
+    ``retries`` extra attempts after the first; a delay is ``uniform(0, min(max_delay,
+    base_delay * 2**n))`` unless the server said how long to wait (capped at ``max_retry_after``).
+    """
+
+    def __init__(self, inner: Judge, *, retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
+                 max_retry_after: float = 120.0, seed: int | None = None, stats: JudgeStats | None = None) -> None:
+        super().__init__(inner, stats=stats)
+        if retries < 0:
+            raise ValueError(f"retries must be >= 0, got {retries!r}")
+        self.retries, self.base_delay, self.max_delay = retries, base_delay, max_delay
+        self.max_retry_after = max_retry_after
+        self._random = random.Random(seed)
+
+    def delay(self, attempt: int, error: ProviderError) -> float:
+        """Seconds to wait before attempt number *attempt* + 1 (0-based *attempt* just failed)."""
+        if error.retry_after is not None:
+            # A little jitter on top so a burst of 429s does not come back in lockstep.
+            return min(error.retry_after, self.max_retry_after) * (1 + 0.1 * self._random.random())
+        return self._random.uniform(0, min(self.max_delay, self.base_delay * 2 ** attempt))
+
+    async def call(self, request: JudgeRequest) -> Verdict:
+        attempt = 0
+        while True:
+            try:
+                verdict = await call_inner(self.inner, request)
+            except ProviderError as exc:
+                if not exc.retryable or attempt >= self.retries:
+                    exc.attempts = attempt + getattr(exc, "attempts", 1)  # type: ignore[attr-defined]
+                    raise
+                self.stats.retries += 1
+                await asyncio.sleep(self.delay(attempt, exc))
+                attempt += 1
+                continue
+            return dataclasses.replace(verdict, attempts=verdict.attempts + attempt) if attempt else verdict
+
+
+def combine(first: Verdict, second: Verdict) -> Verdict:
+    """*second* carrying the usage of both calls (cost unknown if either is unknown)."""
+    cost = None if first.cost_usd is None or second.cost_usd is None else first.cost_usd + second.cost_usd
+    return dataclasses.replace(
+        second, input_tokens=first.input_tokens + second.input_tokens,
+        output_tokens=first.output_tokens + second.output_tokens, cost_usd=cost,
+        latency_s=first.latency_s + second.latency_s, attempts=first.attempts + second.attempts)
+
+
+class Reasking(Wrapper):
+    """Re-ask up to ``reasks`` times when the reply does not parse or validate, then give up with
+    an errored Verdict that keeps the last raw reply (never a silent 0 or pass)."""
+
+    def __init__(self, inner: Judge, *, reasks: int = 2, stats: JudgeStats | None = None) -> None:
+        super().__init__(inner, stats=stats)
+        if reasks < 0:
+            raise ValueError(f"reasks must be >= 0, got {reasks!r}")
+        self.reasks = reasks
+
+    async def call(self, request: JudgeRequest) -> Verdict:
+        verdict = await call_inner(self.inner, request)
+        total, messages = verdict, request.messages
+        for _ in range(self.reasks):
+            if verdict.error is None or verdict.skipped:
+                break
+            messages = (*messages, {"role": "assistant", "content": verdict.raw},
+                        {"role": "user", "content": reask_message(verdict.error, request.schema)})
+            self.stats.reasks += 1
+            verdict = await call_inner(self.inner, dataclasses.replace(request, messages=messages))
+            if verdict.skipped:  # the budget ran out mid-conversation: report the last real failure
+                break
+            total = combine(total, verdict)
+        if total.error is not None and not total.skipped and total.attempts > 1:
+            total = dataclasses.replace(total, error=f"{total.error} (after {total.attempts} attempts)")
+        return total

@@ -1,0 +1,319 @@
+"""A real, scriptable OpenAI-compatible HTTP server for judge tests (and a minimal Anthropic one).
+
+Runs on 127.0.0.1 on a random port in a background thread; the test decides every reply::
+
+    from tests.support.judge_server import JudgeServer, obj, status
+
+    with JudgeServer([status(429, retry_after=0.05), obj({"score": 1})]) as server:
+        judge = make_judge(f"openai-compatible:m@{server.url}", cache=False)
+        ...
+        assert len(server.requests) == 2 and server.peak <= 16
+
+Replies come from a queue (``server.push(...)``), then from ``server.reply`` (a callable
+``reply(request_json) -> reply spec``), then from ``default``; with none of these the server
+answers 500 "no scripted reply left", so a test never hangs on a missing script. A reply spec is
+a ``Reply``, a str (content text) or a dict (a JSON object: sent as the forced tool call when the
+request forces one, else as content text). ``server.requests`` records every request;
+``server.peak`` is the most requests in flight at once.
+
+As a pytest fixture in another test folder, import it into that folder's conftest.py::
+
+    from tests.support.judge_server import judge_server  # noqa: F401  (registers the fixture)
+
+(``python -m pytest`` puts the repository root on sys.path; plain ``pytest`` needs
+``pythonpath = ["."]`` in the pytest configuration.)
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the server sends for one request."""
+
+    content: str | None = None         # assistant text
+    json: Any = None                   # a JSON value: tool call if the request forces one, else content
+    tool_args: Any = None              # always a tool call with these arguments (dict or raw string)
+    tool_name: str | None = None       # default: the tool the request forces, else "submit_verdict"
+    status: int = 200
+    body: str | bytes | dict | None = None   # raw body (200) or error body (status >= 400)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0                 # seconds before answering (latency)
+    hang: float | None = None          # wait this long (or until the server stops) and drop the socket
+    usage: tuple[int, int] | None = None   # (input, output) tokens; default ~chars/4
+    finish_reason: str | None = None
+
+
+def text(content: str, **kw: Any) -> Reply:
+    return Reply(content=content, **kw)
+
+
+def obj(value: Any, **kw: Any) -> Reply:
+    return Reply(json=value, **kw)
+
+
+def tool(args: Any, name: str | None = None, **kw: Any) -> Reply:
+    return Reply(tool_args=args, tool_name=name, **kw)
+
+
+def status(code: int, message: str | dict = "scripted error", *, retry_after: float | None = None,
+           headers: dict[str, str] | None = None, **kw: Any) -> Reply:
+    headers = dict(headers or {})
+    if retry_after is not None:
+        headers["Retry-After"] = f"{retry_after:g}"
+    return Reply(status=code, body=message, headers=headers, **kw)
+
+
+def hang(seconds: float = 30.0) -> Reply:
+    return Reply(hang=seconds)
+
+
+def malformed(content: str = '{"score": 0.5, "reason": "unterminated', **kw: Any) -> Reply:
+    """Valid HTTP, invalid JSON in the content."""
+    return Reply(content=content, **kw)
+
+
+def broken_body(body: str = "<html>502 Bad Gateway</html>") -> Reply:
+    """HTTP 200 with a body that is not a chat completion at all."""
+    return Reply(body=body)
+
+
+def delayed(reply: Reply | str | dict, seconds: float) -> Reply:
+    return replace(as_reply(reply), delay=seconds)
+
+
+def as_reply(spec: Reply | str | dict | Any) -> Reply:
+    if isinstance(spec, Reply):
+        return spec
+    if isinstance(spec, str):
+        return Reply(content=spec)
+    return Reply(json=spec)
+
+
+@dataclass
+class Recorded:
+    path: str
+    json: Any
+    headers: dict[str, str]
+    started: float
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return (self.json or {}).get("messages", [])
+
+
+def _tokens(value: Any) -> int:
+    return max(1, len(json.dumps(value)) // 4)
+
+
+class JudgeServer:
+    """The server; a context manager (``with JudgeServer(...) as s``) or ``start()``/``stop()``."""
+
+    def __init__(self, replies: list[Any] | Callable[[dict], Any] | None = None, *,
+                 default: Any = None, latency: float = 0.0) -> None:
+        self.queue: collections.deque[Any] = collections.deque()
+        self.reply: Callable[[dict], Any] | None = None
+        if callable(replies):
+            self.reply = replies
+        elif replies:
+            self.queue.extend(replies)
+        self.default, self.latency = default, latency
+        self.requests: list[Recorded] = []
+        self.in_flight = self.peak = self.completed = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- scripting ---------------------------------------------------------------------------
+    def push(self, *replies: Any) -> None:
+        with self._lock:
+            self.queue.extend(replies)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.queue.clear()
+            self.peak = self.completed = 0
+
+    def _next(self, request: dict) -> Reply:
+        with self._lock:
+            if self.queue:
+                return as_reply(self.queue.popleft())
+        if self.reply is not None:
+            return as_reply(self.reply(request))
+        if self.default is not None:
+            return as_reply(self.default(request) if callable(self.default) else self.default)
+        return Reply(status=500, body="no scripted reply left")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def base(self) -> str:
+        """``http://127.0.0.1:PORT`` (the Anthropic SDK's base_url)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT/v1`` (the OpenAI SDK's base_url)."""
+        return f"{self.base}/v1"
+
+    def start(self) -> "JudgeServer":
+        server = self
+
+        class Handler(_Handler):
+            owner = server
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True, name="judge-server")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "JudgeServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def paths(self) -> list[str]:
+        return [r.path for r in self.requests]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: JudgeServer
+    protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:  # /v1/models, for clients that probe
+        self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+
+    def do_POST(self) -> None:
+        server = self.owner
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            request = json.loads(raw or b"null")
+        except ValueError:
+            request = {"_raw": raw.decode("utf-8", "replace")}
+        with server._lock:
+            server.in_flight += 1
+            server.peak = max(server.peak, server.in_flight)
+            server.requests.append(Recorded(self.path, request, dict(self.headers), time.monotonic()))
+        try:
+            reply = server._next(request)
+            delay = reply.delay or server.latency
+            if delay:
+                time.sleep(delay)
+            if reply.hang is not None:
+                server._stop.wait(reply.hang)
+                self.close_connection = True
+                return
+            if self.path.rstrip("/").endswith("/messages"):
+                self._anthropic(request, reply)
+            else:
+                self._chat(request, reply)
+        finally:
+            with server._lock:
+                server.in_flight -= 1
+                server.completed += 1
+
+    def _error(self, reply: Reply) -> None:
+        body = reply.body
+        if not isinstance(body, (bytes, dict)):
+            body = {"error": {"message": body or f"HTTP {reply.status}", "type": "scripted_error",
+                              "code": reply.status}}
+        self._send(reply.status, body, reply.headers)
+
+    def _chat(self, request: dict, reply: Reply) -> None:
+        if reply.status >= 400:
+            return self._error(reply)
+        if reply.body is not None:
+            return self._send(reply.status, reply.body, reply.headers)
+        forced = ((request.get("tool_choice") or {}).get("function") or {}).get("name") \
+            if isinstance(request.get("tool_choice"), dict) else None
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        args = reply.tool_args if reply.tool_args is not None else reply.json if forced else None
+        if args is not None:
+            arguments = args if isinstance(args, str) else json.dumps(args)
+            message["tool_calls"] = [{"id": "call_1", "type": "function", "function": {
+                "name": reply.tool_name or forced or "submit_verdict", "arguments": arguments}}]
+            produced: Any = arguments
+        else:
+            message["content"] = reply.content if reply.content is not None else json.dumps(reply.json)
+            produced = message["content"]
+        prompt, completion = reply.usage or (_tokens(request.get("messages")), _tokens(produced))
+        self._send(200, {
+            "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()),
+            "model": request.get("model", "scripted"),
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": reply.finish_reason or ("tool_calls" if args is not None else "stop")}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                      "total_tokens": prompt + completion}}, reply.headers)
+
+    def _anthropic(self, request: dict, reply: Reply) -> None:
+        if reply.status >= 400:
+            body = reply.body
+            if not isinstance(body, (bytes, dict)):
+                body = {"type": "error", "error": {"type": "scripted_error", "message": body or "error"}}
+            return self._send(reply.status, body, reply.headers)
+        if reply.body is not None:
+            return self._send(reply.status, reply.body, reply.headers)
+        choice = request.get("tool_choice") or {}
+        forced = choice.get("name") if choice.get("type") == "tool" else None
+        args = reply.tool_args if reply.tool_args is not None else reply.json if forced else None
+        if args is not None:
+            block: dict[str, Any] = {"type": "tool_use", "id": "toolu_1", "name": reply.tool_name or forced
+                                     or "submit_verdict", "input": args}
+        else:
+            block = {"type": "text", "text": reply.content if reply.content is not None else json.dumps(reply.json)}
+        prompt, completion = reply.usage or (_tokens(request.get("messages")), _tokens(block))
+        self._send(200, {
+            "id": "msg_scripted", "type": "message", "role": "assistant", "model": request.get("model"),
+            "content": [block], "stop_reason": reply.finish_reason or ("tool_use" if args is not None else "end_turn"),
+            "stop_sequence": None, "usage": {"input_tokens": prompt, "output_tokens": completion}}, reply.headers)
+
+    def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = body if isinstance(body, bytes) else (body if isinstance(body, str) else json.dumps(body)).encode()
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+
+@pytest.fixture()
+def judge_server() -> Iterator[JudgeServer]:
+    """A started JudgeServer with an empty script; push replies or set ``.reply`` in the test."""
+    with JudgeServer() as server:
+        yield server
