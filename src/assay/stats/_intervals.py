@@ -1,0 +1,179 @@
+"""Intervals on aggregates: Wilson for proportions, t or cluster bootstrap for means.
+
+Trials of one task (or turns of one conversation) are not independent draws, so treating them as
+such makes intervals too narrow. When cluster ids repeat, ``mean_interval`` resamples whole
+clusters (percentile bootstrap of the pooled mean); otherwise it uses the Student t interval, which
+is exact under normality, deterministic and better than a percentile bootstrap for small n.
+Every interval contains its point estimate; results do not depend on input order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+from assay.errors import ConfigError
+from assay.stats._beta import normal_ppf, t_ppf
+from assay.stats._np import canonical, require_numpy
+
+_CHUNK = 1 << 20  # resampled cluster indices held at once (8 MiB of int64; larger is slower)
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A point estimate with a two-sided interval; low and high are None when it cannot be had."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+    level: float
+    n: int
+    """Observations behind the estimate."""
+    n_clusters: int
+    """Independent units: clusters when they repeat, else n."""
+    method: str
+    """"wilson", "t", "bootstrap" (iid) or "cluster_bootstrap"."""
+
+
+def check_level(level: float, who: str) -> float:
+    if not (0.0 < level < 1.0):
+        raise ValueError(f"{who}: level must be in (0, 1), got {level!r}")
+    return float(level)
+
+
+def check_positive_int(value: object, name: str, who: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{who}: {name} must be an integer >= 1, got {value!r}")
+    return value
+
+
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval | None:
+    """The Wilson score interval for a binomial proportion; None when n = 0.
+
+    Unlike the Wald interval it stays inside [0, 1] and keeps its coverage near 0 and 1.
+    """
+    level = check_level(level, "wilson_interval")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"wilson_interval: n must be an integer >= 0, got {n!r}")
+    if isinstance(successes, bool) or not isinstance(successes, int) or not 0 <= successes <= n:
+        raise ValueError(f"wilson_interval: successes must be an integer in [0, n={n}], got {successes!r}")
+    if n == 0:
+        return None
+    p = successes / n
+    z = normal_ppf(0.5 + level / 2.0)
+    z2n = z * z / n
+    center = (p + z2n / 2.0) / (1.0 + z2n)
+    half = z / (1.0 + z2n) * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n))
+    low = 0.0 if successes == 0 else min(max(center - half, 0.0), p)
+    high = 1.0 if successes == n else max(min(center + half, 1.0), p)
+    return Interval(p, low, high, level, n, n, "wilson")
+
+
+def _floats(values: Sequence[float], who: str) -> list[float]:
+    out = [float(v) for v in values]
+    for i, v in enumerate(out):
+        if not math.isfinite(v):
+            raise ValueError(f"{who}: values[{i}] must be a finite number, got {values[i]!r}")
+    return out
+
+
+def _t_interval(values: list[float], level: float) -> Interval:
+    n = len(values)
+    mean = math.fsum(values) / n  # fsum: exactly rounded, so the result ignores input order
+    if n == 1:
+        return Interval(mean, None, None, level, 1, 1, "t")
+    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+    half = t_ppf(0.5 + level / 2.0, n - 1) * math.sqrt(var / n)
+    return Interval(mean, mean - half, mean + half, level, n, n, "t")
+
+
+def cluster_totals(np, values, cluster_ids):
+    """Per-cluster sums and counts, clusters in canonical order, summed in a canonical order."""
+    index: dict[Hashable, int] = {}
+    for cid in cluster_ids:
+        index.setdefault(cid, len(index))
+    rank = np.empty(len(index), dtype=np.int64)
+    for r, cid in enumerate(canonical(index)):
+        rank[index[cid]] = r
+    inv = rank[np.fromiter((index[c] for c in cluster_ids), dtype=np.int64, count=len(values))]
+    order = np.lexsort((values, inv))
+    values, inv = values[order], inv[order]
+    return np.bincount(inv, weights=values, minlength=len(index)), np.bincount(inv, minlength=len(index))
+
+
+def bootstrap_ratios(np, sums, counts, n_boot: int, seed: int):
+    """Resample clusters with replacement; per replicate, total of each row of *sums* / total count.
+
+    *sums* is (statistics, clusters); the same resampled clusters serve every statistic, so paired
+    quantities stay paired. Indices are drawn in chunks to bound memory.
+    """
+    sums = np.atleast_2d(np.asarray(sums, dtype=float))
+    counts = np.asarray(counts, dtype=float)
+    g = counts.shape[0]
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_boot, sums.shape[0]))
+    step = max(1, _CHUNK // g)
+    equal = bool((counts == counts[0]).all())  # then every replicate has the same total count
+    for start in range(0, n_boot, step):
+        stop = min(n_boot, start + step)
+        idx = rng.integers(0, g, size=(stop - start, g))
+        den = counts[0] * g if equal else np.take(counts, idx).sum(axis=1)
+        for s in range(sums.shape[0]):
+            out[start:stop, s] = np.take(sums[s], idx).sum(axis=1) / den
+    return out
+
+
+def percentile_interval(np, replicates, estimate: float, level: float) -> tuple[float, float]:
+    """Equal-tailed percentile interval, widened if need be to contain *estimate*."""
+    low, high = np.quantile(replicates, [0.5 - level / 2.0, 0.5 + level / 2.0])
+    return min(float(low), estimate), max(float(high), estimate)
+
+
+_METHODS = ("auto", "t", "bootstrap")
+
+
+def mean_interval(
+    values: Sequence[float],
+    clusters: Sequence[Hashable] | None = None,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+    method: str = "auto",
+) -> Interval | None:
+    """The mean of *values* with a *level* interval; None when there are no values.
+
+    ``method="auto"``: a cluster bootstrap when cluster ids repeat, else the Student t interval.
+    ``"bootstrap"`` forces the bootstrap (iid when *clusters* is None); ``"t"`` forces t (clusters
+    ignored). The bootstrap needs numpy and is reproducible for a given *seed*. With one value, or
+    one cluster, there is no spread to measure: the bounds are None.
+    """
+    level = check_level(level, "mean_interval")
+    check_positive_int(n_boot, "n_boot", "mean_interval")
+    if method not in _METHODS:
+        raise ConfigError.unknown("mean_interval method", method, _METHODS)
+    if clusters is not None and len(clusters) != len(values):
+        raise ValueError(f"mean_interval: clusters has {len(clusters)} ids for {len(values)} values")
+    if len(values) == 0:
+        return None
+    repeats = clusters is not None and len(set(clusters)) < len(clusters)
+    if method == "t" or (method == "auto" and not repeats):
+        return _t_interval(_floats(values, "mean_interval"), level)
+    np = require_numpy("mean_interval (bootstrap)")
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"mean_interval: values must be a flat sequence of numbers, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise ValueError(f"mean_interval: values[{bad}] must be a finite number, got {values[bad]!r}")
+    if clusters is None:
+        sums, counts = np.sort(arr), np.ones(len(arr))
+    else:
+        sums, counts = cluster_totals(np, arr, clusters)
+    estimate = math.fsum(arr.tolist()) / len(arr)
+    name = "cluster_bootstrap" if clusters is not None else "bootstrap"
+    if len(counts) == 1:
+        return Interval(estimate, None, None, level, len(arr), 1, name)
+    reps = bootstrap_ratios(np, sums, counts, n_boot, seed)[:, 0]
+    low, high = percentile_interval(np, reps, estimate, level)
+    return Interval(estimate, low, high, level, len(arr), len(counts), name)

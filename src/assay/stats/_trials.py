@@ -1,0 +1,153 @@
+"""Trial-based pass@k (Inspect AI style): every task is run n times and c of the runs succeed.
+
+This is a different family from the seed's per-conversation plug-in (``_passk``): there p = c / n
+comes from the interactions of one conversation and is pushed through 1 - (1 - p)^k, which is
+biased for small n. Here the unbiased estimators 1 - C(n-c, k) / C(n, k) and C(c, k) / C(n, k)
+are exact averages over all k-subsets of the n trials; with n < k they are undefined and we say
+so (None) rather than guess.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from assay.errors import ConfigError
+from assay.stats._intervals import bootstrap_ratios, check_level, check_positive_int, percentile_interval
+from assay.stats._np import require_numpy
+from assay.stats._passk import check_counts, check_int, rising_ratio
+
+TRIAL_UNBIASED = "trial_unbiased"
+TRIAL_BAYESIAN = "trial_bayesian"
+
+
+def unbiased_pass_at_k(n: int, c: int, k: int) -> float | None:
+    """1 - C(n-c, k) / C(n, k): the chance a random k of the n trials holds a success; None if n < k."""
+    n, c, k = check_counts(n, c, k, "unbiased_pass_at_k", min_n=0)
+    return None if n < k else 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def unbiased_pass_pow_k(n: int, c: int, k: int) -> float | None:
+    """C(c, k) / C(n, k): the chance a random k of the n trials all succeed; None if n < k."""
+    n, c, k = check_counts(n, c, k, "unbiased_pass_pow_k", min_n=0)
+    return None if n < k else math.comb(c, k) / math.comb(n, k)
+
+
+@lru_cache(maxsize=4096)
+def _unbiased_pair(n: int, c: int, k: int) -> tuple[float, float]:
+    total = math.comb(n, k)
+    return 1.0 - math.comb(n - c, k) / total, math.comb(c, k) / total
+
+
+@lru_cache(maxsize=4096)
+def _posterior_pair(alpha: float, beta: float, k: int) -> tuple[float, float]:
+    return 1.0 - rising_ratio(beta, alpha + beta, k), rising_ratio(alpha, alpha + beta, k)
+
+
+@dataclass(frozen=True, slots=True)
+class TrialPassK:
+    """pass@k and pass^k averaged over tasks, with intervals; estimates None when no task has n >= k."""
+
+    family: str
+    """"trial_unbiased" (unbiased estimators, task bootstrap) or "trial_bayesian" (posterior)."""
+    k: int
+    pass_at_k: float | None
+    pass_at_k_ci_low: float | None
+    pass_at_k_ci_high: float | None
+    pass_pow_k: float | None
+    pass_pow_k_ci_low: float | None
+    pass_pow_k_ci_high: float | None
+    n_tasks: int
+    """Tasks averaged (those with n >= k)."""
+    n_undefined: int
+    """Tasks left out because they had fewer than k trials."""
+    level: float
+    method: str
+    """"task_bootstrap" or "posterior_draws"."""
+
+
+_METHODS = ("bootstrap", "bayesian")
+
+
+def trial_pass_k(
+    tasks: Sequence[tuple[int, int]],
+    k: int,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+    method: str = "bootstrap",
+    prior: tuple[float, float] = (1.0, 1.0),
+) -> TrialPassK:
+    """Average pass@k and pass^k over tasks given as (n trials, c successes) pairs.
+
+    Tasks with n < k are undefined for the unbiased estimators; both methods leave them out and
+    count them in ``n_undefined``, so the two methods always describe the same tasks.
+
+    ``method="bootstrap"`` (family "trial_unbiased"): the mean of the per-task unbiased estimates,
+    with a percentile interval from resampling whole tasks (the trials of a task are one cluster).
+    ``method="bayesian"`` (family "trial_bayesian"): each task's success rate gets its own
+    independent Beta(prior_a + c, prior_b + n - c) posterior; the estimate is the average of the
+    exact posterior means of 1 - (1 - p)^k and p^k, and the interval the equal-tailed percentile
+    interval of that average over *n_boot* joint posterior draws. We average per-task posteriors
+    rather than pool all trials into one Beta, because pooling would pretend every task shares a
+    single success rate. A posterior mean may fall outside an equal-tailed interval when the
+    posterior is very skewed (one task, large k); bootstrap intervals always contain their estimate.
+    """
+    who = "trial_pass_k"
+    k = check_int(k, "k", who, 1)
+    level = check_level(level, who)
+    check_positive_int(n_boot, "n_boot", who)
+    if method not in _METHODS:
+        raise ConfigError.unknown("trial_pass_k method", method, _METHODS)
+    a0, b0 = prior
+    if not (a0 > 0 and b0 > 0 and math.isfinite(a0) and math.isfinite(b0)):
+        raise ValueError(f"{who}: prior must be two finite numbers > 0, got {prior!r}")
+    checked = []
+    for i, task in enumerate(tasks):
+        try:
+            n, c = task
+        except (TypeError, ValueError):
+            raise ValueError(f"{who}: tasks[{i}] must be an (n, c) pair, got {task!r}") from None
+        checked.append(check_counts(n, c, k, f"{who}: tasks[{i}]", min_n=0)[:2])
+    defined = sorted(t for t in checked if t[0] >= k)  # sorted: results ignore the order of tasks
+    bayes = method == "bayesian"
+    family, how = (TRIAL_BAYESIAN, "posterior_draws") if bayes else (TRIAL_UNBIASED, "task_bootstrap")
+    undefined = len(checked) - len(defined)
+    if not defined:
+        return TrialPassK(family, k, None, None, None, None, None, None, 0, undefined, level, how)
+    if bayes:
+        pairs = [_posterior_pair(a0 + c, b0 + n - c, k) for n, c in defined]
+    else:
+        pairs = [_unbiased_pair(n, c, k) for n, c in defined]
+    at_k = math.fsum(p[0] for p in pairs) / len(pairs)
+    pow_k = math.fsum(p[1] for p in pairs) / len(pairs)
+    if len(defined) == 1 and not bayes:
+        return TrialPassK(family, k, at_k, None, None, pow_k, None, None, 1, undefined, level, how)
+    np = require_numpy(f"trial_pass_k(method={method!r})")
+    if bayes:
+        reps = _posterior_draws(np, defined, k, a0, b0, n_boot, seed)
+        tails = [0.5 - level / 2.0, 0.5 + level / 2.0]
+        (at_lo, pow_lo), (at_hi, pow_hi) = np.quantile(reps, tails, axis=0).tolist()
+    else:
+        values = np.asarray(pairs, dtype=float).T
+        reps = bootstrap_ratios(np, values, np.ones(len(pairs)), n_boot, seed)
+        at_lo, at_hi = percentile_interval(np, reps[:, 0], at_k, level)
+        pow_lo, pow_hi = percentile_interval(np, reps[:, 1], pow_k, level)
+    return TrialPassK(family, k, at_k, at_lo, at_hi, pow_k, pow_lo, pow_hi, len(defined), undefined, level, how)
+
+
+def _posterior_draws(np, tasks, k: int, a0: float, b0: float, n_draws: int, seed: int):
+    """(n_draws, 2): the task-average of 1 - (1 - p)^k and of p^k under joint posterior draws."""
+    counts = np.asarray(tasks, dtype=float)
+    alpha, beta = a0 + counts[:, 1], b0 + counts[:, 0] - counts[:, 1]
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_draws, 2))
+    step = max(1, (1 << 20) // len(tasks))
+    for start in range(0, n_draws, step):
+        stop = min(n_draws, start + step)
+        p = rng.beta(alpha, beta, size=(stop - start, len(tasks)))
+        out[start:stop, 0] = 1.0 - ((1.0 - p) ** k).mean(axis=1)
+        out[start:stop, 1] = (p**k).mean(axis=1)
+    return out
