@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..importers import read_traces
 from ..importers._native import parse_trace
 from ..metrics import REGISTRY, Registry, parse_metric_arg
 from ..metrics._base import build
-from ..model import InputIssue, RunResult, Trace, TraceResult
+from ..model import InputIssue, RunResult, Trace, TraceResult, TraceValidationError
 from ._aggregate import Dimensions, SummaryBuilder, group
 from ._scoring import Plan, score_async, score_sync
 
@@ -91,18 +91,12 @@ def _records(source: Source, input_format: str | None, strict: bool) -> Iterator
         if isinstance(item, Trace):
             yield loc, item
         elif isinstance(item, Mapping):
-            from pydantic import ValidationError
-
-            from ..importers._errors import describe_validation_error
             try:
                 yield loc, Trace.model_validate(item)
-            except ValidationError as exc:
-                field, msg = describe_validation_error(exc)
-                issue = InputIssue("<input>", i, field or None, msg)
+            except TraceValidationError as exc:
                 if strict:
-                    from ..errors import DataError
-                    raise DataError(msg, source="<input>", line=i, field=field or None) from None
-                yield loc, issue
+                    raise DataError(exc.message, source="<input>", line=i, field=exc.path or None) from None
+                yield loc, InputIssue("<input>", i, exc.path or None, exc.message)
         elif isinstance(item, (str, bytes)):
             yield loc, parse_trace(item, "<input>", i)
         else:

@@ -10,10 +10,7 @@ import json
 from collections.abc import Iterator
 from typing import IO
 
-from pydantic import ValidationError
-
-from ..model import InputIssue, Trace
-from ._errors import describe_validation_error
+from ..model import InputIssue, Trace, TraceValidationError
 
 Record = tuple[str, "Trace | InputIssue"]
 
@@ -24,25 +21,15 @@ def parse_trace(text: str | bytes, source: str, line: int | None) -> Trace | Inp
     """Validate one JSON document as a Trace; failures become an InputIssue."""
     try:
         return Trace.model_validate_json(text)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        if errors and errors[0]["type"] == "json_invalid":
-            try:  # let the stdlib say where: pydantic's message has no position
+    except TraceValidationError as exc:
+        if exc.message.startswith("not valid JSON"):
+            try:  # let the stdlib say where, in its words
                 json.loads(text)
             except json.JSONDecodeError as jexc:
                 return InputIssue(source, line, None, f"not valid JSON: {jexc.msg} at column {jexc.colno}")
-        if errors and errors[0]["type"] == "model_type":
-            return InputIssue(source, line, None, f"expected a trace object, got {_kind_of(text)}")
-        field, msg = describe_validation_error(exc)
-        return InputIssue(source, line, field or None, msg)
-
-
-def _kind_of(text: str | bytes) -> str:
-    try:
-        from ._errors import json_type
-        return json_type(json.loads(text))
-    except ValueError:
-        return "something else"
+        if not exc.path and exc.message.startswith("expected an object"):
+            return InputIssue(source, line, None, f"expected a trace object{exc.message[18:]}")
+        return InputIssue(source, line, exc.path or None, exc.message)
 
 
 def read_jsonl(stream: IO[bytes], source: str) -> Iterator[Record]:
@@ -112,9 +99,8 @@ def _from_obj(obj: object, source: str, line: int, index: int) -> Trace | InputI
         return InputIssue(source, line, f"[{index}]", f"expected a trace object, got {json_type(obj)}")
     try:
         return Trace.model_validate(obj)
-    except ValidationError as exc:
-        field, msg = describe_validation_error(exc)
-        return InputIssue(source, line, field or None, msg)
+    except TraceValidationError as exc:
+        return InputIssue(source, line, exc.path or None, exc.message)
 
 
 def _decode(stream: IO[bytes]) -> Iterator[str]:
