@@ -1,11 +1,20 @@
 """Pure numeric statistics: pass@k families, Beta quantiles, intervals, paired tests, planning.
 
-Imports nothing heavy: numpy is imported inside the functions that need it (Monte Carlo, bootstrap,
-permutation), and scipy is never needed.
+Two pass@k families, named in every result's ``family``:
+- "per_conversation_plugin" (seed 001): p = c / n from one conversation's interactions, pushed
+  through 1 - (1 - p)^k and p^k; ``FrequentistMode`` or ``BayesianMode`` (exact Beta posterior).
+- "trial_unbiased" / "trial_bayesian" (Inspect AI style): n repeated trials of each task,
+  unbiased combinatorial estimators (or per-task posteriors) averaged over tasks.
+
+Importing this package imports neither numpy nor scipy: Beta, normal and t quantiles are pure
+Python; numpy (the ``stats`` extra) is imported inside the functions that resample or sample.
 """
 
 from assay.stats._beta import beta_cdf, beta_interval, beta_ppf, normal_ppf, t_ppf
+from assay.stats._compare import Comparison, holm, paired_compare
+from assay.stats._intervals import Interval, mean_interval, wilson_interval
 from assay.stats._passk import (
+    PER_CONVERSATION,
     BayesianMode,
     FrequentistMode,
     PassK,
@@ -14,18 +23,44 @@ from assay.stats._passk import (
     pass_pow_k,
     quality_assessment,
 )
+from assay.stats._plan import TrialPlan, VarianceComponents, trials_needed, variance_components
+from assay.stats._trials import (
+    TRIAL_BAYESIAN,
+    TRIAL_UNBIASED,
+    TrialPassK,
+    trial_pass_k,
+    unbiased_pass_at_k,
+    unbiased_pass_pow_k,
+)
 
 __all__ = [
+    "PER_CONVERSATION",
+    "TRIAL_BAYESIAN",
+    "TRIAL_UNBIASED",
     "BayesianMode",
+    "Comparison",
     "FrequentistMode",
+    "Interval",
     "PassK",
     "StatisticalMode",
+    "TrialPassK",
+    "TrialPlan",
+    "VarianceComponents",
     "beta_cdf",
     "beta_interval",
     "beta_ppf",
+    "holm",
+    "mean_interval",
     "normal_ppf",
+    "paired_compare",
     "pass_at_k",
     "pass_pow_k",
     "quality_assessment",
     "t_ppf",
+    "trial_pass_k",
+    "trials_needed",
+    "unbiased_pass_at_k",
+    "unbiased_pass_pow_k",
+    "variance_components",
+    "wilson_interval",
 ]
