@@ -179,8 +179,7 @@ class JudgeServer:
         class Handler(_Handler):
             owner = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True, name="judge-server")
         self._thread.start()
@@ -203,9 +202,15 @@ class JudgeServer:
         return [r.path for r in self.requests]
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the default backlog of 5 drops bursts of connects (1 s SYN retry)
+    daemon_threads = True
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: JudgeServer
     protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
+    disable_nagle_algorithm = True  # else headers and body in two writes cost 40 ms (delayed ACK)
 
     def log_message(self, *args: Any) -> None:  # quiet
         pass

@@ -3,7 +3,7 @@
 Metrics build a :class:`JudgeRequest` and await ``judge.judge(request)`` for a :class:`Verdict`;
 they never see a backend. A composed judge is layers around a backend, each doing one thing::
 
-    Cached(Reasking(Retrying(Metered(Limited(OpenAICompatible("gpt-4o-mini"))))))
+    Cached(Reasking(Retrying(Limited(Metered(OpenAICompatible("gpt-4o-mini"))))))
 
 ``make_judge("openai:gpt-4o-mini", concurrency=8, budget_usd=2.0)`` builds that stack from a
 model string or a user object; ``judge.stats`` holds the running totals. Importing this package

@@ -42,8 +42,7 @@ class LangChainJudge(Backend):
                  structured: bool = True, price: Price | None = None) -> None:
         if not callable(getattr(chat_model, "ainvoke", None)):
             raise TypeError(f"a LangChain chat model needs an 'ainvoke' method, got {type(chat_model).__name__}")
-        super().__init__(f"langchain:{name or _model_name(chat_model, type(chat_model).__name__)}",
-                         timeout=timeout, price=price)
+        super().__init__(name or _model_name(chat_model, type(chat_model).__name__), timeout=timeout, price=price)
         self.chat_model, self.structured = chat_model, structured
         self._runnables: dict[type[pydantic.BaseModel], tuple[Any, bool]] = {}
 
@@ -93,7 +92,7 @@ class ClientJudge(Backend):
             raise TypeError(f"a custom judge client needs 'chat_complete', got {type(client).__name__}")
         getter = getattr(client, "get_model_name", None)
         name = getter() if callable(getter) else _model_name(client, type(client).__name__)
-        super().__init__(f"custom:{name}", timeout=timeout, price=price)
+        super().__init__(name, timeout=timeout, price=price)
         self.client = client
 
     async def _complete(self, request: JudgeRequest) -> Completion:
@@ -113,8 +112,7 @@ class CallableJudge(Backend):
                  timeout: float | None = 120.0, price: Price | None = None) -> None:
         if not callable(function):
             raise TypeError(f"expected a callable, got {type(function).__name__}")
-        super().__init__(f"callable:{name or getattr(function, '__name__', 'function')}",
-                         timeout=timeout, price=price)
+        super().__init__(name or getattr(function, "__name__", "function"), timeout=timeout, price=price)
         self.function = function
 
     async def _complete(self, request: JudgeRequest) -> Completion:

@@ -31,15 +31,15 @@ class AnthropicJudge(Backend):
                  price: Price | None = None) -> None:
         if structured not in MODES:
             raise ConfigError.unknown("structured-output mode for anthropic", structured, MODES)
-        super().__init__(f"anthropic:{name}", timeout=timeout, price=price)
+        super().__init__(name, timeout=timeout, price=price)
         try:
             import anthropic  # imported here so that assay works without the extra
         except ImportError:
             raise ConfigError.missing_extra("an Anthropic judge", "anthropic", "anthropic") from None
         self._anthropic = anthropic
-        self.name, self.base_url, self.max_tokens, self.mode = name, base_url, max_tokens, structured
+        self.base_url, self.max_tokens, self.mode = base_url, max_tokens, structured
         self._api_key = api_key
-        self._client = LoopLocal(self._new_client)
+        self._client = LoopLocal(self._new_client, lambda client: client.close())
 
     def _new_client(self) -> Any:
         return self._anthropic.AsyncAnthropic(api_key=self._api_key or "not-needed", base_url=self.base_url,

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import time
 from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 from assay.errors import ProviderError
@@ -68,7 +70,9 @@ def provider_error(exc: BaseException, backend: str, model: str) -> ProviderErro
                              retryable=status in RETRYABLE_STATUSES or status >= 500,
                              retry_after=parse_retry_after(getattr(response, "headers", None)))
     name = type(exc).__name__
-    if isinstance(exc, (TimeoutError, ConnectionError)) or "Timeout" in name or "Connection" in name:
+    if isinstance(exc, (TimeoutError, ConnectionError, json.JSONDecodeError)) or "Timeout" in name \
+            or "Connection" in name or "ResponseValidation" in name:
+        # Timeouts, dropped connections and garbled bodies (a proxy's HTML error page) are transient.
         return ProviderError(f"{name}: {exc}", backend=backend, model=model, retryable=True)
     return ProviderError(f"{name}: {exc}", backend=backend, model=model, retryable=False)
 
@@ -86,17 +90,35 @@ class LoopLocal(Generic[S]):
     """Per-event-loop state: asyncio primitives and SDK clients must not cross loops.
 
     A judge outlives one ``asyncio.run`` (tests, notebooks, the CLI running twice), so state bound
-    to a loop is rebuilt lazily when the running loop changes.
+    to a loop is rebuilt lazily when the running loop changes. With *closer*, a sentinel task
+    closes the state when the loop cancels its leftover tasks (``asyncio.run`` does on exit), so
+    an SDK client never tries to close its connections on a loop that is already gone.
     """
 
-    def __init__(self, factory: Any) -> None:
-        self._factory, self._loop, self._state = factory, None, None
+    def __init__(self, factory: Callable[[], S], closer: Callable[[S], Awaitable[Any]] | None = None) -> None:
+        self._factory, self._closer = factory, closer
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._state: S | None = None
+        self._sentinel: asyncio.Task[None] | None = None
 
     def get(self) -> S:
         loop = asyncio.get_running_loop()
-        if loop is not self._loop:
+        if loop is not self._loop or self._state is None:
             self._loop, self._state = loop, self._factory()
-        return self._state  # type: ignore[return-value]
+            if self._closer is not None:
+                self._sentinel = loop.create_task(self._close_at_exit(self._state))
+        return self._state
+
+    async def _close_at_exit(self, state: S) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            if self._state is state:
+                self._state = None
+            try:
+                await self._closer(state)  # type: ignore[misc]
+            except Exception:
+                pass  # closing is best effort: the loop is ending anyway
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,17 +178,18 @@ class Wrapper:
 class Backend:
     """Base of the concrete backends: timeout, fatal-error memory, parsing and cost.
 
-    Subclasses set ``backend`` and ``model`` and implement ``_complete``; they raise
+    ``name`` is the model as the provider knows it; ``model`` is ``"backend:name"``, which is what
+    verdicts, cache keys and reports show. Subclasses implement ``_complete`` and raise
     ProviderError (or SDK errors, classified here) for transport failures.
     """
 
     backend = "backend"
-    model: str
-    price: Price | None = None
-    timeout: float | None = None
 
-    def __init__(self, model: str, *, timeout: float | None = None, price: Price | None = None) -> None:
-        self.model, self.timeout, self.price = model, timeout, price
+    def __init__(self, name: str, *, backend: str | None = None, timeout: float | None = None,
+                 price: Price | None = None) -> None:
+        self.backend = backend or self.backend
+        self.name, self.model = name, f"{self.backend}:{name}"
+        self.timeout, self.price = timeout, price
         self._fatal: ProviderError | None = None
 
     async def _complete(self, request: JudgeRequest) -> Completion:
@@ -180,11 +203,11 @@ class Backend:
             completion = await asyncio.wait_for(self._complete(request), self.timeout)
         except TimeoutError as exc:
             if self.timeout is None:
-                raise provider_error(exc, self.backend, self.model) from exc
+                raise provider_error(exc, self.backend, self.name) from exc
             raise ProviderError(f"no reply within {self.timeout:g} s", backend=self.backend,
-                                model=self.model, retryable=True) from None
+                                model=self.name, retryable=True) from None
         except Exception as exc:
-            error = provider_error(exc, self.backend, self.model)
+            error = provider_error(exc, self.backend, self.name)
             if is_fatal(error):
                 self._fatal = error
             raise error from exc

@@ -1,8 +1,9 @@
 """Accounting, the budget cap and the dry run.
 
-Metered sits just above the transport, so every real call (retries and re-asks included) is
-counted once. A call may start only while spending plus the estimates of calls still in flight is
-under the cap, so concurrency cannot overshoot it by more than one call's estimate error.
+Metered sits right on the transport (below Limited), so every real call, retries and re-asks
+included, is counted once, and the budget is checked only when a call holds a slot and is about
+to start. It may start only while spending plus the estimates of the calls in flight is under the
+cap, so concurrency cannot overshoot it by more than the estimates' error.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class Metered(Wrapper):
                  stats: JudgeStats | None = None) -> None:
         super().__init__(inner, stats=stats)
         self.budget, self.price = budget, price or getattr(inner, "price", None)
+        self._scale, self._seen_estimated, self._seen_actual = 1.0, 0, 0
 
     async def call(self, request: JudgeRequest) -> Verdict:
         budget = self.budget
@@ -72,7 +74,8 @@ class Metered(Wrapper):
         reason = budget.exhausted()
         if reason is not None:
             return errored(self.model, reason, skipped=True, attempts=0)
-        est_in, est_out = estimate_tokens(request)
+        raw = sum(estimate_tokens(request))
+        est_in, est_out = (round(n * self._scale) for n in estimate_tokens(request))
         est_usd = self.price.cost(est_in, est_out) if self.price else 0.0
         budget.reserve(est_in + est_out, est_usd)
         tokens, usd = 0, 0.0
@@ -82,6 +85,10 @@ class Metered(Wrapper):
             return verdict
         finally:
             budget.settle(est_in + est_out, est_usd, tokens, usd)
+            if tokens:  # learn how far off chars/4 is for this model, so reservations get closer
+                self._seen_estimated += raw
+                self._seen_actual += tokens
+                self._scale = max(1.0, self._seen_actual / self._seen_estimated)
 
     async def _counted(self, request: JudgeRequest) -> Verdict:
         try:

@@ -2,7 +2,7 @@
 
 ``make_judge("anthropic:claude-3-5-sonnet-latest")`` resolves the provider, reads credentials from
 the standard environment variables (only now, never at import), builds the backend and wraps it
-in the default stack: Cached(Reasking(Retrying(Metered(Limited(backend))))).
+in the default stack: Cached(Reasking(Retrying(Limited(Metered(backend))))).
 """
 
 from __future__ import annotations
@@ -151,8 +151,8 @@ def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, 
     if isinstance(backend, DryRun):
         backend.stats = stats  # nothing is sent, so nothing to limit, retry or meter
     else:
-        judge = Limited(judge, concurrency=concurrency, rpm=rpm, tpm=tpm, adaptive=adaptive, stats=stats)
         judge = Metered(judge, budget=budget, price=getattr(backend, "price", None), stats=stats)
+        judge = Limited(judge, concurrency=concurrency, rpm=rpm, tpm=tpm, adaptive=adaptive, stats=stats)
         judge = Retrying(judge, retries=retries, base_delay=base_delay, max_delay=max_delay, stats=stats)
         judge = Reasking(judge, reasks=reasks, stats=stats)
     if cache is not False and cache is not None:
@@ -216,7 +216,7 @@ def adapt(obj: Any, **options: Any) -> Backend:
         raise ConfigError(f"cannot make a judge from {obj!r}: expected a model string, a Judge, a LangChain "
                           "chat model, a client with chat_complete(), or a function f(messages) -> str")
     if prices and backend.price is None:
-        backend.price = resolve_price(backend.model.partition(":")[2], local=False, overrides=prices)
+        backend.price = resolve_price(backend.name, local=False, overrides=prices)
     return backend
 
 

@@ -107,11 +107,13 @@ class Limited(Wrapper):
             raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
         self.max_concurrency, self.adaptive = concurrency, adaptive
         self.rpm, self.tpm = rpm, tpm
+        # The adaptive limit outlives an event loop (the provider's limits do); the slots cannot.
+        self.limit, self._wave, self._successes = concurrency, 0, 0
         self._state = LoopLocal(self._new_state)
         self.stats.concurrency_limit = concurrency
 
     def _new_state(self) -> dict:
-        return {"slots": _Slots(self.max_concurrency), "wave": 0, "successes": 0,
+        return {"slots": _Slots(self.limit),
                 "rpm": TokenBucket(self.rpm) if self.rpm else None,
                 "tpm": TokenBucket(self.tpm) if self.tpm else None}
 
@@ -125,37 +127,35 @@ class Limited(Wrapper):
                 await state["rpm"].take(1)
             if state["tpm"]:
                 await state["tpm"].take(tokens)
-            wave = state["wave"]
+            wave = self._wave
             self.stats.peak_concurrency = max(self.stats.peak_concurrency, slots.in_flight)
             try:
                 verdict = await call_inner(self.inner, request)
             except ProviderError as exc:
                 if exc.status in BACKOFF_STATUSES:
-                    self._decrease(state, wave)
+                    self._decrease(slots, wave)
                 raise
             if state["tpm"]:
                 state["tpm"].give_back(tokens - verdict.input_tokens - verdict.output_tokens)
-            self._increase(state)
+            self._increase(slots)
             return verdict
         finally:
             slots.release()
 
-    def _decrease(self, state: dict, wave: int) -> None:
-        if not self.adaptive or wave != state["wave"]:
+    def _decrease(self, slots: _Slots, wave: int) -> None:
+        if not self.adaptive or wave != self._wave:
             return  # this call started before the last cut: the cut already accounts for it
-        slots: _Slots = state["slots"]
-        state["wave"] += 1
-        state["successes"] = 0
-        slots.limit = max(1, slots.limit // 2)
-        self.stats.concurrency_limit = slots.limit
+        self._wave += 1
+        self._successes = 0
+        self.limit = slots.limit = max(1, self.limit // 2)
+        self.stats.concurrency_limit = self.limit
 
-    def _increase(self, state: dict) -> None:
-        slots: _Slots = state["slots"]
-        if slots.limit >= self.max_concurrency:
+    def _increase(self, slots: _Slots) -> None:
+        if self.limit >= self.max_concurrency:
             return
-        state["successes"] += 1
-        if state["successes"] >= slots.limit:
-            state["successes"] = 0
-            slots.limit += 1
-            self.stats.concurrency_limit = slots.limit
+        self._successes += 1
+        if self._successes >= self.limit:
+            self._successes = 0
+            self.limit = slots.limit = self.limit + 1
+            self.stats.concurrency_limit = self.limit
             slots.wake()

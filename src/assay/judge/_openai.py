@@ -62,14 +62,13 @@ class OpenAICompatible(Backend):
                  default_headers: dict[str, str] | None = None) -> None:
         if structured not in MODES:
             raise ConfigError.unknown("structured-output mode", structured, MODES)
-        super().__init__(f"{provider}:{name}", timeout=timeout, price=price)
+        super().__init__(name, backend=provider, timeout=timeout, price=price)
         self._openai = import_openai()
-        self.name, self.provider, self.base_url = name, provider, base_url
-        self.backend = provider
+        self.provider, self.base_url = provider, base_url
         self.mode, self.max_tokens, self.seed = structured, max_tokens, seed
         self._api_key, self._api_version = api_key, api_version
         self._extra_body, self._headers = extra_body, default_headers
-        self._client = LoopLocal(self._new_client)
+        self._client = LoopLocal(self._new_client, lambda client: client.close())
 
     def _new_client(self) -> Any:
         common = dict(api_key=self._api_key or "not-needed", timeout=self.timeout, max_retries=0,
@@ -113,7 +112,7 @@ class OpenAICompatible(Backend):
             try:
                 return await self._send(request, mode)
             except Exception as exc:
-                error = provider_error(exc, self.backend, self.model)
+                error = provider_error(exc, self.backend, self.name)
                 nxt = _fallback(mode, error)
                 if nxt is None:
                     raise error from exc
@@ -123,7 +122,7 @@ class OpenAICompatible(Backend):
     async def _send(self, request: JudgeRequest, mode: str) -> Completion:
         response = await self._client.get().chat.completions.create(**self._params(request, mode))
         if not response.choices:
-            raise ProviderError("reply has no choices", backend=self.backend, model=self.model, retryable=True)
+            raise ProviderError("reply has no choices", backend=self.backend, model=self.name, retryable=True)
         choice = response.choices[0]
         message = choice.message
         text = message.content or ""

@@ -1,0 +1,149 @@
+"""Retries, fatal errors, timeouts and structured-output fallback against the scripted server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from judge_helpers import GOOD, Score, request
+
+from assay.errors import ProviderError
+from tests.support.judge_server import broken_body, hang, malformed, obj, status, text, tool
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.mark.parametrize("failure", [
+    status(429, retry_after=0.05), status(500), status(502, "bad gateway"), status(503), hang(5), broken_body(),
+], ids=["429-retry-after", "500", "502", "503", "timeout", "non-json-200"])
+def test_transient_failures_are_retried_until_success(make, judge_server, failure):
+    judge_server.push(failure, failure, obj(GOOD))
+    judge = make(timeout=0.3)
+    verdict = run(judge.judge(request()))
+    assert verdict.error is None and verdict.parsed == Score(**GOOD)
+    assert verdict.attempts == 3 and judge.stats.retries == 2 and len(judge_server.requests) == 3
+
+
+def test_retry_after_is_honoured(make, judge_server):
+    judge_server.push(status(429, retry_after=0.3), obj(GOOD))
+    judge = make()
+    started = time.perf_counter()
+    assert run(judge.judge(request())).error is None
+    assert time.perf_counter() - started >= 0.3
+    gap = judge_server.requests[1].started - judge_server.requests[0].started
+    assert gap >= 0.3
+
+
+def test_retries_exhausted_give_an_errored_verdict_with_the_reason(make, judge_server):
+    judge_server.default = status(500, "overloaded")
+    judge = make(retries=3)
+    verdict = run(judge.judge(request()))
+    assert verdict.parsed is None and verdict.attempts == 4 and len(judge_server.requests) == 4
+    assert "HTTP 500" in verdict.error and "overloaded" in verdict.error and "after 4 attempts" in verdict.error
+    assert judge.stats.errors == 1 and judge.stats.calls == 4
+
+
+@pytest.mark.parametrize("code", [401, 403, 404], ids=["unauthorized", "forbidden", "unknown-model"])
+def test_auth_and_unknown_model_raise_naming_the_backend_without_retry(make, judge_server, code):
+    judge_server.default = status(code, "nope")
+    judge = make()
+    with pytest.raises(ProviderError) as info:
+        run(judge.judge(request()))
+    assert info.value.status == code and info.value.backend == "openai-compatible"
+    assert "openai-compatible" in str(info.value) and f"HTTP {code}" in str(info.value)
+    assert len(judge_server.requests) == 1
+    with pytest.raises(ProviderError):  # doomed: later calls fail fast without a round trip
+        run(judge.judge(request(1)))
+    assert len(judge_server.requests) == 1
+
+
+def test_bad_request_is_an_errored_verdict_without_retry(make, judge_server):
+    judge_server.push(status(400, "context length exceeded"))
+    judge = make()
+    verdict = run(judge.judge(request()))
+    assert verdict.parsed is None and "HTTP 400" in verdict.error and "context length" in verdict.error
+    assert len(judge_server.requests) == 1 and judge.stats.retries == 0
+
+
+def test_timeout_then_success_is_recorded_as_an_attempt(make, judge_server):
+    judge_server.push(hang(5), obj(GOOD))
+    judge = make(timeout=0.2)
+    verdict = run(judge.judge(request()))
+    assert verdict.error is None and verdict.parsed == Score(**GOOD)
+    assert verdict.attempts == 2
+
+
+def test_timeouts_exhausted_say_so(make, judge_server):
+    judge_server.default = hang(5)
+    judge = make(timeout=0.1, retries=1)
+    verdict = run(judge.judge(request()))
+    assert verdict.error is not None and ("timed out" in verdict.error.lower() or "within" in verdict.error)
+    assert verdict.attempts == 2
+
+
+def test_json_schema_rejected_falls_back_to_tools_then_json(make, judge_server):
+    def reply(req):
+        if "response_format" in req:
+            return status(400, "response_format json_schema is not supported by this model")
+        if "tools" in req:
+            return status(400, "tools are not supported")
+        return text("Here you go: " + '{"score": 0.5, "reason": "ok"}')
+    judge_server.reply = reply
+    judge = make()
+    assert run(judge.judge(request())).parsed == Score(score=0.5, reason="ok")
+    modes = ["response_format" in r.json for r in judge_server.requests], ["tools" in r.json for r in judge_server.requests]
+    assert modes == ([True, False, False], [False, True, False])
+    assert "JSON schema" in judge_server.requests[-1].messages[-1]["content"]
+    run(judge.judge(request(1)))  # the working mode is remembered
+    assert len(judge_server.requests) == 4 and "tools" not in judge_server.requests[-1].json
+
+
+def test_tools_mode_reads_the_tool_call(make, judge_server):
+    judge_server.push(tool(GOOD))
+    judge = make(structured="tools")
+    verdict = run(judge.judge(request()))
+    assert verdict.parsed == Score(**GOOD)
+    sent = judge_server.requests[0].json
+    assert sent["tool_choice"]["function"]["name"] == "submit_verdict"
+    assert sent["tools"][0]["function"]["parameters"]["properties"].keys() == {"score", "reason"}
+
+
+def test_strict_json_schema_is_sent(make, judge_server):
+    judge_server.push(obj(GOOD))
+    run(make().judge(request(max_tokens=50, temperature=0.3)))
+    sent = judge_server.requests[0].json
+    fmt = sent["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["schema"]["additionalProperties"] is False
+    assert sent["max_tokens"] == 50 and sent["temperature"] == 0.3
+
+
+def test_truncated_reply_is_reported(make, judge_server):
+    judge_server.default = malformed(finish_reason="length")
+    verdict = run(make(reasks=0).judge(request()))
+    assert verdict.error is not None and "truncated" in verdict.error and verdict.raw.startswith('{"score"')
+
+
+def test_a_batch_loses_nothing(make, judge_server):
+    """Every request ends with a verdict or an error with a reason, whatever the server does."""
+    script = [obj(GOOD), status(500), status(400, "bad"), malformed(), obj({"score": 7, "reason": "x"}),
+              status(429, retry_after=0.01), text("no json at all"), hang(5)]
+
+    def reply(req):
+        n = int(req["messages"][1]["content"].split()[1].rstrip(":"))
+        return script[n % len(script)] if len(req["messages"]) == 2 else obj(GOOD)
+    judge_server.reply = reply
+    judge = make(timeout=0.2, retries=1, concurrency=8)
+
+    async def batch():
+        return await asyncio.gather(*(judge.judge(request(i)) for i in range(40)))
+    verdicts = run(batch())
+    assert len(verdicts) == 40
+    for v in verdicts:
+        assert (v.parsed is not None) != (v.error is not None)
+        assert v.error is None or v.error.strip()
+    assert judge.stats.requests == 40
+    assert sum(v.error is not None for v in verdicts) == judge.stats.errors
