@@ -1,113 +1,101 @@
-"""assay's own trace format: JSON Lines, or one JSON array, of trace objects.
+"""assay's own trace format: JSON Lines, one JSON array, or pretty-printed JSON objects.
 
-Files are streamed: JSONL line by line, arrays element by element, so memory stays flat on
-files of any size. Each element yields a Trace or an InputIssue naming file, line and field.
+Files are streamed: JSON Lines line by line, arrays element by element, so memory stays flat on
+files of any size (a pretty-printed object is held while it is read). Each record yields a Trace
+or an InputIssue naming file, line and field.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 from ..model import InputIssue, Trace, TraceValidationError
+from ._errors import json_type
+from ._sniff import inspect
+from ._stream import iter_values
 
 Record = tuple[str, "Trace | InputIssue"]
 
-_CHUNK = 1 << 20
+_BOM = b"\xef\xbb\xbf"
+_TRACE_KEYS = frozenset(Trace.__struct_encode_fields__)
+
+# The messages normaliser names Python types ('got list'); say the JSON names like everything else.
+_PY_TYPES = {"dict": "object", "list": "array", "str": "string", "int": "integer", "float": "number",
+             "bool": "boolean", "NoneType": "null"}
+_PY_GOT = re.compile(r"\bgot (dict|list|str|int|float|bool|NoneType)\b")
 
 
 def parse_trace(text: str | bytes, source: str, line: int | None) -> Trace | InputIssue:
     """Validate one JSON document as a Trace; failures become an InputIssue."""
+    if isinstance(text, bytes) and text.startswith(_BOM):
+        text = text[len(_BOM):]
+    elif isinstance(text, str) and text.startswith("\ufeff"):
+        text = text[1:]
     try:
         return Trace.model_validate_json(text)
     except TraceValidationError as exc:
         if exc.message.startswith("not valid JSON"):
             try:  # let the stdlib say where, in its words
                 json.loads(text)
+            except UnicodeDecodeError as uexc:
+                return InputIssue(source, line, None,
+                                  f"not valid UTF-8: byte 0x{uexc.object[uexc.start]:02x} at column {uexc.start + 1}")
             except json.JSONDecodeError as jexc:
                 return InputIssue(source, line, None, f"not valid JSON: {jexc.msg} at column {jexc.colno}")
-        if not exc.path and exc.message.startswith("expected an object"):
-            return InputIssue(source, line, None, f"expected a trace object{exc.message[18:]}")
-        return InputIssue(source, line, exc.path or None, exc.message)
+        return _issue(exc, source, line)
 
 
-def read_jsonl(stream: IO[bytes], source: str) -> Iterator[Record]:
-    for lineno, raw in enumerate(stream, 1):
-        if not raw.strip():
-            continue
-        yield f"{source}:{lineno}", parse_trace(raw, source, lineno)
+def _issue(exc: TraceValidationError, source: str, line: int | None) -> InputIssue:
+    if not exc.path and exc.message.startswith("expected an object"):
+        return InputIssue(source, line, None, "expected a trace object" + exc.message[len("expected an object"):])
+    msg = _PY_GOT.sub(lambda m: f"got {_PY_TYPES[m.group(1)]}", exc.message)
+    return InputIssue(source, line, exc.path or None, msg)
 
 
-def read_json_array(stream: IO[bytes], source: str) -> Iterator[Record]:
-    """Stream the elements of a top-level JSON array without loading the file."""
-    decoder = json.JSONDecoder()
-    buf, pos, line, eof = "", 0, 1, False
-    text_stream = _decode(stream)
-
-    def fill() -> bool:
-        nonlocal buf, pos, eof
-        chunk = next(text_stream, "")
-        if not chunk:
-            eof = True
-            return False
-        buf, pos = buf[pos:] + chunk, 0
-        return True
-
-    def skip_ws() -> None:
-        nonlocal pos, line
-        while True:
-            while pos < len(buf) and buf[pos] in " \t\r\n":
-                line += buf[pos] == "\n"
-                pos += 1
-            if pos < len(buf) or not fill():
-                return
-
-    skip_ws()
-    if buf[pos:pos + 1] != "[":
-        raise ValueError("expected a JSON array")
-    pos += 1
-    index = 0
-    while True:
-        skip_ws()
-        if pos >= len(buf):
-            yield f"{source}:{line}", InputIssue(source, line, None, "not valid JSON: unterminated array")
-            return
-        if buf[pos] == "]":
-            return
-        if index and buf[pos] == ",":
-            pos += 1
-            skip_ws()
-        while True:
-            try:
-                obj, end = decoder.raw_decode(buf, pos)
-                break
-            except json.JSONDecodeError as exc:
-                if eof or not fill():
-                    yield f"{source}:{line}", InputIssue(source, line, f"[{index}]", f"not valid JSON: {exc.msg}")
-                    return
-        start_line = line
-        line += buf.count("\n", pos, end)
-        pos = end
-        yield f"{source}:{start_line}", _from_obj(obj, source, start_line, index)
-        index += 1
-
-
-def _from_obj(obj: object, source: str, line: int, index: int) -> Trace | InputIssue:
+def trace_from_value(obj: Any, source: str, line: int | None) -> Trace | InputIssue:
+    """Validate an already decoded JSON value as a Trace."""
     if not isinstance(obj, dict):
-        from ._errors import json_type
-        return InputIssue(source, line, f"[{index}]", f"expected a trace object, got {json_type(obj)}")
+        return InputIssue(source, line, None, f"expected a trace object, got {json_type(obj)}")
     try:
         return Trace.model_validate(obj)
     except TraceValidationError as exc:
-        return InputIssue(source, line, exc.path or None, exc.message)
+        return _issue(exc, source, line)
 
 
-def _decode(stream: IO[bytes]) -> Iterator[str]:
-    import codecs
-    dec = codecs.getincrementaldecoder("utf-8-sig")()
-    while chunk := stream.read(_CHUNK):
-        yield dec.decode(chunk)
-    tail = dec.decode(b"", final=True)
-    if tail:
-        yield tail
+def read_native(stream: IO[bytes], source: str) -> Iterator[Record]:
+    """Every trace of a native file, in whichever of the three shapes it comes."""
+    for item in iter_values(stream, source, raw_lines=True):
+        if isinstance(item, InputIssue):
+            yield f"{source}:{item.line}", item
+        elif item.mode == "lines":
+            yield f"{source}:{item.line}", parse_trace(item.value, source, item.line)
+        else:
+            yield f"{source}:{item.line}", trace_from_value(item.value, source, item.line)
+
+
+read_jsonl = read_native
+read_json_array = read_native
+"""Kept for callers of the first version: the shape is now told from the content."""
+
+
+def sniff_native(head: bytes, filename: str) -> bool:
+    """A trace object: 'id' and 'turns' (or OpenAI 'messages' with roles), only trace fields."""
+    h = inspect(head)
+    rec = h.record
+    if h.container == "array" and isinstance(rec, list):
+        return False
+    keys = h.keys
+    if not keys or not keys <= _TRACE_KEYS or not ({"turns", "messages"} & keys):
+        return False
+    if "id" not in keys and h.complete:
+        return False
+    if isinstance(rec, dict) and isinstance(rec.get("messages"), list) and rec["messages"]:
+        first = rec["messages"][0]
+        return isinstance(first, dict) and "role" in first
+    return True
+
+
+__all__ = ["Record", "parse_trace", "read_native", "sniff_native", "trace_from_value"]

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, Trace
-from ._native import Record, read_json_array, read_jsonl
+from ._native import Record, read_native, sniff_native
 
 _SNIFF_BYTES = 1 << 16
 
@@ -43,32 +44,10 @@ def importers() -> dict[str, Importer]:
     return dict(_IMPORTERS)
 
 
-def _first_char(head: bytes) -> str:
-    s = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return chr(s[0]) if s else ""
+register_importer(Importer("assay", "assay's trace format: JSON Lines, a JSON array or JSON objects of traces",
+                           read_native, sniff_native))
 
-
-def _native_read(stream: IO[bytes], source: str) -> Iterator[Record]:
-    head = stream.peek(_SNIFF_BYTES) if hasattr(stream, "peek") else b""
-    if _first_char(head) == "[":
-        yield from read_json_array(stream, source)
-    else:
-        yield from read_jsonl(stream, source)
-
-
-def _native_sniff(head: bytes, filename: str) -> bool:
-    first = _first_char(head)
-    if first == "[":
-        return b'"turns"' in head or b'"messages"' in head
-    if first == "{":
-        line = head.split(b"\n", 1)[0]
-        return b'"id"' in line and (b'"turns"' in line or b'"messages"' in line)
-    return False
-
-
-register_importer(Importer("assay", "assay's trace format: JSONL or a JSON array of traces", _native_read, _native_sniff))
-
-_BUILTIN_MODULES: tuple[str, ...] = ()
+_BUILTIN_MODULES: tuple[str, ...] = (".fair_forge",)
 """Modules of further built-in importers, imported on first use to keep 'import assay' light."""
 _loaded = False
 
@@ -85,16 +64,52 @@ def _load_builtins() -> None:
 def detect_format(head: bytes, filename: str) -> str:
     """The one importer that claims the file; ConfigError when none or several do."""
     _load_builtins()
-    claims = [name for name, imp in _IMPORTERS.items() if imp.sniff(head, filename)]
+    claims = [name for name, imp in _IMPORTERS.items() if _claims(imp, head, filename)]
     if len(claims) == 1:
         return claims[0]
     if not claims:
         if not head.strip():
             return "assay"
-        raise ConfigError(f"{filename}: cannot tell the input format; pass --input-format with one of: "
-                          f"{', '.join(sorted(_IMPORTERS))}")
+        raise ConfigError(f"{filename}: cannot tell the input format; name it with --input-format "
+                          f"(input_format= in Python), one of: {', '.join(sorted(_IMPORTERS))}")
     raise ConfigError(f"{filename}: ambiguous input format (could be {', '.join(sorted(claims))}); "
-                      "pass --input-format to choose")
+                      "name it with --input-format (input_format= in Python)")
+
+
+def _claims(imp: Importer, head: bytes, filename: str) -> bool:
+    try:
+        return bool(imp.sniff(head, filename))
+    except Exception:  # a broken sniffer must not stop the others from claiming the file
+        return False
+
+
+class _Replay(io.RawIOBase):
+    """Serves the bytes already read for sniffing, then the rest of the stream."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head, self._rest = memoryview(head), rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
+def _with_head(stream: IO[bytes]) -> tuple[IO[bytes], bytes]:
+    """The first 64 KiB (fewer only at end of file) and a stream that still starts at byte 0.
+
+    ``peek`` would do for files, but it returns at most one buffer (8 KiB) and less on pipes.
+    """
+    head = stream.read(_SNIFF_BYTES)
+    return io.BufferedReader(_Replay(head, stream), _SNIFF_BYTES), head
 
 
 def _open(path: str) -> tuple[IO[bytes], str]:
@@ -120,12 +135,10 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
     if input_format is not None and input_format not in _IMPORTERS:
         raise ConfigError.unknown("input format", input_format, _IMPORTERS)
     for path in paths:
-        stream, source = _open(str(path))
+        raw, source = _open(str(path))
         try:
-            if not hasattr(stream, "peek"):
-                import io
-                stream = io.BufferedReader(stream)  # type: ignore[arg-type]
-            name = input_format or detect_format(stream.peek(_SNIFF_BYTES)[:_SNIFF_BYTES], source)
+            stream, head = _with_head(raw)
+            name = input_format or detect_format(head, source)
             try:
                 for loc, item in _IMPORTERS[name].read(stream, source):
                     if strict and isinstance(item, InputIssue):
@@ -136,8 +149,8 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
                     raise
                 raise DataError(str(exc), source=source) from exc
         finally:
-            if stream is not sys.stdin.buffer:
-                stream.close()
+            if raw is not sys.stdin.buffer:
+                raw.close()
 
 
 def load_traces(paths: str | Path | Iterable[str | Path], **kwargs: object) -> tuple[list[Trace], list[InputIssue]]:
