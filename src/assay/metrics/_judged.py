@@ -1,0 +1,575 @@
+"""Shared machinery of the LLM-as-judge metrics: rubrics, prompts, verdict schemas, failures as data.
+
+Adding a judge metric is one small declaration plus a rubric file ``rubrics/<name>.md``::
+
+    @metric("answer_relevance", dimension="response_quality", requires=("judge",), level="turn",
+            judge_calls=1)
+    @dataclass(frozen=True, kw_only=True)
+    class AnswerRelevance(ScaleJudged):
+        threshold: float = 0.7
+        def sections(self, ctx): return turn_sections(ctx)
+
+A rubric file starts with ``version: N`` and holds blocks introduced by ``@@ NAME`` lines: prompt
+blocks (``@@ main``, or one per call) and choice blocks (``@@ choices score`` with ``1: ...`` to
+``5: ...`` lines, or ``@@ choices verdict`` with ``label: meaning`` lines). Every prompt must contain
+``$fence_notice``; ``$<name>_choices`` renders a choice block in a per-request order. The version
+feeds ``JudgeRequest.key`` (``"name@version"``) and therefore the judge cache.
+
+Evaluated text (inputs, outputs, tool results, context, reasoning, expected answers, goals) reaches
+the judge only through :meth:`Fence.wrap` in the user message; the system message is our rubric.
+Verdict schemas put evidence and reasoning before the verdict, label options are shuffled per
+request (seeded from the request identity), and every quote the judge returns is checked against
+the text it was shown.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import random
+import re
+import string
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from importlib import resources
+from typing import Any, ClassVar, Literal
+
+import pydantic
+
+from ..errors import ConfigError
+from ..judge import Fence, JudgeRequest, Verdict
+from ..model import MetricResult, Trace, Turn, Warning
+from ._base import MetricContext
+
+MAX_SECTION_CHARS = 12_000
+"""Longer fenced texts are clipped in the middle (the judge would drown in them anyway)."""
+QUOTE_CUTOFF = 0.9
+"""Minimum difflib similarity for a quote that is not a normalised substring of the text."""
+
+
+# -- rubrics ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Rubric:
+    """A parsed rubric file: its version, prompt blocks and choice blocks."""
+
+    name: str
+    version: str
+    prompts: dict[str, str]
+    choices: dict[str, dict[str, str]]
+
+    @classmethod
+    def parse(cls, name: str, text: str) -> "Rubric":
+        lines = text.strip().splitlines()
+        head = lines[0].strip() if lines else ""
+        if not head.startswith("version:") or not head.partition(":")[2].strip():
+            raise ConfigError(f"rubric {name!r}: first line must be 'version: N', got {head!r}")
+        version = head.partition(":")[2].strip()
+        blocks: dict[str, list[str]] = {}
+        current: list[str] | None = None
+        for line in lines[1:]:
+            if line.startswith("@@ "):
+                key = " ".join(line[3:].split())
+                if key in blocks:
+                    raise ConfigError(f"rubric {name!r}: block {key!r} appears twice")
+                current = blocks[key] = []
+            elif current is not None:
+                current.append(line)
+            elif line.strip():
+                raise ConfigError(f"rubric {name!r}: text before the first '@@ NAME' block: {line!r}")
+        prompts, choices = {}, {}
+        for key, body in blocks.items():
+            text_ = "\n".join(body).strip()
+            if key.startswith("choices "):
+                choices[key.split(" ", 1)[1]] = _parse_choices(name, key, text_)
+            else:
+                if "$fence_notice" not in text_:
+                    raise ConfigError(f"rubric {name!r}: prompt {key!r} lacks $fence_notice")
+                prompts[key] = text_
+        if not prompts:
+            raise ConfigError(f"rubric {name!r}: no prompt block")
+        return cls(name, version, prompts, choices)
+
+    def prompt(self, call: str) -> str:
+        try:
+            return self.prompts[call]
+        except KeyError:
+            raise ConfigError.unknown(f"prompt of rubric {self.name!r}:", call, self.prompts) from None
+
+
+def _parse_choices(name: str, key: str, text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in filter(None, (ln.strip() for ln in text.splitlines())):
+        label, sep, meaning = line.lstrip("-* ").partition(":")
+        if not sep or not label.strip() or not meaning.strip():
+            raise ConfigError(f"rubric {name!r}: {key}: expected 'label: meaning', got {line!r}")
+        out[label.strip()] = meaning.strip()
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def load_rubric(name: str) -> Rubric:
+    """The rubric ``rubrics/<name>.md`` shipped with assay (read once, on first use)."""
+    path = resources.files(__package__).joinpath("rubrics").joinpath(f"{name}.md")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"no rubric file rubrics/{name}.md for judge metric {name!r}") from None
+    return Rubric.parse(name, text)
+
+
+def rubric_names() -> list[str]:
+    """Names of the shipped rubric files."""
+    folder = resources.files(__package__).joinpath("rubrics")
+    return sorted(p.name[:-3] for p in folder.iterdir() if p.name.endswith(".md"))
+
+
+# -- verdict schemas ----------------------------------------------------------------------------
+
+class _Verdict(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="ignore")
+
+
+@functools.lru_cache(maxsize=1024)
+def scale_schema(low: int = 1, high: int = 5, applicable: bool = False, lists: tuple[str, ...] = (),
+                 name: str = "ScaleVerdict") -> type[pydantic.BaseModel]:
+    """``{<lists>..., evidence, reasoning, [applicable], score}``: evidence first, the number last."""
+    fields: dict[str, Any] = {f: (list[str], ...) for f in lists}
+    fields["evidence"] = (list[str], pydantic.Field(
+        description="Short verbatim quotes from the evaluated text that support the score."))
+    fields["reasoning"] = (str, pydantic.Field(description="Why the evidence leads to the score."))
+    if applicable:
+        fields["applicable"] = (bool, pydantic.Field(
+            description="False when the rubric's criterion cannot apply to this text."))
+    fields["score"] = (int, pydantic.Field(ge=low, le=high, description=f"An integer from {low} to {high}."))
+    return pydantic.create_model(name, __base__=_Verdict, **fields)
+
+
+@functools.lru_cache(maxsize=4096)
+def label_schema(labels: tuple[str, ...], name: str = "LabelVerdict") -> type[pydantic.BaseModel]:
+    """``{evidence, reasoning, verdict}`` with the labels as an enum in the given order."""
+    return pydantic.create_model(
+        name, __base__=_Verdict,
+        evidence=(list[str], pydantic.Field(description="Short verbatim quotes that support the verdict.")),
+        reasoning=(str, pydantic.Field(description="Why the evidence leads to the verdict.")),
+        verdict=(Literal[labels], pydantic.Field(description="Exactly one of the listed labels.")))  # type: ignore[valid-type]
+
+
+def normalise_scale(value: float, low: float = 1, high: float = 5) -> float:
+    """(v - low) / (high - low): 1-5 becomes 0, .25, .5, .75, 1 (UAEF/AMACE)."""
+    return (value - low) / (high - low)
+
+
+# -- the data the judge sees ---------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One piece of evaluated text, fenced under ``label`` and introduced by ``heading``."""
+
+    label: str
+    text: str
+    heading: str = ""
+    source: bool = True
+    """Part of the evaluated data, so quotes may come from it (False for judge-derived text)."""
+
+
+def clip(text: str, limit: int = MAX_SECTION_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}"
+
+
+def _json(value: Any) -> str:
+    import json
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def tool_text(call: Any) -> str:
+    out = f"{call.name}({_json(call.arguments)})"
+    if call.error is not None:
+        return f"{out}\nerror: {call.error}"
+    return f"{out}\nresult: {call.result if isinstance(call.result, str) else _json(call.result)}"
+
+
+def dialogue(trace: Trace, *, tools: bool = True, reasoning: bool = False, turns: Iterable[int] | None = None,
+             prefix: str = "TURN") -> list[Section]:
+    """Every message of the conversation as its own fenced section, so no message can forge another."""
+    out: list[Section] = []
+    indices = range(len(trace.turns)) if turns is None else turns
+    for i in indices:
+        t = trace.turns[i]
+        n = i + 1
+        if t.input is not None:
+            out.append(Section(f"{prefix}_{n}_USER", t.input, f"Turn {n}, user message:"))
+        if tools:
+            for j, call in enumerate(t.tool_calls, 1):
+                out.append(Section(f"{prefix}_{n}_TOOL_{j}", tool_text(call), f"Turn {n}, tool call {j}:"))
+        if reasoning and t.reasoning:
+            out.append(Section(f"{prefix}_{n}_REASONING", t.reasoning, f"Turn {n}, agent's reasoning:"))
+        if t.output is not None:
+            out.append(Section(f"{prefix}_{n}_AGENT", t.output, f"Turn {n}, agent reply:"))
+        else:
+            out.append(Section(f"{prefix}_{n}_AGENT", "", f"Turn {n}: the agent gave no reply (empty section)."))
+    return out
+
+
+def turn_expected_output(trace: Trace, index: int) -> str | None:
+    """The turn's expected output; the trace's expected output stands for the last turn's."""
+    t = trace.turns[index]
+    if t.expected is not None and t.expected.output is not None:
+        return t.expected.output
+    if index == len(trace.turns) - 1 and trace.expected is not None:
+        return trace.expected.output
+    return None
+
+
+def check_output(turn: Turn | None) -> MetricResult | None:
+    """missing_data without a reply, invalid_data for an empty one; None when there is text to judge."""
+    if turn is None or turn.output is None:
+        return MetricContext.null(Warning.MISSING_DATA, "no agent response to judge")
+    if not turn.output.strip():
+        return MetricContext.null(Warning.INVALID_DATA, "the agent response is empty")
+    return None
+
+
+def check_conversation(trace: Trace) -> MetricResult | None:
+    """The conversation-level form of :func:`check_output`: some turn must have a non-empty reply."""
+    outputs = [t.output for t in trace.turns if t.output is not None]
+    if not outputs:
+        return MetricContext.null(Warning.MISSING_DATA, "no agent response in the conversation")
+    if not any(o.strip() for o in outputs):
+        return MetricContext.null(Warning.INVALID_DATA, "every agent response is empty")
+    return None
+
+
+def exchanges(trace: Trace) -> int:
+    """Turns with both a user message and an agent reply (system and tool messages never count)."""
+    return sum(1 for t in trace.turns if t.input and t.input.strip() and t.output and t.output.strip())
+
+
+# -- quote verification -------------------------------------------------------------------------
+
+_TRANSLATE = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"',
+                            "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2013": "-",
+                            "\u2014": "-", "\u2212": "-", "\u00a0": " ", "`": "", "*": ""})
+_SPEAKER = re.compile(r"^\s*(?:\[?turn\s*\d+\]?[,:]?\s*)?(?:user|agent|assistant|ai|bot)\s*:\s*", re.IGNORECASE)
+_EDGES = " \t\n\"'.,;:!?()[]"
+
+
+def normalise_text(text: str) -> str:
+    """Case, quotes, dashes, markdown emphasis and whitespace folded away."""
+    text = unicodedata.normalize("NFKC", text).translate(_TRANSLATE).casefold()
+    return " ".join(text.split())
+
+
+def _similar(quote: str, hay: str) -> float:
+    """Best similarity of *quote* to a region of *hay* (difflib ratio over the aligned window)."""
+    n = len(quote)
+    if n == 0 or not hay:
+        return 0.0
+    finder = SequenceMatcher(None, hay, quote, autojunk=False)
+    anchors = sorted((b for b in finder.get_matching_blocks() if b.size), key=lambda b: -b.size)[:6]
+    slack = max(3, n // 5)
+    best = 0.0
+    for b in anchors:
+        lo = max(0, b.a - b.b - slack)
+        window = hay[lo:b.a - b.b + n + slack]
+        blocks = [m for m in SequenceMatcher(None, window, quote, autojunk=False).get_matching_blocks() if m.size]
+        if not blocks:
+            continue
+        matched = sum(m.size for m in blocks)
+        span = blocks[-1].a + blocks[-1].size - blocks[0].a
+        best = max(best, 2.0 * matched / (n + span))
+        if best >= 0.999:
+            break
+    return best
+
+
+def quote_found(quote: str, haystack: str, cutoff: float = QUOTE_CUTOFF) -> bool:
+    """Whether *quote* (after normalising) occurs in the already-normalised *haystack*.
+
+    Quotes joined with an ellipsis are checked piece by piece; a piece of at most 3 characters must
+    match exactly, longer ones may match approximately (difflib similarity >= *cutoff*).
+    """
+    q = _SPEAKER.sub("", normalise_text(quote))
+    pieces = [p.strip(_EDGES) for p in q.split("...")]
+    pieces = [p for p in pieces if p]
+    if not pieces:
+        return False
+    for p in pieces:
+        if p in haystack:
+            continue
+        if len(p) <= 3 or _similar(p, haystack) < cutoff:
+            return False
+    return True
+
+
+# -- one metric's conversation with the judge ------------------------------------------------------
+
+class JudgeFailed(Exception):
+    """Raised inside a metric to stop at a failed or skipped verdict; carries the null result."""
+
+    def __init__(self, result: MetricResult) -> None:
+        super().__init__(result.reason)
+        self.result = result
+
+
+@dataclass
+class Session:
+    """The judge calls one metric makes on one trace (or turn), with their accounting.
+
+    ``ask`` sends one request and returns the parsed verdict, or raises :class:`JudgeFailed` with
+    the null result (judge_error with the raw reply, or not_evaluated) that the metric returns.
+    """
+
+    ctx: MetricContext
+    name: str
+    rubric: Rubric
+    key: str = ""
+    verdicts: list[Verdict] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    unverified: list[str] = field(default_factory=list)
+    max_tokens: int | None = None
+
+    @classmethod
+    def open(cls, metric: Any, ctx: MetricContext, rubric: Rubric | None = None, key: str | None = None) -> "Session":
+        spec = metric.spec
+        r = rubric or load_rubric(spec.name)
+        return cls(ctx, spec.name, r, key or f"{spec.name}@{r.version}")
+
+    def identity(self, call: str) -> tuple[Any, ...]:
+        """What makes a request unique: seeds the fence nonce and the option order."""
+        return (self.key, self.ctx.trace.id, self.ctx.turn_index, self.ctx.repeat, call)
+
+    def rng(self, call: str, what: str) -> random.Random:
+        seed = hashlib.sha256("\x1f".join(map(str, (*self.identity(call), what))).encode()).hexdigest()
+        return random.Random(seed)
+
+    def order(self, call: str, what: str, items: Sequence[str]) -> list[str]:
+        """*items* shuffled, deterministically for this request and differently across requests."""
+        out = list(items)
+        self.rng(call, what).shuffle(out)
+        self.details.setdefault("option_order", {})[what] = out
+        return out
+
+    def render_choices(self, call: str, what: str, *, scale: bool = False) -> tuple[str, list[str]]:
+        """A choice block as prompt lines, in a per-request order, and that order.
+
+        Scales keep their numeric order but run ascending or descending per request; labels are
+        shuffled, so no option is favoured by its position.
+        """
+        try:
+            block = self.rubric.choices[what]
+        except KeyError:
+            raise ConfigError(f"rubric {self.rubric.name!r} has no '@@ choices {what}' block") from None
+        if scale:
+            keys = sorted(block, key=float)
+            if self.rng(call, what).random() < 0.5:
+                keys.reverse()
+            self.details.setdefault("option_order", {})[what] = "ascending" if keys[0] == min(block, key=float) \
+                else "descending"
+        else:
+            keys = self.order(call, what, list(block))
+        return "\n".join(f"- {k}: {block[k]}" for k in keys), keys
+
+    async def ask(self, call: str, schema: type[pydantic.BaseModel], sections: Sequence[Section], *,
+                  substitutions: dict[str, str] | None = None) -> Any:
+        """Send the rubric's *call* prompt with *sections* fenced; the parsed verdict or JudgeFailed."""
+        if self.ctx.judge is None:
+            raise JudgeFailed(self.null(Warning.NOT_EVALUATED, "no judge configured"))
+        fence = Fence.for_seed(*self.identity(call))
+        system = string.Template(self.rubric.prompt(call)).safe_substitute(
+            {**(substitutions or {}), "fence_notice": fence.notice()})
+        parts = []
+        for s in sections:
+            text = clip(s.text)
+            if s.source:
+                self.seen.append(text)
+            parts.append(f"{s.heading}\n{fence.wrap(text, s.label)}" if s.heading else fence.wrap(text, s.label))
+        parts.append("Fill in the fields in the order the schema lists them: quotes and reasoning first, "
+                     "the verdict last.")
+        request = JudgeRequest(messages=({"role": "system", "content": system},
+                                         {"role": "user", "content": "\n\n".join(parts)}),
+                               schema=schema, key=self.key, repeat=self.ctx.repeat, max_tokens=self.max_tokens)
+        verdict = await self.ctx.judge.judge(request)
+        self.verdicts.append(verdict)
+        if verdict.skipped:
+            raise JudgeFailed(self.null(Warning.NOT_EVALUATED, f"judge call '{call}' not made: {verdict.error}"))
+        if verdict.error is not None or verdict.parsed is None:
+            raise JudgeFailed(self.error(call, verdict.error or "the judge returned no verdict", verdict.raw))
+        parsed = verdict.parsed
+        if not isinstance(parsed, schema):
+            try:
+                parsed = schema.model_validate(parsed.model_dump())
+            except pydantic.ValidationError as exc:
+                raise JudgeFailed(self.error(call, f"verdict does not match {schema.__name__}: {exc}",
+                                             verdict.raw)) from None
+        return parsed
+
+    def error(self, call: str, message: str, raw: str) -> MetricResult:
+        return self.null(Warning.JUDGE_ERROR, f"judge call '{call}' failed: {message}", {"raw": raw, "call": call})
+
+    # -- evidence ------------------------------------------------------------------------------
+    def verify(self, quotes: Iterable[str], *, texts: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
+        """Split *quotes* into those found in the evaluated text and those not (flagged in details)."""
+        hay = normalise_text("\n".join(self.seen if texts is None else texts))
+        ok, bad = [], []
+        for q in quotes:
+            q = q.strip()
+            if not q:
+                continue
+            (ok if quote_found(q, hay) else bad).append(q)
+        self.unverified.extend(q for q in bad if q not in self.unverified)
+        return ok, bad
+
+    # -- results -------------------------------------------------------------------------------
+    def _finish(self, r: MetricResult) -> MetricResult:
+        made = [v for v in self.verdicts if not v.skipped]
+        r.judge_calls = len(made)
+        r.tokens = sum(v.input_tokens + v.output_tokens for v in made)
+        costs = [v.cost_usd for v in made]
+        r.cost_usd = None if not made or any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
+        if self.verdicts:
+            r.details.setdefault("judge_model", self.verdicts[-1].model)
+            r.details.setdefault("rubric", self.key)
+        if self.unverified:
+            r.details["unverified_evidence"] = list(self.unverified)
+        for k, v in self.details.items():
+            r.details.setdefault(k, v)
+        return r
+
+    def result(self, score: float, reason: str = "", evidence: Iterable[str] = (),
+               details: dict[str, Any] | None = None) -> MetricResult:
+        return self._finish(MetricContext.result(min(1.0, max(0.0, round(score, 10))), reason, evidence,
+                                                 dict(details or {})))
+
+    def null(self, warning: Warning, reason: str, details: dict[str, Any] | None = None) -> MetricResult:
+        return self._finish(MetricContext.null(warning, reason, dict(details or {})))
+
+
+# -- the 1-5 scale family -------------------------------------------------------------------------
+
+class ScaleJudged:
+    """Base of one-call judge metrics on an integer scale (1-5 unless ``scale`` says otherwise).
+
+    Subclasses implement ``sections(ctx)`` returning the fenced sections, or a null MetricResult
+    when the data does not allow a score; optionally ``adjust(ctx, score, session)`` to change the
+    normalised score (a failed workflow's penalty) and return a note for the reason.
+    """
+
+    scale: ClassVar[tuple[int, int]] = (1, 5)
+    applicable: ClassVar[bool] = False
+    """Add an 'applicable' field: the judge may answer that the criterion does not apply."""
+    lists: ClassVar[tuple[str, ...]] = ()
+    """Extra list-of-strings fields asked before the evidence (e.g. inferred intentions)."""
+
+    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:  # pragma: no cover
+        raise NotImplementedError
+
+    def adjust(self, ctx: MetricContext, score: float, session: Session) -> tuple[float, str]:
+        return score, ""
+
+    def session(self, ctx: MetricContext) -> Session:
+        return Session.open(self, ctx)
+
+    async def score(self, ctx: MetricContext) -> MetricResult:
+        got = self.sections(ctx)
+        if isinstance(got, MetricResult):
+            return got
+        s = self.session(ctx)
+        low, high = self.scale
+        choices, _ = s.render_choices("main", "score", scale=True)
+        schema = scale_schema(low, high, self.applicable, self.lists)
+        try:
+            v = await s.ask("main", schema, got, substitutions={"score_choices": choices,
+                                                                 "low": str(low), "high": str(high)})
+        except JudgeFailed as failed:
+            return failed.result
+        evidence, _ = s.verify(v.evidence)
+        details: dict[str, Any] = {"raw_score": v.score, "scale": [low, high]}
+        for name in self.lists:
+            details[name] = list(getattr(v, name))
+        if self.applicable and not v.applicable:
+            return s.null(Warning.NOT_APPLICABLE, f"judge: not applicable: {v.reasoning}", details)
+        value, note = self.adjust(ctx, normalise_scale(v.score, low, high), s)
+        reason = f"{v.score}/{high}: {v.reasoning}" + (f" ({note})" if note else "")
+        return s.result(value, reason, evidence, details)
+
+
+def turn_sections(ctx: MetricContext, *, expected: bool = False, context: bool = False,
+                  need_input: bool = True) -> Sequence[Section] | MetricResult:
+    """The current turn's user message and reply (and ground truth / context) as sections.
+
+    Missing reply -> missing_data, empty reply -> invalid_data; ``expected``/``context`` turn a
+    missing reference or context into missing_data.
+    """
+    t, i = ctx.turn, ctx.turn_index
+    if t is None or i is None:  # called on a whole trace: judge its last turn
+        i = len(ctx.trace.turns) - 1
+        t = ctx.trace.turns[i] if i >= 0 else None
+    bad = check_output(t)
+    if bad is not None:
+        return bad
+    assert t is not None and i is not None
+    out: list[Section] = []
+    if t.input is not None:
+        out.append(Section("USER_MESSAGE", t.input, "The user's message:"))
+    elif need_input:
+        return MetricContext.null(Warning.MISSING_DATA, "the turn has no user message")
+    if expected:
+        ref = turn_expected_output(ctx.trace, i)
+        if ref is None:
+            return MetricContext.null(Warning.MISSING_DATA, "no expected output (ground truth) for this turn")
+        out.append(Section("EXPECTED_ANSWER", ref, "The reference answer:"))
+    if context:
+        if not t.context:
+            return MetricContext.null(Warning.MISSING_DATA, "no context passages for this turn")
+        out += [Section(f"CONTEXT_{j}", c, f"Context passage {j}:") for j, c in enumerate(t.context, 1)]
+    out.append(Section("AGENT_RESPONSE", t.output or "", "The agent's response:"))
+    return out
+
+
+# -- the label family -----------------------------------------------------------------------------
+
+class LabelJudged:
+    """Base of one-call judge metrics that classify into labels with fixed weights.
+
+    Subclasses set ``weights`` (label -> score) and implement ``sections(ctx)``; the rubric's
+    ``@@ choices verdict`` block must list exactly these labels. Labels are shown (and enumerated
+    in the schema) in a per-request shuffled order; the order is kept in details["option_order"].
+    """
+
+    weights: ClassVar[dict[str, float]] = {}
+
+    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:  # pragma: no cover
+        raise NotImplementedError
+
+    def session(self, ctx: MetricContext) -> Session:
+        return Session.open(self, ctx)
+
+    async def score(self, ctx: MetricContext) -> MetricResult:
+        got = self.sections(ctx)
+        if isinstance(got, MetricResult):
+            return got
+        s = self.session(ctx)
+        choices, order = s.render_choices("main", "verdict")
+        if set(order) != set(self.weights):
+            raise ConfigError(f"rubric {s.rubric.name!r}: verdict labels {sorted(order)} differ from the metric's "
+                              f"{sorted(self.weights)}")
+        try:
+            v = await s.ask("main", label_schema(tuple(order)), got, substitutions={"verdict_choices": choices})
+        except JudgeFailed as failed:
+            return failed.result
+        if v.verdict not in self.weights:  # only reachable with a judge that skips validation
+            return s.error("main", f"unknown label {v.verdict!r}; expected one of {sorted(self.weights)}",
+                           v.model_dump_json())
+        evidence, _ = s.verify(v.evidence)
+        return s.result(self.weights[v.verdict], f"{v.verdict}: {v.reasoning}", evidence,
+                        {"verdict": v.verdict, "label_weights": dict(self.weights)})

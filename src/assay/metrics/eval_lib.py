@@ -1,0 +1,196 @@
+"""eval_lib's conversation metrics (seeds 000 and 002), with the documented semantics.
+
+``failure_rate``: one call classifies how the agent handles not knowing, into six labels with
+the seed's weights; a verified fabrication in the judge's per-turn findings forces
+``hallucination`` whatever label the judge chose (the seed's priority rule, enforced here). An
+unknown label is an errored result (eval_lib scores it 1.0).
+
+``goal_achievement_rate``: goal (skipped when given), signals, verdict, summary: 3 calls with a
+goal, 4 without. score = max(0, weight - 0.1 x negative signals), counting only negative signals
+whose quote is found in the dialogue.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pydantic
+
+from ..model import MetricResult
+from ._base import MetricContext, metric
+from ._judged import JudgeFailed, Section, Session
+from .conversation import conversation
+
+FAILURE_WEIGHTS: dict[str, float] = {
+    "hallucination": 0.0, "stall": 0.4, "mixed": 0.6,
+    "honest_fallback": 1.0, "alternative_proposed": 1.0, "not_applicable": 1.0,
+}
+FABRICATED = "fabricated"
+BEHAVIOURS = (FABRICATED, "stalled", "admitted_uncertainty", "proposed_alternative", "answered")
+OUTCOME_WEIGHTS: dict[str, float] = {"fully": 1.0, "mostly": 0.9, "partial": 0.7, "minor": 0.3, "none": 0.0}
+
+
+@functools.lru_cache(maxsize=4096)
+def failure_schema(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
+    """Per-turn findings (quote + behaviour) first, then the reason, then the label: checkable."""
+    finding = pydantic.create_model(
+        "TurnFinding",
+        turn=(int, pydantic.Field(description="The turn number the quote comes from.")),
+        quote=(str, pydantic.Field(description="A short verbatim quote from the agent's reply in that turn.")),
+        behaviour=(Literal[behaviours], pydantic.Field(description="What the agent did there.")))  # type: ignore[valid-type]
+    return pydantic.create_model(
+        "FailureRateVerdict",
+        findings=(list[finding], pydantic.Field(description="One entry per relevant agent reply.")),  # type: ignore[valid-type]
+        reason=(str, ...),
+        verdict=(Literal[labels], pydantic.Field(description="Exactly one of the listed labels.")))  # type: ignore[valid-type]
+
+
+@metric("failure_rate", dimension="multi_turn", requires=("judge",), judge_calls=1,
+        summary="judge label over the dialogue: hallucination 0 / stall .4 / mixed .6 / honest_fallback, "
+                "alternative_proposed, not_applicable 1; any fabrication forces hallucination")
+@dataclass(frozen=True, kw_only=True)
+class FailureRate:
+    """How the agent behaves when it does not know: hallucinate, stall, or admit it (eval_lib, seed 000)."""
+
+    threshold: float = 0.7
+
+    async def score(self, ctx: MetricContext) -> MetricResult:
+        conv = conversation(ctx)
+        if isinstance(conv, MetricResult):
+            return conv
+        s = Session.open(self, ctx)
+        behaviours, b_order = s.render_choices("main", "behaviour")
+        labels, l_order = s.render_choices("main", "verdict")
+        try:
+            v = await s.ask("main", failure_schema(tuple(b_order), tuple(l_order)), conv,
+                            substitutions={"behaviour_choices": behaviours, "verdict_choices": labels})
+        except JudgeFailed as failed:
+            return failed.result
+        if v.verdict not in FAILURE_WEIGHTS:  # only with a judge that skips schema validation
+            return s.error("main", f"unknown label {v.verdict!r}; expected one of {sorted(FAILURE_WEIGHTS)}",
+                           v.model_dump_json())
+        findings: list[dict[str, Any]] = []
+        evidence: list[str] = []
+        fabrications: list[str] = []
+        for f in v.findings:
+            ok, _ = s.verify([f.quote])
+            findings.append({"turn": f.turn, "quote": f.quote, "behaviour": f.behaviour, "verified": bool(ok)})
+            if ok:
+                evidence.append(f.quote)
+                if f.behaviour == FABRICATED:
+                    fabrications.append(f.quote)
+        label, reason = v.verdict, v.reason
+        details: dict[str, Any] = {"verdict": label, "judge_verdict": v.verdict, "findings": findings}
+        if fabrications and label != "hallucination":
+            label = "hallucination"
+            details.update(verdict=label, priority_rule_applied=True)
+            reason = (f"hallucination (priority rule: the judge's findings include a fabrication, "
+                      f"{fabrications[0]!r}, but its verdict was {v.verdict!r}); judge: {v.reason}")
+        else:
+            reason = f"{label}: {reason}"
+        return s.result(FAILURE_WEIGHTS[label], reason, evidence, details)
+
+
+class GoalVerdict(pydantic.BaseModel):
+    reasoning: str
+    goal: str = pydantic.Field(description="The outcome the user wanted, in one sentence.")
+
+
+class SignalsVerdict(pydantic.BaseModel):
+    positive_signals: list[str] = pydantic.Field(description="Verbatim quotes showing progress or satisfaction.")
+    negative_signals: list[str] = pydantic.Field(description="Verbatim quotes showing frustration, failure or "
+                                                 "repeated clarification.")
+    unmet_requests: list[str] = pydantic.Field(description="Verbatim quotes of user requests left unmet.")
+
+
+class SummaryVerdict(pydantic.BaseModel):
+    summary: str = pydantic.Field(description="One or two sentences.")
+
+
+@functools.lru_cache(maxsize=512)
+def outcome_schema(labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
+    return pydantic.create_model("OutcomeVerdict", reasoning=(str, ...),
+                                 verdict=(Literal[labels], pydantic.Field(description="Exactly one listed label.")))  # type: ignore[valid-type]
+
+
+def _unique(items: list[str]) -> list[str]:
+    out: list[str] = []
+    for i in items:
+        if i.strip() and i.strip() not in out:
+            out.append(i.strip())
+    return out
+
+
+@metric("goal_achievement_rate", dimension="multi_turn", requires=("judge",), judge_calls="3 with a goal, else 4",
+        summary="judge: fully 1 / mostly .9 / partial .7 / minor .3 / none 0, minus 0.1 per (verified) "
+                "negative signal, floor 0")
+@dataclass(frozen=True, kw_only=True)
+class GoalAchievementRate:
+    """Did the user get what they came for? (eval_lib, seed 002).
+
+    Goal from ``user_goal``, else ``trace.expected.goal``, else inferred by the judge (one more
+    call). Signals are quotes from the dialogue; those not found there are listed in
+    details["unverified_evidence"] and do not count towards the penalty.
+    """
+
+    threshold: float = 0.7
+    user_goal: str | None = None
+    negative_penalty: float = 0.1
+
+    async def score(self, ctx: MetricContext) -> MetricResult:
+        conv = conversation(ctx)
+        if isinstance(conv, MetricResult):
+            return conv
+        s = Session.open(self, ctx)
+        dialogue_texts = [x.text for x in conv]
+        try:
+            return await self._score(ctx, s, conv, dialogue_texts)
+        except JudgeFailed as failed:
+            return failed.result
+
+    async def _score(self, ctx: MetricContext, s: Session, conv: list[Section], texts: list[str]) -> MetricResult:
+        goal = self.user_goal
+        source = "param"
+        if goal is None and ctx.trace.expected is not None and ctx.trace.expected.goal:
+            goal, source = ctx.trace.expected.goal, "trace"
+        if goal is None:
+            g = await s.ask("goal", GoalVerdict, conv)
+            goal, source = g.goal, "inferred"
+        goal_section = Section("USER_GOAL", goal, "The user's goal:", source=False)
+
+        sig = await s.ask("signals", SignalsVerdict, [goal_section, *conv])
+        positive, _ = s.verify(_unique(sig.positive_signals), texts=texts)
+        negative, _ = s.verify(_unique(sig.negative_signals), texts=texts)
+        unmet, _ = s.verify(_unique(sig.unmet_requests), texts=texts)
+        signal_text = "\n".join([*(f"positive: {q}" for q in positive), *(f"negative: {q}" for q in negative),
+                                 *(f"unmet request: {q}" for q in unmet)]) or "(no signals found)"
+        signals_section = Section("SIGNALS", signal_text, "Signals found in the dialogue:", source=False)
+
+        choices, order = s.render_choices("verdict", "verdict")
+        out = await s.ask("verdict", outcome_schema(tuple(order)), [goal_section, *conv, signals_section],
+                          substitutions={"verdict_choices": choices})
+        weight = OUTCOME_WEIGHTS[out.verdict]
+        score = max(0.0, weight - self.negative_penalty * len(negative))
+
+        details: dict[str, Any] = {
+            "goal": goal, "goal_source": source, "verdict": out.verdict, "verdict_weight": weight,
+            "positive_signals": positive, "negative_signals": negative, "unmet_requests": unmet,
+            "penalty": round(self.negative_penalty * len(negative), 10),
+        }
+        summary_input = f"verdict: {out.verdict}\nreasoning: {out.reasoning}\n{signal_text}"
+        try:
+            summ = await s.ask("summary", SummaryVerdict, [goal_section, Section(
+                "ASSESSMENT", summary_input, "The assessment to summarise:", source=False)])
+            details["summary"] = summ.summary
+        except JudgeFailed as failed:  # the score stands; only the summary is missing
+            details["summary_error"] = failed.result.reason
+            if "raw" in failed.result.details:
+                details["raw"] = failed.result.details["raw"]
+        reason = f"{out.verdict} ({weight:g})"
+        if negative:
+            reason += f" - {self.negative_penalty:g} x {len(negative)} negative signal(s)"
+        reason += f": {details.get('summary') or out.reasoning}"
+        return s.result(score, reason, [*positive, *negative, *unmet], details)
+
