@@ -163,9 +163,10 @@ def _solve(q: float, a: float, b: float, lbeta: float, x: float) -> float:
             new = x * math.exp(max(-700.0, min(700.0, -math.log(cdf / q) * slope)))
         elif dens > 0.0:
             step = f / dens
-            # Halley: divide the Newton step by 1 - (step / 2) * f''/f'.
+            # Halley: divide the Newton step by 1 - (step / 2) * f''/f' (only when that is moderate;
+            # far from the root it can be huge and would shrink the step to nothing).
             corr = 1.0 - 0.5 * step * (am1 / x - bm1 / (1.0 - x))
-            if corr > 0.5:
+            if 0.5 < corr < 2.0:
                 step /= corr
             if abs(step) <= 1e-14 * x:
                 return x - step
@@ -216,9 +217,8 @@ def beta_interval(a: float, b: float, level: float = 0.95) -> tuple[float, float
     """The equal-tailed *level* interval of Beta(a, b): both quantiles, sharing log B(a, b)."""
     _check_ab(a, b)
     _check_level(level)
-    tail = 0.5 * (1.0 - level)
     lbeta = _log_beta(a, b)
-    return _ppf(tail, a, b, lbeta), _ppf(1.0 - tail, a, b, lbeta)
+    return _ppf(0.5 - 0.5 * level, a, b, lbeta), _ppf(0.5 + 0.5 * level, a, b, lbeta)
 
 
 def _check_level(level: float) -> None:
@@ -236,8 +236,9 @@ def normal_ppf(q: float) -> float:
 def t_ppf(q: float, df: float) -> float:
     """The q-quantile of Student's t with *df* degrees of freedom, from the Beta inverse.
 
-    P(|T| > t) = I_{df / (df + t^2)}(df / 2, 1 / 2); we solve for y = t^2 / (df + t^2) instead,
-    a Beta(1/2, df/2) quantile, which keeps precision when t is small relative to sqrt(df).
+    With x = df / (df + t^2), P(|T| > t) = I_x(df/2, 1/2). Far out (P(|T| > t) small) we solve for
+    x; near the centre for 1 - x, a Beta(1/2, df/2) quantile; either way the small one keeps its
+    digits.
     """
     if not (0.0 < q < 1.0):
         raise ValueError(f"t_ppf: q must be in (0, 1), got {q!r}")
@@ -247,8 +248,11 @@ def t_ppf(q: float, df: float) -> float:
         return 0.0
     if math.isinf(df):
         return _STD_NORMAL.inv_cdf(q)
-    upper = q > 0.5
-    central = 2.0 * q - 1.0 if upper else 1.0 - 2.0 * q  # P(|T| <= t)
-    y = beta_ppf(central, 0.5, 0.5 * df)
-    t = math.sqrt(df * y / (1.0 - y)) if y < 1.0 else math.inf
-    return t if upper else -t
+    two_tail = 2.0 * min(q, 1.0 - q)  # P(|T| > |t|)
+    if two_tail < 0.5:
+        x = beta_ppf(two_tail, 0.5 * df, 0.5)
+        t = math.sqrt(df * (1.0 - x) / x) if x > 0.0 else math.inf
+    else:
+        y = beta_ppf(1.0 - two_tail, 0.5, 0.5 * df)
+        t = math.sqrt(df * y / (1.0 - y))
+    return t if q > 0.5 else -t

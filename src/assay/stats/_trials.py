@@ -17,7 +17,7 @@ from functools import lru_cache
 from assay.errors import ConfigError
 from assay.stats._intervals import bootstrap_ratios, check_level, check_positive_int, percentile_interval
 from assay.stats._np import require_numpy
-from assay.stats._passk import check_counts, check_int, rising_ratio
+from assay.stats._passk import check_counts, check_int, posterior_at_k, rising_ratio
 
 TRIAL_UNBIASED = "trial_unbiased"
 TRIAL_BAYESIAN = "trial_bayesian"
@@ -43,7 +43,7 @@ def _unbiased_pair(n: int, c: int, k: int) -> tuple[float, float]:
 
 @lru_cache(maxsize=4096)
 def _posterior_pair(alpha: float, beta: float, k: int) -> tuple[float, float]:
-    return 1.0 - rising_ratio(beta, alpha + beta, k), rising_ratio(alpha, alpha + beta, k)
+    return posterior_at_k(alpha, beta, k), rising_ratio(alpha, alpha + beta, k)
 
 
 @dataclass(frozen=True, slots=True)
