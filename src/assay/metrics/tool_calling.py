@@ -1,12 +1,88 @@
-"""Tool-calling metrics (seed 004, UAEF): deterministic, against expected tool calls."""
+"""Tool-calling metrics (seed 004, UAEF): deterministic, against expected tool calls.
+
+Expected calls come from ``trace.expected.tool_calls`` or, when that is absent, from the turns'
+``expected.tool_calls`` (see ``Trace.expected_tool_calls``). Actual calls are the main agent's
+(``Trace.all_tool_calls``); calls made inside ``trace.agents`` are the multi-agent metrics' data.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from ..model import MetricResult, Warning
+from ..model import ExpectedToolCall, MetricResult, ToolCall, Trace, Warning
 from ._base import MetricContext, metric
+
+# --------------------------------------------------------------------------- pure helpers
+
+
+def values_equal(expected: Any, actual: Any) -> bool:
+    """Type-aware equality of argument values.
+
+    ``1 != "1"`` and ``True != 1`` (a string or a bool where a number was expected is a wrong
+    argument), but ``1 == 1.0``: JSON does not distinguish integers from floats reliably, and
+    agents emitting ``2.0`` for ``2`` are right. Containers compare element-wise with the same
+    rules.
+    """
+    te, ta = type(expected), type(actual)
+    if te is ta and te is not dict and te is not list:
+        return bool(expected == actual)
+    if te is bool or ta is bool:
+        return False
+    if te in (int, float) and ta in (int, float):
+        return bool(expected == actual)
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        return expected.keys() == actual.keys() and all(values_equal(v, actual[k]) for k, v in expected.items())
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
+        return len(expected) == len(actual) and all(values_equal(a, b) for a, b in zip(expected, actual))
+    return False
+
+
+def key_score(expected: Mapping[str, Any] | None, actual: Mapping[str, Any]) -> float:
+    """Equal values over the union of keys; ``expected`` None means any arguments (1.0)."""
+    if expected is None:
+        return 1.0
+    keys = expected.keys() | actual.keys()
+    if not keys:
+        return 1.0
+    equal = sum(1 for k in expected if k in actual and values_equal(expected[k], actual[k]))
+    return equal / len(keys)
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence (O(len a x len b), fine for tool lists)."""
+    if not a or not b:
+        return 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def _segments(trace: Trace) -> list[tuple[list[ExpectedToolCall] | None, list[ToolCall], str]]:
+    """(expected, actual, order) per unit of comparison: the trace, or each turn."""
+    exp = trace.expected
+    if exp is not None and exp.tool_calls is not None:
+        return [(exp.tool_calls, trace.all_tool_calls(), exp.tool_order)]
+    default_order = exp.tool_order if exp is not None else "strict"
+    out: list[tuple[list[ExpectedToolCall] | None, list[ToolCall], str]] = []
+    for t in trace.turns:
+        te = t.expected
+        if te is not None and te.tool_calls is not None:
+            out.append((te.tool_calls, t.tool_calls, te.tool_order or default_order))
+        elif t.tool_calls:
+            out.append((None, t.tool_calls, default_order))
+    return out
+
+
+# --------------------------------------------------------------------------- metrics
 
 
 @metric("tool_selection_accuracy", dimension="tool_calling", requires=("expected_tools",),
@@ -40,3 +116,166 @@ class ToolSelectionAccuracy:
             reason += f"; unexpected {extra}"
         return ctx.result(matched / (e + a - matched), reason,
                           details={"matched": matched, "missing": missing, "unexpected": extra})
+
+
+@metric("tool_sequence_correctness", dimension="tool_calling", requires=("expected_tools",),
+        summary="LCS(expected names, called names) / max(len expected, len called)")
+@dataclass(frozen=True, kw_only=True)
+class ToolSequenceCorrectness:
+    """Were the tools called in the expected order? (seed 004: LCS-based).
+
+    With ``tool_order: "any"`` (trace-level, or per turn) the order is ignored and the LCS
+    becomes the multiset overlap. Differs from UAEF where expectations are per turn: each turn
+    is compared with its own expected calls (a call cannot 'match' across a turn boundary) and
+    the result is pooled, sum(LCS) / sum(max(len E, len A)); calls in turns without
+    expectations count as extra calls, as in tool_selection_accuracy.
+    """
+
+    threshold: float = 0.7
+
+    def score(self, ctx: MetricContext) -> MetricResult:
+        if ctx.trace.expected_tool_calls() is None:
+            return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
+        common = total = 0
+        unordered = False
+        for expected, actual, order in _segments(ctx.trace):
+            exp = [c.name for c in expected] if expected is not None else []
+            act = [c.name for c in actual]
+            if order == "any":
+                unordered = True
+                common += sum((Counter(exp) & Counter(act)).values())
+            else:
+                common += lcs_length(exp, act)
+            total += max(len(exp), len(act))
+        if total == 0:
+            return ctx.result(1.0, "no tools expected and none called")
+        how = "in any order" if unordered else "in order"
+        return ctx.result(common / total, f"{common} of {total} calls match {how}",
+                          details={"common": common, "length": total, "order_ignored": unordered})
+
+
+@metric("parameter_quality", dimension="tool_calling", requires=("expected_tools",),
+        summary="per expected call: equal values / union of keys; mean over expected calls x min(1, E/A)")
+@dataclass(frozen=True, kw_only=True)
+class ParameterQuality:
+    """Were the right arguments passed? (seed 004, UAEF semantics).
+
+    Each expected call is matched to an unused actual call of the same name; an unmatched
+    expected call scores 0, expected ``arguments: null`` accepts any arguments. Values compare
+    type-aware (see ``values_equal``: ``1 == 1.0`` but ``1 != "1"``). The mean over expected calls
+    is scaled by E/A when more calls were made than expected. Differs from UAEF in one respect:
+    among several unused calls of the same name the best-scoring one is taken, not the first,
+    so two same-name calls made in swapped order are an ordering issue (tool_sequence's), not
+    two wrong argument sets.
+    """
+
+    threshold: float = 0.7
+
+    def score(self, ctx: MetricContext) -> MetricResult:
+        expected = ctx.trace.expected_tool_calls()
+        if expected is None:
+            return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
+        if not expected:
+            return ctx.null(Warning.NOT_APPLICABLE, "no tool calls were expected, so no arguments to check")
+        actual = ctx.trace.all_tool_calls()
+        by_name: dict[str, list[int]] = {}
+        for i, c in enumerate(actual):
+            by_name.setdefault(c.name, []).append(i)
+        per_call: list[float] = []
+        notes: list[str] = []
+        for e in expected:
+            candidates = by_name.get(e.name)
+            if not candidates:
+                per_call.append(0.0)
+                notes.append(f"{e.name}: not called")
+                continue
+            best_pos, best = 0, -1.0
+            for pos, i in enumerate(candidates):
+                s = key_score(e.arguments, actual[i].arguments)
+                if s > best:
+                    best_pos, best = pos, s
+                    if s == 1.0:
+                        break
+            candidates.pop(best_pos)
+            per_call.append(best)
+            if best < 1.0:
+                notes.append(f"{e.name}: {best:.2f} of arguments match")
+        mean = sum(per_call) / len(per_call)
+        scale = min(1.0, len(expected) / len(actual)) if actual else 1.0
+        reason = f"mean argument match {mean:.2f} over {len(expected)} expected calls"
+        if scale < 1.0:
+            reason += f", scaled by {len(expected)}/{len(actual)} for extra calls"
+        if notes:
+            reason += "; " + "; ".join(notes)
+        return ctx.result(mean * scale, reason, details={"per_call": per_call, "extra_call_scale": scale})
+
+
+_MCP_PREFIX = re.compile(r"mcp(?:__|[_.:/])", re.IGNORECASE)
+_SNAKE = re.compile(r"[a-z][a-z0-9_]*\Z")
+_SERVER = re.compile(r"[a-z0-9][a-z0-9_.\-]*\Z")
+
+
+def is_mcp_tool(name: str, declared: Any = None) -> bool:
+    """Whether a call is to an MCP tool.
+
+    MCP clients namespace tools by server: ``mcp__server__tool`` (Claude Code),
+    ``mcp_server_tool`` / ``mcp.server.tool`` or ``server__tool``. So a name counts as MCP when
+    it starts with ``mcp`` plus a separator, contains ``__``, or is listed in ``declared``
+    (``trace.metadata["mcp_tools"]``).
+    """
+    if declared and name in declared:
+        return True
+    return "__" in name or _MCP_PREFIX.match(name) is not None
+
+
+def mcp_violations(call: ToolCall) -> list[str]:
+    """What makes one MCP call non-compliant (empty when compliant)."""
+    out = []
+    name = call.name
+    parts = [p for p in re.split(r"__|(?<=^mcp)[_.:/]", name, maxsplit=2, flags=re.IGNORECASE) if p]
+    tool = parts[-1] if parts else name
+    servers = parts[:-1]
+    if name != name.lower() or not _SNAKE.match(tool) or not all(_SERVER.match(s) for s in servers):
+        out.append(f"name {name!r} is not lowercase snake_case")
+    if not isinstance(call.arguments, dict) or not all(isinstance(k, str) for k in call.arguments):
+        out.append("arguments are not an object")
+    if not call.timestamp:
+        out.append("no timestamp")
+    else:
+        try:
+            datetime.fromisoformat(call.timestamp)
+        except ValueError:
+            out.append(f"timestamp {call.timestamp!r} is not ISO 8601")
+    return out
+
+
+@metric("mcp_compliance", dimension="tool_calling", requires=("tool_calls",),
+        summary="compliant MCP calls / MCP calls (lowercase snake name, object arguments, ISO timestamp)")
+@dataclass(frozen=True, kw_only=True)
+class MCPCompliance:
+    """Do MCP tool calls follow the conventions? (seed 004). Needs no ground truth.
+
+    Only MCP calls are judged (see ``is_mcp_tool``); a trace without any scores null
+    (not_applicable) instead of UAEF's verdict on every tool. ``all_mcp=true`` treats every call
+    as an MCP call. A call complies when its name (each server segment and the tool) is
+    lowercase snake_case, its arguments are an object and it carries an ISO 8601 timestamp.
+    """
+
+    threshold: float = 0.7
+    all_mcp: bool = False
+    """Judge every tool call, not only those recognised as MCP."""
+
+    def score(self, ctx: MetricContext) -> MetricResult:
+        declared = ctx.trace.metadata.get("mcp_tools")
+        calls = [c for c in ctx.trace.all_tool_calls() if self.all_mcp or is_mcp_tool(c.name, declared)]
+        if not calls:
+            return ctx.null(Warning.NOT_APPLICABLE, "no MCP tool calls in the trace")
+        problems = {}
+        for i, c in enumerate(calls):
+            v = mcp_violations(c)
+            if v:
+                problems[f"{i}:{c.name}"] = v
+        ok = len(calls) - len(problems)
+        reason = f"{ok} of {len(calls)} MCP calls compliant"
+        evidence = [f"{k.split(':', 1)[1]}: {'; '.join(v)}" for k, v in problems.items()]
+        return ctx.result(ok / len(calls), reason, evidence, details={"violations": problems})

@@ -1,0 +1,201 @@
+"""Performance metrics (seed 004, UAEF) and turn efficiency: deterministic, from recorded numbers.
+
+Quality for token and cost efficiency comes from ``trace.metadata["quality_score"]`` when given,
+else from the response-quality metrics already computed on the trace (``after=``). Unlike UAEF,
+``hallucination_score`` is used as is: it already means 1.0 = no hallucination (PEERS.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+from ..model import MetricResult, Warning
+from ._base import MetricContext, metric
+
+QUALITY_METRICS = ("answer_relevance", "completeness", "accuracy", "hallucination_score")
+"""Response-quality metrics averaged into the quality score (all: 1.0 = best)."""
+PENALTY_EXPONENTS = {"light": 0.5, "heavy": 1.0}
+
+
+def _positive(metric_name: str, field: str, value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ConfigError(f"metric {metric_name!r}: {field} must be a positive number, got {value!r}")
+
+
+def _exponent(metric_name: str, penalty: str) -> float:
+    try:
+        return PENALTY_EXPONENTS[penalty]
+    except KeyError:
+        raise ConfigError(f"metric {metric_name!r}: penalty must be one of 'light', 'heavy', got {penalty!r}") from None
+
+
+def quality_score(ctx: MetricContext) -> tuple[float | None, str, Warning | None]:
+    """(quality, where it came from, warning if unusable) for the efficiency metrics."""
+    meta = ctx.trace.metadata.get("quality_score")
+    if meta is not None:
+        if isinstance(meta, bool) or not isinstance(meta, (int, float)) or not 0.0 <= meta <= 1.0:
+            return None, f"metadata.quality_score must be a number in [0, 1], got {meta!r}", Warning.INVALID_DATA
+        return float(meta), "metadata.quality_score", None
+    scores = {}
+    for name in QUALITY_METRICS:
+        r = ctx.results.get(name)
+        if r is not None and r.score is not None:
+            scores[name] = r.score
+    if not scores:
+        return None, ("no quality score: give metadata.quality_score or run one of "
+                      + ", ".join(QUALITY_METRICS)), Warning.MISSING_DATA
+    return sum(scores.values()) / len(scores), "mean of " + ", ".join(sorted(scores)), None
+
+
+def efficiency(quality: float, used: float, expected: float, exponent: float) -> float:
+    """quality if used <= expected, else quality / (used / expected) ** exponent."""
+    return quality if used <= expected else quality / (used / expected) ** exponent
+
+
+@metric("latency_score", dimension="performance", requires=("latency",),
+        summary="1.0 if latency <= threshold_ms else threshold_ms / latency")
+@dataclass(frozen=True, kw_only=True)
+class LatencyScore:
+    """End-to-end latency against a budget (seed 004); uses ``Trace.total_latency_ms``."""
+
+    threshold: float = 0.7
+    threshold_ms: float = 2000.0
+    """Latency budget in milliseconds."""
+
+    def __post_init__(self) -> None:
+        _positive("latency_score", "threshold_ms", self.threshold_ms)
+
+    def score(self, ctx: MetricContext) -> MetricResult:
+        latency = ctx.trace.total_latency_ms()
+        if latency is None:
+            return ctx.null(Warning.MISSING_DATA, "no latency recorded (latency_ms on the trace or its turns)")
+        if latency < 0 or not math.isfinite(latency):
+            return ctx.null(Warning.INVALID_DATA, f"latency must be a non-negative number, got {latency!r}")
+        s = 1.0 if latency <= self.threshold_ms else self.threshold_ms / latency
+        return ctx.result(s, f"{latency:.0f} ms against a {self.threshold_ms:.0f} ms budget",
+                          details={"latency_ms": latency})
+
+
+def _usage_efficiency(ctx: MetricContext, name: str, used: Any, what: str, expected: float,
+                      exponent: float) -> MetricResult:
+    if used is None:
+        return ctx.null(Warning.MISSING_DATA, f"no {what} recorded (usage on the trace, its turns or agents)")
+    if used < 0 or not math.isfinite(used):
+        return ctx.null(Warning.INVALID_DATA, f"{what} must be non-negative, got {used!r}")
+    quality, source, warning = quality_score(ctx)
+    if quality is None:
+        return ctx.null(warning or Warning.MISSING_DATA, source)
+    s = efficiency(quality, used, expected, exponent)
+    ratio = used / expected
+    return ctx.result(s, f"quality {quality:.2f} ({source}); {what} {used:g} = {ratio:.2f}x expected",
+                      details={what.replace(" ", "_"): used, "quality_score": quality, "quality_source": source,
+                               "ratio": ratio})
+
+
+@metric("token_efficiency", dimension="performance", requires=("usage",), after=QUALITY_METRICS,
+        summary="quality if tokens <= expected_tokens else quality / (tokens / expected_tokens) ** p")
+@dataclass(frozen=True, kw_only=True)
+class TokenEfficiency:
+    """Quality penalised by token overuse (seed 004); p = 0.5 (light) or 1.0 (heavy).
+
+    Quality: ``metadata.quality_score`` or the mean of the response-quality metrics run on this
+    trace (hallucination_score not inverted, unlike UAEF); neither gives null (missing_data).
+    """
+
+    threshold: float = 0.7
+    expected_tokens: float = 1000.0
+    penalty: str = "light"
+    """'light' (exponent 0.5) or 'heavy' (exponent 1.0)."""
+
+    def __post_init__(self) -> None:
+        _positive("token_efficiency", "expected_tokens", self.expected_tokens)
+        _exponent("token_efficiency", self.penalty)
+
+    def score(self, ctx: MetricContext) -> MetricResult:
+        usage = ctx.trace.total_usage()
+        return _usage_efficiency(ctx, "token_efficiency", usage.tokens if usage else None, "tokens",
+                                 self.expected_tokens, PENALTY_EXPONENTS[self.penalty])
+
+
+@metric("cost_efficiency", dimension="performance", requires=("usage",), after=QUALITY_METRICS,
+        summary="quality if cost <= expected_cost_usd else quality / (cost / expected_cost_usd) ** p")
+@dataclass(frozen=True, kw_only=True)
+class CostEfficiency:
+    """Quality penalised by cost overrun (seed 004); same formula and quality as token_efficiency."""
+
+    threshold: float = 0.7
+    expected_cost_usd: float = 0.01
+    penalty: str = "light"
+    """'light' (exponent 0.5) or 'heavy' (exponent 1.0)."""
+
+    def __post_init__(self) -> None:
+        _positive("cost_efficiency", "expected_cost_usd", self.expected_cost_usd)
+        _exponent("cost_efficiency", self.penalty)
+
+    def score(self, ctx: MetricContext) -> MetricResult:
+        usage = ctx.trace.total_usage()
+        return _usage_efficiency(ctx, "cost_efficiency", usage.cost_usd if usage else None, "cost usd",
+                                 self.expected_cost_usd, PENALTY_EXPONENTS[self.penalty])
+
+
+@metric("throughput", dimension="performance", requires=("throughput",),
+        summary="min(1, throughput_rps / target_rps)")
+@dataclass(frozen=True, kw_only=True)
+class Throughput:
+    """Requests per second against a target (seed 004); reads ``trace.throughput_rps``."""
+
+    threshold: float = 0.7
+    target_rps: float = 10.0
+
+    def __post_init__(self) -> None:
+        _positive("throughput", "target_rps", self.target_rps)
+
+    def score(self, ctx: MetricContext) -> MetricResult:
+        rps = ctx.trace.throughput_rps
+        if rps is None:
+            return ctx.null(Warning.MISSING_DATA, "no throughput_rps on the trace")
+        if rps < 0 or not math.isfinite(rps):
+            return ctx.null(Warning.INVALID_DATA, f"throughput_rps must be non-negative, got {rps!r}")
+        return ctx.result(min(1.0, rps / self.target_rps), f"{rps:g} rps against a target of {self.target_rps:g}",
+                          details={"throughput_rps": rps})
+
+
+@metric("turn_efficiency", dimension="multi_turn", requires=("multi_turn",), after=("conversation_completeness",),
+        summary="completeness x min(1, expected_turns / user turns)")
+@dataclass(frozen=True, kw_only=True)
+class TurnEfficiency:
+    """Was the goal reached without needless back-and-forth? (seed 004).
+
+    Counts user turns (turns with an input), not system or tool messages: UAEF counts every
+    message, so one tool round trip used up a 'turn' (PEERS.md). The expected count is the
+    trace's ``expected.turns`` when given, else ``expected_turns``. Completeness is the
+    ``conversation_completeness`` result on this trace when it has a score, else 1.0; details
+    say which.
+    """
+
+    threshold: float = 0.7
+    expected_turns: int = 5
+    """Default when the trace has no expected.turns."""
+
+    def __post_init__(self) -> None:
+        _positive("turn_efficiency", "expected_turns", self.expected_turns)
+
+    def score(self, ctx: MetricContext) -> MetricResult:
+        trace = ctx.trace
+        turns = sum(1 for t in trace.turns if t.input is not None)
+        if turns == 0:
+            return ctx.null(Warning.MISSING_DATA, "no user turns (turns with an input)")
+        exp_turns = trace.expected.turns if trace.expected is not None and trace.expected.turns else None
+        expected = exp_turns if exp_turns is not None else self.expected_turns
+        r = ctx.results.get("conversation_completeness")
+        if r is not None and r.score is not None:
+            completeness, source = r.score, "conversation_completeness"
+        else:
+            completeness, source = 1.0, "assumed 1.0 (no conversation_completeness score)"
+        eff = min(1.0, expected / turns)
+        return ctx.result(completeness * eff, f"{turns} user turns, {expected} expected; completeness {source}",
+                          details={"user_turns": turns, "expected_turns": expected, "turn_efficiency": eff,
+                                   "completeness": completeness, "completeness_source": source})
