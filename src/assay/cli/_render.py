@@ -52,3 +52,58 @@ def table(result: RunResult, console: Any = None) -> None:
     if judge:
         console.print(f"\njudge {judge.get('model')}: " + ", ".join(f"{k} {v}" for k, v in judge.items() if k != "model"))
     console.print(one_line(result))
+
+
+def _when(iso: str | None) -> str:
+    return "" if not iso else iso.replace("T", " ").replace("Z", "")[:19]
+
+
+def _status_style(status: str) -> str:
+    return {"completed": "green", "running": "yellow", "failed": "red", "interrupted": "magenta",
+            "incomplete": "magenta"}.get(status, "")
+
+
+def runs_table(infos: list[Any], console: Any = None) -> None:
+    """``assay runs``: one row per stored run, newest first."""
+    from pathlib import PurePath
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    t = Table(title="assay runs", title_justify="left")
+    for col, just in (("id", "left"), ("started (UTC)", "left"), ("inputs", "left"), ("traces", "right"),
+                      ("pass rate", "right"), ("cost", "right"), ("status", "left")):
+        t.add_column(col, justify=just, no_wrap=col in ("id", "started (UTC)"))  # type: ignore[arg-type]
+    for r in infos:
+        inputs = ", ".join(PurePath(str(i.get("path"))).name for i in r.inputs)
+        rate = "—" if r.pass_rate is None else f"{r.pass_rate:.0%} ({r.n_passed}/{r.n_passed + r.n_failed})"
+        cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
+        style = _status_style(r.status)
+        t.add_row(r.id, _when(r.started_at), inputs, str(r.n_traces), rate, cost,
+                  f"[{style}]{r.status}[/]" if style else r.status)
+    console.print(t)
+    if not infos:
+        console.print("[dim]no runs stored yet: `assay run` records every run[/]")
+
+
+def run_detail(info: Any, result: RunResult, console: Any = None) -> None:
+    """``assay runs show``: the run's information, then the summary table."""
+    from rich.console import Console
+
+    console = console or Console()
+    style = _status_style(info.status)
+    console.print(f"[bold]run {info.id}[/]  [{style}]{info.status}[/]" if style else f"[bold]run {info.id}[/]  {info.status}")
+    console.print(f"started {_when(info.started_at)} UTC" + (f", finished {_when(info.finished_at)}" if info.finished_at else ""))
+    for i in info.inputs:
+        digest = f"  sha256 {i['sha256'][:16]}…" if i.get("sha256") else ""
+        console.print(f"input {i.get('path')}{digest}")
+    if info.judge:
+        console.print("judge " + ", ".join(f"{k} {v}" for k, v in info.judge.items()))
+    cost = "—" if info.cost_usd is None else f"${info.cost_usd:.4f}"
+    console.print(f"tokens {info.tokens}, cost {cost}")
+    if info.error:
+        console.print(f"[red]error: {info.error}[/]")
+    if info.status in ("running", "incomplete", "failed", "interrupted"):
+        console.print(f"[yellow]{info.n_traces} trace(s) recorded; summaries below cover those only[/]")
+    table(result, console)

@@ -1,7 +1,12 @@
-"""Glue for ``assay run``: build the judge, stream results to the output, drive the progress bar."""
+"""Glue for ``assay run``, ``assay runs`` and ``assay report``: judge, outputs, progress, store, report.
+
+The store and the report are independent layers (neither imports the other); this module is
+where they meet: a run streams into the store while it is scored, and reports load runs from it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -10,7 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Evaluation
+from ..errors import ConfigError
 from ..model import InputIssue, RunResult, TraceResult
+from ..report import MAX_TRACES, to_csv, to_junit, write_report
+from ..report.screenshot import screenshot as take_screenshot
+from ..store import RunStore, TraceTap, default_store_path, hash_inputs, load_run, load_traces
 
 
 def count_records(paths: list[str]) -> int | None:
@@ -35,19 +44,56 @@ def dumps(obj: Any, indent: int | None = None) -> str:
     return json.dumps(obj, ensure_ascii=False, indent=indent, default=_json_default)
 
 
+def store_path(store: str | None, no_store: bool) -> Path | None:
+    """The run store file for ``--store`` / ``--no-store`` (default: $ASSAY_STORE or the user data dir)."""
+    if store and no_store:
+        raise ConfigError("give --store PATH or --no-store, not both")
+    if no_store:
+        return None
+    return Path(store).expanduser() if store else default_store_path()
+
+
+def open_store(store: str | None) -> RunStore:
+    """The run store named by --store, else the default one; ConfigError when it is off or missing."""
+    path = Path(store).expanduser() if store else default_store_path()
+    if path is None:
+        raise ConfigError("the run store is off (ASSAY_STORE=off); pass --store PATH")
+    if not path.exists():
+        raise ConfigError(f"no run store at {str(path)!r} yet: `assay run` creates it (or pass --store PATH)")
+    return RunStore(path)
+
+
 def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | None, judge_options: dict[str, Any],
                 weights: dict[str, float], thresholds: dict[str, float], input_format: str | None, strict: bool,
-                output: str | None, fmt: str, progress: bool) -> RunResult:
+                output: str | None, fmt: str, progress: bool, store: Path | None = None,
+                html: str | None = None) -> RunResult:
+    """Score ``paths``, streaming into ``store`` (when given) and the chosen output; ``html`` writes a report."""
     judge_obj = None
     if judge is not None:
         from ..judge import make_judge
         judge_obj = make_judge(judge, **judge_options)
     evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds)
+    inputs = hash_inputs(paths)
     with ExitStack() as stack:
+        recorder = None
+        if store is not None:
+            recorder = stack.enter_context(RunStore(store).start(
+                inputs=inputs, metrics=_metric_specs(evaluation), judge=_judge_model(judge_obj),
+                config=_run_config(evaluation, input_format, strict)))
+        tap = TraceTap(paths, input_format) if recorder is not None or html else None
+        report_traces: dict[str, Any] = {}
         sink = None
         if fmt == "jsonl":
             sink = stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
         callbacks = []
+        if tap is not None:
+            def keep(item: TraceResult | InputIssue) -> None:
+                trace = tap.match(item)
+                if recorder is not None:
+                    recorder.add(item, trace)
+                if html and trace is not None and isinstance(item, TraceResult) and _worth_keeping(item, report_traces):
+                    report_traces[item.source or item.id] = trace
+            callbacks.append(keep)
         if sink is not None:
             def write(item: TraceResult | InputIssue) -> None:
                 if isinstance(item, TraceResult):
@@ -74,16 +120,67 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
 
         result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=fmt != "jsonl",
                                 on_result=on_result)
+        result.run["input_files"] = inputs
+        if input_format:
+            result.run["input_format"] = input_format
+        if recorder is not None:
+            result.run["run_id"] = recorder.run_id
+            recorder.finish(result)
         if fmt == "jsonl" and sink is not None:
             tail = result.to_dict()
             tail.pop("traces")
             sink.write(dumps({"summary_record": True, **tail}) + "\n")
-        elif fmt == "json":
-            text = dumps(result.to_dict(), indent=2)
+        elif fmt in ("json", "junit", "csv"):
+            text = {"json": lambda: dumps(result.to_dict(), indent=2) + "\n", "junit": lambda: to_junit(result),
+                    "csv": lambda: to_csv(result)}[fmt]()
             if output:
-                Path(output).write_text(text + "\n", encoding="utf-8")
+                Path(output).write_text(text, encoding="utf-8", newline="")
             else:
-                sys.stdout.write(text + "\n")
+                sys.stdout.write(text)
+    if html:
+        shown = result
+        if not result.traces and store is not None and result.run.get("run_id"):
+            shown = RunStore(store).load(result.run["run_id"])  # -f jsonl kept no traces in memory
+        write_report(html, shown, traces=report_traces)
+    return result
+
+
+def _worth_keeping(item: TraceResult, kept: dict[str, Any]) -> bool:
+    """Input traces held in memory for --html: the report's limit, plus failed ones up to twice that."""
+    return len(kept) < MAX_TRACES or (item.passed is False and len(kept) < 2 * MAX_TRACES)
+
+
+def _metric_specs(evaluation: Evaluation) -> list[dict[str, Any]]:
+    return [{"name": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
+             "params": {f.name: getattr(m, f.name) for f in dataclasses.fields(m) if f.init}}
+            for m in evaluation.metrics]
+
+
+def _run_config(evaluation: Evaluation, input_format: str | None, strict: bool) -> dict[str, Any]:
+    dims = sorted(set(evaluation.dimension_of.values()))
+    return {"dimension_weights": {d: evaluation.dims.weight(d) for d in dims},
+            "dimension_thresholds": {d: evaluation.dims.threshold(d) for d in dims},
+            "skipped_metrics": dict(evaluation.skipped), "input_format": input_format, "strict": strict}
+
+
+def _judge_model(judge: Any) -> dict[str, Any] | None:
+    return None if judge is None else {"model": getattr(judge, "model", type(judge).__name__)}
+
+
+def make_report(ref: str, output: str, *, store: str | None = None, comparison: str | None = None,
+                title: str | None = None, max_traces: int = MAX_TRACES, screenshot: str | None = None) -> RunResult:
+    """``assay report``: load the run (id, prefix, latest, results file) and its traces; write HTML (and PNG)."""
+    result = load_run(ref, store=store)
+    traces = load_traces(result, store=store)
+    comp = None
+    if comparison:
+        try:
+            comp = json.loads(Path(comparison).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--comparison {comparison!r}: cannot read a JSON comparison: {exc}") from None
+    write_report(output, result, traces=traces, comparison=comp, title=title, max_traces=max_traces)
+    if screenshot:
+        take_screenshot(output, screenshot)
     return result
 
 

@@ -15,23 +15,28 @@ from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, debug_option, handle_erro
               help="Metric to run (repeatable). Default: every metric the data supports.")
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="TOML or JSON config file.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write results to this file.")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "jsonl"]), default=None,
-              help="Output format (default: table on the terminal, json into --output).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "jsonl", "junit", "csv"]), default=None,
+              help="Output format (default: table on the terminal, json into --output). junit: JUnit XML, "
+                   "one test case per trace x metric; csv: one row per trace x metric.")
 @click.option("--input-format", default=None, help="Input format (default: detected).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input record.")
 @click.option("--judge", default=None, envvar="ASSAY_JUDGE", help="Judge model, e.g. openai:gpt-4o-mini.")
 @click.option("--weight", "weights", multiple=True, metavar="DIMENSION=W", help="Dimension weight (repeatable).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
+@click.option("--store", "store", type=click.Path(dir_okay=False), default=None,
+              help="Run store file (default: $ASSAY_STORE, else runs.sqlite3 in the user data dir).")
+@click.option("--no-store", is_flag=True, help="Do not record this run in the run store.")
+@click.option("--html", type=click.Path(dir_okay=False), default=None, help="Also write an HTML report here.")
 @debug_option
 @handle_errors
 def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str | None, output: str | None,
             fmt: str | None, input_format: str | None, strict: bool, judge: str | None, weights: tuple[str, ...],
-            progress: bool | None, debug: bool) -> None:
+            progress: bool | None, store: str | None, no_store: bool, html: str | None, debug: bool) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input."""
     from ..engine._config import RunConfig, load_config
     from ..errors import ConfigError
     from . import _render
-    from ._session import run_session
+    from ._session import run_session, store_path
 
     cfg = load_config(config_path) if config_path else RunConfig()
     for w in weights:
@@ -43,14 +48,21 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
         if not eq:
             raise ConfigError(f"--weight {w!r}: expected DIMENSION=NUMBER")
     fmt = fmt or ("json" if output else "table")
+    store_file = store_path(store, no_store)
     result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judge or cfg.judge,
                          judge_options=cfg.judge_options, weights=cfg.weights, thresholds=cfg.thresholds,
                          input_format=input_format, strict=strict, output=output, fmt=fmt,
-                         progress=sys.stderr.isatty() if progress is None else progress)
+                         progress=sys.stderr.isatty() if progress is None else progress, store=store_file,
+                         html=html)
     if fmt == "table":
         _render.table(result)
     elif output:
         click.echo(_render.one_line(result), err=True)
+    if result.run.get("run_id"):
+        click.echo(f"run {result.run['run_id']} stored in {store_file} (assay runs show {result.run['run_id']})",
+                   err=True)
+    if html:
+        click.echo(f"report written to {html}", err=True)
     for issue in result.input_issues[:20]:
         click.echo(f"skipped {issue}", err=True)
     if len(result.input_issues) > 20:

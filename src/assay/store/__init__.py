@@ -1,1 +1,22 @@
+"""The run store: every ``assay run`` in one SQLite file, listable, loadable and comparable.
 
+```python
+from assay.store import load_run, load_traces
+result = load_run("latest")            # or a run id / prefix, "latest~1", or a results file path
+traces = load_traces(result)           # the input traces behind it, for reports
+```
+The file is ``$ASSAY_STORE`` (``off`` disables storing), else ``runs.sqlite3`` in the user data
+dir. Stored per run: id, times, status, inputs with sha256, metrics with parameters, weights and
+thresholds, judge, per-trace results and input traces (JSON per row), summary, tokens and cost.
+"""
+
+from ._codec import new_run_id, read_results_file, result_from_dict
+from ._db import RunInfo, RunStore
+from ._inputs import TraceTap, hash_inputs, trace_key, traces_from_inputs
+from ._load import load_run, load_traces
+from ._paths import ENV, default_store_path
+from ._record import RunRecorder
+
+__all__ = ["ENV", "RunInfo", "RunRecorder", "RunStore", "TraceTap", "default_store_path", "hash_inputs",
+           "load_run", "load_traces", "new_run_id", "read_results_file", "result_from_dict", "trace_key",
+           "traces_from_inputs"]

@@ -1,0 +1,102 @@
+"""CI outputs: JUnit XML and CSV, one test case (row) per trace x metric.
+
+JUnit: a failed threshold is a ``<failure>``, a judge or metric error an ``<error>``, a result
+without a score (missing data, not applicable, not evaluated) ``<skipped>``. Input records that
+could not be read become ``<error>`` cases of an ``assay.inputs`` suite.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from ..model import MetricResult, RunResult
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+CSV_COLUMNS = ("trace_id", "task_id", "trial", "source", "metric", "dimension", "score", "threshold", "passed",
+               "status", "warning", "reason", "judge_calls", "tokens", "cost_usd")
+
+
+def _x(text: Any) -> str:
+    """Text XML 1.0 can carry (control characters dropped; ElementTree escapes the rest)."""
+    return _XML_BAD.sub("", "" if text is None else str(text))
+
+
+def _status(r: MetricResult) -> str:
+    if r.errored:
+        return "error"
+    if r.score is None:
+        return "skipped"
+    return "failed" if r.passed is False else "passed"
+
+
+def _score(x: float | None, digits: int = 3) -> str:
+    return "null" if x is None else f"{x:.{digits}f}"
+
+
+def to_junit(result: RunResult, *, name: str = "assay") -> str:
+    """JUnit XML: a test suite per metric, a test case per trace."""
+    root = ET.Element("testsuites", name=name)
+    by_metric: dict[str, list[tuple[Any, MetricResult]]] = {m: [] for m in result.summary}
+    for t in result.traces:
+        for m, r in t.metrics.items():
+            by_metric.setdefault(m, []).append((t, r))
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for metric, cases in by_metric.items():
+        suite = ET.SubElement(root, "testsuite", name=_x(f"{name}.{metric}"))
+        counts = {"tests": len(cases), "failures": 0, "errors": 0, "skipped": 0}
+        for t, r in cases:
+            case = ET.SubElement(suite, "testcase", classname=_x(f"{name}.{metric}"), name=_x(t.id), time="0")
+            if t.source:
+                case.set("file", _x(t.source))
+            st = _status(r)
+            why = f": {r.reason}" if r.reason else ""
+            if st == "failed":
+                counts["failures"] += 1
+                msg = f"{metric} scored {_score(r.score)} < threshold {_score(r.threshold, 2)}{why}"
+                el = ET.SubElement(case, "failure", message=_x(msg), type="threshold")
+                el.text = _x("\n".join([msg, *(f"evidence: {q}" for q in r.evidence)]))
+            elif st == "error":
+                counts["errors"] += 1
+                ET.SubElement(case, "error", message=_x(f"{metric} {r.warning}{why}"), type=_x(r.warning)).text = _x(r.reason)
+            elif st == "skipped":
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=_x(f"no score ({r.warning}){why}"))
+        for k, v in counts.items():
+            suite.set(k, str(v))
+            totals[k] += v
+    if result.input_issues:
+        suite = ET.SubElement(root, "testsuite", name=f"{name}.inputs", tests=str(len(result.input_issues)),
+                              failures="0", errors=str(len(result.input_issues)), skipped="0")
+        for issue in result.input_issues:
+            case = ET.SubElement(suite, "testcase", classname=f"{name}.inputs", name=_x(str(issue).split(": ")[0]),
+                                 time="0")
+            ET.SubElement(case, "error", message=_x(str(issue)), type="input")
+        totals["tests"] += len(result.input_issues)
+        totals["errors"] += len(result.input_issues)
+    for k, v in totals.items():
+        root.set(k, str(v))
+    if "duration_s" in result.run:
+        root.set("time", str(result.run["duration_s"]))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def to_csv(result: RunResult) -> str:
+    """CSV with a header and one row per trace x metric."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    dims = {name: s.dimension for name, s in result.summary.items()}
+    for t in result.traces:
+        for m, r in t.metrics.items():
+            w.writerow([t.id, t.task_id, "" if t.trial is None else t.trial, t.source or "", m, dims.get(m, ""),
+                        "" if r.score is None else r.score, "" if r.threshold is None else r.threshold,
+                        "" if r.passed is None else str(r.passed).lower(), _status(r),
+                        "" if r.warning is None else str(r.warning), r.reason, r.judge_calls or "", r.tokens or "",
+                        "" if r.cost_usd is None else r.cost_usd])
+    return buf.getvalue()

@@ -1,0 +1,291 @@
+"""The run store: one SQLite file, written by many processes at once.
+
+WAL journaling lets readers (``assay runs``) work while runs write; every write is a short
+``BEGIN IMMEDIATE`` transaction and waits up to ``BUSY_TIMEOUT_S`` for the lock, so concurrent
+runs queue instead of failing. A run row exists from the moment a run starts (status
+``running``); results arrive in batches; a run whose process died keeps what it had written
+and lists as ``incomplete``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..engine._aggregate import SummaryBuilder
+from ..errors import ConfigError
+from ..model import RunResult, Trace, TraceResult
+from ._codec import issue_from_dict, result_from_dict
+
+BUSY_TIMEOUT_S = 60.0
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id          TEXT PRIMARY KEY,
+    started_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    finished_at TEXT,
+    status      TEXT NOT NULL,
+    host        TEXT,
+    pid         INTEGER,
+    inputs      TEXT NOT NULL DEFAULT '[]',
+    metrics     TEXT NOT NULL DEFAULT '[]',
+    config      TEXT NOT NULL DEFAULT '{}',
+    judge       TEXT,
+    n_traces    INTEGER NOT NULL DEFAULT 0,
+    n_passed    INTEGER NOT NULL DEFAULT 0,
+    n_failed    INTEGER NOT NULL DEFAULT 0,
+    n_issues    INTEGER NOT NULL DEFAULT 0,
+    tokens      INTEGER NOT NULL DEFAULT 0,
+    cost_usd    REAL,
+    result      TEXT,
+    error       TEXT
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_id   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq      INTEGER NOT NULL,
+    trace_id TEXT NOT NULL,
+    source   TEXT,
+    passed   INTEGER,
+    result   TEXT NOT NULL,
+    trace    TEXT,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS issues (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq    INTEGER NOT NULL,
+    issue  TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS runs_started ON runs (started_at);
+"""
+
+
+def utcnow() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _alive(pid: int | None) -> bool | None:
+    """Whether a local process is alive; None when it cannot be told (not POSIX)."""
+    if pid is None or os.name != "posix":
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass(slots=True)
+class RunInfo:
+    """One row of ``assay runs``."""
+
+    id: str
+    started_at: str
+    finished_at: str | None
+    status: str
+    """running, completed, failed, interrupted, or incomplete (its process died while running)."""
+    inputs: list[dict[str, Any]]
+    metrics: list[dict[str, Any]]
+    judge: dict[str, Any] | None
+    n_traces: int
+    n_passed: int
+    n_failed: int
+    n_issues: int
+    tokens: int
+    cost_usd: float | None
+    error: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pass_rate(self) -> float | None:
+        scored = self.n_passed + self.n_failed
+        return self.n_passed / scored if scored else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "started_at": self.started_at, "finished_at": self.finished_at,
+                "status": self.status, "inputs": self.inputs, "metrics": [m.get("name") for m in self.metrics],
+                "judge": self.judge, "n_traces": self.n_traces, "n_passed": self.n_passed,
+                "n_failed": self.n_failed, "n_issues": self.n_issues, "pass_rate": self.pass_rate,
+                "tokens": self.tokens, "cost_usd": self.cost_usd, "error": self.error}
+
+
+_INFO_COLUMNS = ("id, started_at, finished_at, status, host, pid, inputs, metrics, judge, n_traces, n_passed, "
+                 "n_failed, n_issues, tokens, cost_usd, error, config")
+
+
+def _info(row: tuple[Any, ...]) -> RunInfo:
+    (id_, started, finished, status, host, pid, inputs, metrics, judge, n, n_passed, n_failed, n_issues, tokens,
+     cost, error, config) = row
+    if status == "running" and host == socket.gethostname() and _alive(pid) is False:
+        status = "incomplete"
+    return RunInfo(id_, started, finished, status, json.loads(inputs), json.loads(metrics),
+                   json.loads(judge) if judge else None, n, n_passed, n_failed, n_issues, tokens, cost, error,
+                   json.loads(config or "{}"))
+
+
+class RunStore:
+    """A run store file; cheap to create: connections are opened per operation."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.path)!r})"
+
+    def connect(self) -> sqlite3.Connection:
+        """A connection in autocommit mode with WAL and the busy timeout set; creates the file."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the run store {str(self.path)!r}: {exc}; "
+                              "set ASSAY_STORE or pass --store PATH / --no-store") from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                with write_transaction(conn):
+                    for statement in _SCHEMA.split(";"):  # not executescript: it would COMMIT
+                        if statement.strip():
+                            conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise ConfigError(f"{str(self.path)!r} is not a usable assay run store: {exc}") from None
+        return conn
+
+    @contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
+        conn = self.connect()
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def start(self, *, inputs: list[dict[str, Any]], metrics: list[dict[str, Any]],
+              config: dict[str, Any] | None = None, judge: dict[str, Any] | None = None,
+              batch_size: int = 200, flush_interval_s: float = 2.0) -> "RunRecorder":
+        """Create a ``running`` run row and return the recorder that fills it."""
+        from ._record import RunRecorder
+        return RunRecorder.begin(self, inputs=inputs, metrics=metrics, config=config or {}, judge=judge,
+                                 batch_size=batch_size, flush_interval_s=flush_interval_s)
+
+    def runs(self, limit: int | None = None) -> list[RunInfo]:
+        """Runs, newest first."""
+        with self._conn() as conn:
+            rows = conn.execute(f"SELECT {_INFO_COLUMNS} FROM runs ORDER BY id DESC LIMIT ?",
+                                (-1 if limit is None else limit,)).fetchall()
+        return [_info(r) for r in rows]
+
+    def resolve(self, ref: str) -> str:
+        """A run id from an id, a unique id prefix, ``latest`` or ``latest~N`` (N runs before it)."""
+        with self._conn() as conn:
+            if ref == "latest" or ref.startswith("latest~"):
+                back = ref.partition("~")[2] or "0"
+                if not back.isdigit():
+                    raise ConfigError(f"bad run reference {ref!r}: expected latest or latest~N")
+                row = conn.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (int(back),)).fetchone()
+                if row is None:
+                    raise ConfigError(f"no run {ref!r} in the run store {str(self.path)!r}")
+                return row[0]
+            like = ref.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            ids = [r[0] for r in conn.execute(
+                "SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id DESC LIMIT 6", (like,))]
+        if not ids:
+            raise ConfigError(f"no run {ref!r} in the run store {str(self.path)!r}; `assay runs` lists them")
+        if len(ids) > 1 and ref.lower() not in ids:
+            more = ", ..." if len(ids) > 5 else ""
+            raise ConfigError(f"run prefix {ref!r} is ambiguous: {', '.join(ids[:5])}{more}")
+        return ref.lower() if ref.lower() in ids else ids[0]
+
+    def info(self, ref: str) -> RunInfo:
+        run_id = self.resolve(ref)
+        with self._conn() as conn:
+            return _info(conn.execute(f"SELECT {_INFO_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone())
+
+    def load(self, ref: str) -> RunResult:
+        """A stored run as a RunResult; an unfinished run gets summaries rebuilt from its traces."""
+        run_id = self.resolve(ref)
+        with self._conn() as conn:
+            row = conn.execute(f"SELECT {_INFO_COLUMNS}, result FROM runs WHERE id = ?", (run_id,)).fetchone()
+            info = _info(row[:-1])
+            traces = [TraceResult.from_dict(json.loads(r[0])) for r in
+                      conn.execute("SELECT result FROM results WHERE run_id = ? ORDER BY seq", (run_id,))]
+            issues = [issue_from_dict(json.loads(r[0])) for r in
+                      conn.execute("SELECT issue FROM issues WHERE run_id = ? ORDER BY seq", (run_id,))]
+        if row[-1] is not None:
+            result = result_from_dict(json.loads(row[-1]), traces)
+        else:
+            result = _rebuild(info, traces)
+        result.input_issues = issues or result.input_issues
+        result.run.update(run_id=info.id, status=info.status, input_files=info.inputs)
+        if info.error:
+            result.run["error"] = info.error
+        return result
+
+    def traces(self, ref: str, *, limit: int | None = None) -> dict[str, Trace]:
+        """The stored input traces of a run, keyed by ``file:line`` source (else trace id)."""
+        run_id = self.resolve(ref)
+        out: dict[str, Trace] = {}
+        with self._conn() as conn:
+            rows = conn.execute("SELECT trace_id, source, trace FROM results WHERE run_id = ? AND trace IS NOT NULL "
+                                "ORDER BY seq LIMIT ?", (run_id, -1 if limit is None else limit))
+            for trace_id, source, text in rows:
+                try:
+                    out[source or trace_id] = Trace.model_validate_json(text)
+                except ValueError:
+                    continue
+        return out
+
+    def delete(self, ref: str) -> str:
+        run_id = self.resolve(ref)
+        with self._conn() as conn, write_transaction(conn):
+            for table in ("results", "issues"):
+                conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        return run_id
+
+
+def _rebuild(info: RunInfo, traces: list[TraceResult]) -> RunResult:
+    """Summaries of a run that never finished, from the traces it wrote."""
+    dimension_of = {m["name"]: m.get("dimension", "custom") for m in info.metrics}
+    thresholds = {m["name"]: (m.get("params") or {}).get("threshold") for m in info.metrics}
+    builder = SummaryBuilder(dimension_of, thresholds)
+    for t in traces:
+        builder.add(t.metrics)
+    run: dict[str, Any] = {"started_at": info.started_at, "n_traces": len(traces),
+                           "n_passed": sum(t.passed is True for t in traces),
+                           "n_failed": sum(t.passed is False for t in traces), "n_input_issues": info.n_issues,
+                           "metrics": info.metrics, "inputs": [i.get("path") for i in info.inputs],
+                           **info.config}
+    if info.judge:
+        run["judge"] = info.judge
+    return RunResult(traces, builder.finish(), run)
+
+
+@contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction that takes the lock up front (no deadlock on upgrade)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+

@@ -1,0 +1,150 @@
+"""Writing one run into the store as its results stream in."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import time
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from ..model import InputIssue, RunResult, Trace, TraceResult
+from ._codec import dumps, new_run_id
+from ._db import write_transaction, utcnow
+
+if TYPE_CHECKING:
+    from ._db import RunStore
+
+
+class RunRecorder:
+    """Buffers results and writes them in batches; ``finish`` or ``abort`` closes the run.
+
+    As a context manager, an exception leaving the block marks the run ``interrupted``
+    (KeyboardInterrupt) or ``failed`` after writing what was buffered.
+    """
+
+    def __init__(self, store: "RunStore", conn: sqlite3.Connection, run_id: str, *, batch_size: int,
+                 flush_interval_s: float) -> None:
+        self.store, self.run_id = store, run_id
+        self._conn: sqlite3.Connection | None = conn
+        self._batch_size, self._interval = batch_size, flush_interval_s
+        self._results: list[tuple[Any, ...]] = []
+        self._issues: list[tuple[Any, ...]] = []
+        self._seq = self._issue_seq = 0
+        self._counts = {"n_traces": 0, "n_passed": 0, "n_failed": 0, "n_issues": 0, "tokens": 0}
+        self._cost: float | None = None
+        self._last_flush = time.monotonic()
+
+    @classmethod
+    def begin(cls, store: "RunStore", *, inputs: list[dict[str, Any]], metrics: list[dict[str, Any]],
+              config: dict[str, Any], judge: dict[str, Any] | None, batch_size: int = 200,
+              flush_interval_s: float = 2.0) -> "RunRecorder":
+        conn = store.connect()
+        now = utcnow()
+        for _ in range(5):  # a duplicate id needs the same millisecond and 20 random bits: retry anyway
+            run_id = new_run_id()
+            try:
+                with write_transaction(conn):
+                    conn.execute(
+                        "INSERT INTO runs (id, started_at, updated_at, status, host, pid, inputs, metrics, config, judge)"
+                        " VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                        (run_id, now, now, socket.gethostname(), os.getpid(), dumps(inputs), dumps(metrics),
+                         dumps(config), None if judge is None else dumps(judge)))
+                break
+            except sqlite3.IntegrityError:
+                continue
+        else:  # pragma: no cover - 5 collisions in a row
+            conn.close()
+            raise RuntimeError("could not allocate a unique run id")
+        return cls(store, conn, run_id, batch_size=batch_size, flush_interval_s=flush_interval_s)
+
+    def add(self, item: TraceResult | InputIssue, trace: Trace | None = None) -> None:
+        """Buffer one streamed item (with its input trace when known); flushes by size or time."""
+        if isinstance(item, InputIssue):
+            self._issues.append((self.run_id, self._issue_seq, dumps(asdict(item))))
+            self._issue_seq += 1
+            self._counts["n_issues"] += 1
+        else:
+            text = None if trace is None else trace.model_dump_json(by_alias=True, exclude_none=True)
+            self._results.append((self.run_id, self._seq, item.id, item.source,
+                                  None if item.passed is None else int(item.passed), dumps(item.to_dict()), text))
+            self._seq += 1
+            c = self._counts
+            c["n_traces"] += 1
+            c["n_passed"] += item.passed is True
+            c["n_failed"] += item.passed is False
+            for r in item.metrics.values():
+                c["tokens"] += r.tokens
+                if r.cost_usd is not None:
+                    self._cost = (self._cost or 0.0) + r.cost_usd
+        if (len(self._results) + len(self._issues) >= self._batch_size
+                or time.monotonic() - self._last_flush >= self._interval):
+            self.flush()
+
+    def flush(self, **columns: Any) -> None:
+        """Write buffered items and the running totals (plus ``columns``) in one transaction."""
+        conn = self._conn
+        if conn is None:
+            return
+        cols = {**self._counts, "cost_usd": self._cost, "updated_at": utcnow(), **columns}
+        with write_transaction(conn):
+            if self._results:
+                conn.executemany("INSERT INTO results (run_id, seq, trace_id, source, passed, result, trace) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?)", self._results)
+            if self._issues:
+                conn.executemany("INSERT INTO issues (run_id, seq, issue) VALUES (?, ?, ?)", self._issues)
+            conn.execute(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in cols)} WHERE id = ?",
+                         (*cols.values(), self.run_id))
+        self._results.clear()
+        self._issues.clear()
+        self._last_flush = time.monotonic()
+
+    def finish(self, result: RunResult) -> None:
+        """Mark the run completed and store its summary, statistics and run information."""
+        doc = result.to_dict()
+        doc.pop("traces")
+        doc.pop("input_issues")
+        cost = _run_cost(result)
+        judge = result.run.get("judge")
+        extra: dict[str, Any] = {"status": "completed", "finished_at": utcnow(), "result": dumps(doc)}
+        if cost is not None:
+            extra["cost_usd"] = cost
+        if judge is not None:
+            extra["judge"] = dumps(judge)
+        self.flush(**extra)
+        self.close()
+
+    def abort(self, status: str = "failed", error: str = "") -> None:
+        """Write what was buffered and mark the run ``failed`` or ``interrupted``."""
+        try:
+            self.flush(status=status, finished_at=utcnow(), error=error or None)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> "RunRecorder":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        if self._conn is None:
+            return
+        if exc is None:
+            self.abort("failed", "the run ended without a result")
+        elif isinstance(exc, KeyboardInterrupt):
+            self.abort("interrupted", "interrupted")
+        else:
+            self.abort("failed", f"{type(exc).__name__}: {exc}")
+
+
+def _run_cost(result: RunResult) -> float | None:
+    costs = [s.cost_usd for s in result.summary.values() if s.cost_usd is not None]
+    if costs:
+        return sum(costs)
+    judge = result.run.get("judge") or {}
+    cost = judge.get("cost_usd") if isinstance(judge, dict) else None
+    return float(cost) if isinstance(cost, (int, float)) else None
