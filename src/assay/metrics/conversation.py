@@ -225,15 +225,12 @@ class PerTurnSentiment(ScaleJudged):
     threshold: float = 0.7
 
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        t = ctx.turn
-        if t is None or t.input is None:
-            return ctx.null(Warning.MISSING_DATA, "the turn has no user message")
-        if not t.input.strip():
+        got = turn_sections(ctx)  # an exchange: the user's message and the agent's reply
+        if isinstance(got, MetricResult):
+            return got
+        if not any(s.label == "USER_MESSAGE" and s.text.strip() for s in got):
             return ctx.null(Warning.INVALID_DATA, "the user message is empty")
-        out = [Section("USER_MESSAGE", t.input, "The user's message:")]
-        if t.output:
-            out.append(Section("AGENT_RESPONSE", t.output, "The agent's reply (context only):"))
-        return out
+        return got
 
 
 @metric("per_turn_agent_tone", dimension="multi_turn", requires=("judge",), level="turn", judge_calls=1,
