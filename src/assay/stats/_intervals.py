@@ -33,7 +33,7 @@ class Interval:
     n_clusters: int
     """Independent units: clusters when they repeat, else n."""
     method: str
-    """"wilson", "t", "bootstrap" (iid) or "cluster_bootstrap"."""
+    """One of "wilson", "t", "bootstrap" (iid) or "cluster_bootstrap"."""
 
 
 def check_level(level: float, who: str) -> float:
@@ -146,7 +146,8 @@ def mean_interval(
     ``method="auto"``: a cluster bootstrap when cluster ids repeat, else the Student t interval.
     ``"bootstrap"`` forces the bootstrap (iid when *clusters* is None); ``"t"`` forces t (clusters
     ignored). The bootstrap needs numpy and is reproducible for a given *seed*. With one value, or
-    one cluster, there is no spread to measure: the bounds are None.
+    one cluster, there is no spread to measure: the bounds are None. For independent pass/fail
+    outcomes prefer ``wilson_interval``: a t interval can reach past 0 or 1.
     """
     level = check_level(level, "mean_interval")
     check_positive_int(n_boot, "n_boot", "mean_interval")

@@ -94,7 +94,7 @@ class PassK:
     pass_pow_k_ci_high: float | None = None
     ci_level: float | None = None
     mode: str = "frequentist"
-    """"frequentist", "bayesian_exact" or "bayesian_monte_carlo"."""
+    """One of "frequentist", "bayesian_exact" or "bayesian_monte_carlo"."""
     family: str = PER_CONVERSATION
     """Which pass@k estimator family: per conversation, p from interactions (not trials)."""
 

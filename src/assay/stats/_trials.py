@@ -51,7 +51,7 @@ class TrialPassK:
     """pass@k and pass^k averaged over tasks, with intervals; estimates None when no task has n >= k."""
 
     family: str
-    """"trial_unbiased" (unbiased estimators, task bootstrap) or "trial_bayesian" (posterior)."""
+    """Either "trial_unbiased" (unbiased estimators, task bootstrap) or "trial_bayesian" (posterior)."""
     k: int
     pass_at_k: float | None
     pass_at_k_ci_low: float | None
@@ -65,7 +65,7 @@ class TrialPassK:
     """Tasks left out because they had fewer than k trials."""
     level: float
     method: str
-    """"task_bootstrap" or "posterior_draws"."""
+    """Either "task_bootstrap" or "posterior_draws"."""
 
 
 _METHODS = ("bootstrap", "bayesian")
