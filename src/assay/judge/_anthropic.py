@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
@@ -9,7 +10,7 @@ from assay.errors import ConfigError
 
 from ._base import Backend, Completion, LoopLocal
 from ._parse import json_schema, schema_instruction
-from ._prices import Price
+from ._prices import Price, is_local_url, resolve_price
 from ._protocol import JudgeRequest
 
 TOOL_NAME = "submit_verdict"
@@ -31,6 +32,8 @@ class AnthropicJudge(Backend):
                  price: Price | None = None) -> None:
         if structured not in MODES:
             raise ConfigError.unknown("structured-output mode for anthropic", structured, MODES)
+        if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
+            price = resolve_price(name, local=is_local_url(base_url))
         super().__init__(name, timeout=timeout, price=price)
         try:
             import anthropic  # imported here so that assay works without the extra
@@ -39,6 +42,9 @@ class AnthropicJudge(Backend):
         self._anthropic = anthropic
         self.base_url, self.max_tokens, self.mode = base_url, max_tokens, structured
         self._api_key = api_key
+        # Recent SDKs dropped `temperature` (newer models fix it); send it only where it still exists.
+        create = anthropic.resources.messages.AsyncMessages.create
+        self._takes_temperature = "temperature" in inspect.signature(create).parameters
         self._client = LoopLocal(self._new_client, lambda client: client.close())
 
     def _new_client(self) -> Any:
@@ -48,8 +54,9 @@ class AnthropicJudge(Backend):
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
         system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")
         messages = [{"role": m["role"], "content": m["content"]} for m in request.messages if m["role"] != "system"]
-        params: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens or self.max_tokens,
-                                  "temperature": request.temperature}
+        params: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens or self.max_tokens}
+        if self._takes_temperature:
+            params["temperature"] = request.temperature
         if system:
             params["system"] = system
         if self.mode == "tools":

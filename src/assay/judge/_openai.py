@@ -15,7 +15,7 @@ from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion, LoopLocal, provider_error
 from ._parse import json_schema, schema_instruction, strict_schema
-from ._prices import Price
+from ._prices import Price, is_local_url, resolve_price
 from ._protocol import JudgeRequest
 
 MODES = ("json_schema", "tools", "json")
@@ -62,6 +62,8 @@ class OpenAICompatible(Backend):
                  default_headers: dict[str, str] | None = None) -> None:
         if structured not in MODES:
             raise ConfigError.unknown("structured-output mode", structured, MODES)
+        if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
+            price = resolve_price(name, local=is_local_url(base_url))
         super().__init__(name, backend=provider, timeout=timeout, price=price)
         self._openai = import_openai()
         self.provider, self.base_url = provider, base_url

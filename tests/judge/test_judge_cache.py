@@ -1,0 +1,165 @@
+"""The persistent cache: re-runs are free, repeats are independent, a killed run resumes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from judge_helpers import GOOD, Score, request
+
+from assay.judge import JudgeCache, Verdict, cache_key, default_cache_path
+from tests.support.judge_server import delayed, malformed, obj, status
+
+
+def gather(judge, n, **kw):
+    async def batch():
+        return await asyncio.gather(*(judge.judge(request(i, **kw)) for i in range(n)))
+    return asyncio.run(batch())
+
+
+def test_rerun_makes_zero_backend_calls(make, judge_server, tmp_path):
+    judge_server.default = obj(GOOD)
+    path = tmp_path / "judge.sqlite3"
+    first = gather(make(cache=path), 10)
+    assert len(judge_server.requests) == 10 and not any(v.cached for v in first)
+
+    judge = make(cache=path)  # a new judge, as in a new process
+    second = gather(judge, 10)
+    assert len(judge_server.requests) == 10  # the server saw nothing new
+    assert all(v.cached and v.parsed == Score(**GOOD) and v.cost_usd == 0.0 for v in second)
+    assert judge.stats.cached == 10 and judge.stats.calls == 0
+    assert [v.raw for v in second] == [v.raw for v in first]
+
+
+def test_repeats_are_independent_entries(make, judge_server, tmp_path):
+    judge_server.default = obj(GOOD)
+    judge = make(cache=tmp_path / "c.sqlite3")
+    for repeat in range(3):
+        gather(judge, 2, repeat=repeat)
+    assert len(judge_server.requests) == 6
+    gather(judge, 2, repeat=1)
+    assert len(judge_server.requests) == 6 and len(judge.cache) == 6
+
+
+def test_key_covers_everything_that_changes_a_verdict():
+    base = request()
+    variants = [request(repeat=1), request(1), request(temperature=0.5), request(max_tokens=10),
+                request(schema=type("Other", (Score,), {}))]
+    keys = {cache_key("m", base), cache_key("other-model", base)} | {cache_key("m", r) for r in variants}
+    assert len(keys) == 2 + len(variants)
+    assert cache_key("m", request()) == cache_key("m", base)
+
+
+def test_only_successful_verdicts_are_cached(make, judge_server, tmp_path):
+    judge_server.push(status(400, "bad"), malformed(), obj(GOOD))
+    judge = make(cache=tmp_path / "c.sqlite3", reasks=0)
+    assert gather(judge, 1)[0].error is not None  # 400
+    assert gather(judge, 1)[0].error is not None  # malformed
+    assert gather(judge, 1)[0].error is None
+    assert gather(judge, 1)[0].cached
+    assert len(judge_server.requests) == 3
+
+
+def test_cache_disabled_calls_every_time(make, judge_server):
+    judge_server.default = obj(GOOD)
+    judge = make(cache=False)
+    gather(judge, 3)
+    gather(judge, 3)
+    assert len(judge_server.requests) == 6
+
+
+def test_default_path_follows_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "x"))
+    assert default_cache_path() == tmp_path / "x" / "judge.sqlite3"
+    monkeypatch.delenv("ASSAY_CACHE_DIR")
+    assert default_cache_path().name == "judge.sqlite3" and "assay" in str(default_cache_path())
+
+
+def test_default_cache_is_used_when_enabled(make, judge_server, tmp_path):
+    judge_server.default = obj(GOOD)
+    gather(make(cache=True), 2)
+    assert (tmp_path / "cache" / "judge.sqlite3").exists()  # ASSAY_CACHE_DIR from conftest
+
+
+def test_threads_share_one_cache_file(tmp_path):
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    verdict = Verdict(parsed=Score(**GOOD), raw="{}", model="m")
+
+    def work(t):
+        for i in range(50):
+            cache.put(f"{t}-{i}", verdict)
+            assert cache.get(f"{t}-{i}", Score).parsed == Score(**GOOD)
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(cache) == 400
+
+
+def test_processes_share_one_cache_file(tmp_path):
+    path = tmp_path / "c.sqlite3"
+    code = textwrap.dedent(f"""
+        import sys, pydantic
+        from assay.judge import JudgeCache, Verdict
+        class S(pydantic.BaseModel):
+            x: int
+        c = JudgeCache({str(path)!r})
+        for i in range(100):
+            c.put(f"{{sys.argv[1]}}-{{i}}", Verdict(parsed=S(x=i), raw="", model="m"))
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(n)]) for n in range(4)]
+    assert [p.wait(timeout=30) for p in procs] == [0] * 4
+    assert len(JudgeCache(path)) == 400
+
+
+RESUMABLE = """
+import asyncio, sys
+sys.path[:0] = [{root!r}, {here!r}]
+from judge_helpers import request
+from assay.judge import make_judge
+
+async def main():
+    judge = make_judge("openai-compatible:scripted@{url}", cache={cache!r}, concurrency=2)
+    await asyncio.gather(*(judge.judge(request(i)) for i in range({n})))
+    print("finished", flush=True)
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs SIGKILL")
+def test_a_killed_run_resumes_without_paying_again(judge_server, tmp_path, make):
+    n, cache = 20, tmp_path / "resume.sqlite3"
+    judge_server.default = delayed(obj(GOOD), 0.1)
+    script = RESUMABLE.format(root=str(Path(__file__).parents[2]), here=str(Path(__file__).parent),
+                              url=judge_server.url, cache=str(cache), n=n)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while judge_server.completed < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+
+    done = len(JudgeCache(cache))
+    assert 1 <= done < n, "the run was killed midway, after some verdicts were stored"
+    before = len(judge_server.requests)
+    judge_server.default = obj(GOOD)
+    verdicts = gather(make(cache=cache), n)
+    assert all(v.error is None for v in verdicts)
+    assert len(judge_server.requests) - before == n - done  # only the unfinished calls are paid for
+    assert sum(v.cached for v in verdicts) == done
+
+
+def test_cache_survives_a_corrupt_entry(tmp_path):
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    cache._connection().execute("INSERT INTO verdicts VALUES ('k', 'm', 'not json', 0)")
+    assert cache.get("k", Score) is None
