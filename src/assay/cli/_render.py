@@ -67,20 +67,24 @@ def runs_table(infos: list[Any], console: Any = None) -> None:
     """``assay runs``: one row per stored run, newest first."""
     from pathlib import PurePath
 
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
-    t = Table(title="assay runs", title_justify="left")
+    t = Table(title="assay runs", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+              collapse_padding=True)
     for col, just in (("id", "left"), ("started (UTC)", "left"), ("inputs", "left"), ("traces", "right"),
-                      ("pass rate", "right"), ("cost", "right"), ("status", "left")):
-        t.add_column(col, justify=just, no_wrap=col in ("id", "started (UTC)"))  # type: ignore[arg-type]
+                      ("pass", "right"), ("cost", "right"), ("status", "left")):
+        t.add_column(col, justify=just, no_wrap=True, overflow="ellipsis",  # type: ignore[arg-type]
+                     min_width={"id": 13, "started (UTC)": 16, "inputs": 6, "traces": 6, "pass": 4, "cost": 7,
+                                "status": 11}.get(col), max_width=24 if col == "inputs" else None)
     for r in infos:
         inputs = ", ".join(PurePath(str(i.get("path"))).name for i in r.inputs)
-        rate = "—" if r.pass_rate is None else f"{r.pass_rate:.0%} ({r.n_passed}/{r.n_passed + r.n_failed})"
+        rate = "—" if r.pass_rate is None else f"{r.pass_rate:.0%}"
         cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
         style = _status_style(r.status)
-        t.add_row(r.id, _when(r.started_at), inputs, str(r.n_traces), rate, cost,
+        t.add_row(r.id, _when(r.started_at)[:16], inputs, str(r.n_traces), rate, cost,
                   f"[{style}]{r.status}[/]" if style else r.status)
     console.print(t)
     if not infos:

@@ -1,0 +1,152 @@
+"""``assay run --store/--no-store``, ``assay runs``, and ``load_run`` / ``load_traces``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli import main
+from assay.errors import ConfigError, DataError
+from assay.store import RunStore, default_store_path, load_run, load_traces
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "traces.jsonl"
+
+
+def good(i: int, ok: bool = True) -> dict:
+    return {"id": f"t{i}", "turns": [{"input": f"q{i}", "output": f"a{i}",
+                                      "tool_calls": [{"name": "search" if ok else "weather"}]}],
+            "expected": {"tool_calls": [{"name": "search"}]}}
+
+
+def write(tmp_path: Path, rows: list, name: str = "traces.jsonl") -> Path:
+    p = tmp_path / name
+    p.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return p
+
+
+def invoke(*args: str, input: str | None = None):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False, input=input)
+
+
+def run_id_from(stderr: str) -> str:
+    line = next(x for x in stderr.splitlines() if x.startswith("run ") and " stored in " in x)
+    return line.split()[1]
+
+
+def test_run_is_stored_by_default_and_listed(tmp_path):
+    p = write(tmp_path, [good(1), good(2, ok=False)])
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy")
+    assert r.exit_code == 1
+    run_id = run_id_from(r.stderr)
+    assert str(default_store_path()) in r.stderr
+    listing = invoke("runs", "--json")
+    assert listing.exit_code == 0
+    (row,) = json.loads(listing.stdout)
+    assert row["id"] == run_id and row["status"] == "completed" and row["n_traces"] == 2
+    assert row["pass_rate"] == 0.5 and row["metrics"] == ["tool_selection_accuracy"]
+    assert row["inputs"][0]["path"] == str(p) and len(row["inputs"][0]["sha256"]) == 64
+    table = invoke("runs")
+    assert run_id in table.stdout and "completed" in table.stdout
+    show = invoke("runs", "show", run_id[:9])
+    assert show.exit_code == 0 and f"run {run_id}" in show.stdout and "tool_selection_accuracy" in show.stdout
+    doc = json.loads(invoke("runs", "show", "latest", "--json").stdout)
+    assert [t["id"] for t in doc["traces"]] == ["t1", "t2"] and doc["run"]["run_id"] == run_id
+
+
+def test_store_path_flag_no_store_and_env_off(tmp_path, monkeypatch):
+    p = write(tmp_path, [good(1)])
+    custom = tmp_path / "elsewhere" / "my.sqlite3"
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy", "--store", str(custom))
+    assert r.exit_code == 0 and custom.exists() and f"stored in {custom}" in r.stderr
+    assert json.loads(invoke("runs", "--store", str(custom), "--json").stdout)[0]["n_traces"] == 1
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy", "--no-store")
+    assert r.exit_code == 0 and "stored" not in r.stderr and not default_store_path().exists()
+    r = invoke("run", str(p), "--store", str(custom), "--no-store")
+    assert r.exit_code == 2 and "not both" in r.stderr
+    monkeypatch.setenv("ASSAY_STORE", "off")
+    assert default_store_path() is None
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy")
+    assert r.exit_code == 0 and "stored" not in r.stderr
+    r = invoke("runs")
+    assert r.exit_code == 2 and "store is off" in r.stderr
+
+
+def test_runs_on_a_missing_store_is_a_usage_error(tmp_path):
+    r = invoke("runs", "--store", str(tmp_path / "nope.sqlite3"))
+    assert r.exit_code == 2 and "no run store at" in r.stderr
+    r = invoke("run", str(write(tmp_path, [good(1)])), "-m", "tool_selection_accuracy")
+    r = invoke("runs", "show", "zzzzzz")
+    assert r.exit_code == 2 and "no run 'zzzzzz'" in r.stderr
+
+
+def test_input_issues_are_stored_and_traces_stay_matched_to_results(tmp_path):
+    p = write(tmp_path, [good(1), "{broken", good(2), "[]", good(3, ok=False)])
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy")
+    assert r.exit_code == 2
+    run_id = run_id_from(r.stderr)
+    result = load_run(run_id)
+    assert [t.id for t in result.traces] == ["t1", "t2", "t3"]
+    assert [(i.line, i.message[:14]) for i in result.input_issues] == [(2, "not valid JSON"), (4, "expected a tra")]
+    traces = load_traces(result)
+    assert {k: v.turns[0].input for k, v in traces.items()} == {f"{p}:1": "q1", f"{p}:3": "q2", f"{p}:5": "q3"}
+
+
+def test_jsonl_output_still_stores_every_trace(tmp_path):
+    p = write(tmp_path, [good(i) for i in range(7)])
+    out = tmp_path / "r.jsonl"
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy", "-f", "jsonl", "-o", str(out))
+    assert r.exit_code == 0
+    stored = load_run("latest")
+    assert len(stored.traces) == 7 and len(load_traces(stored)) == 7
+    from_file = load_run(str(out))
+    assert [t.id for t in from_file.traces] == [t.id for t in stored.traces]
+    assert from_file.summary["tool_selection_accuracy"].n == 7
+
+
+def test_stdin_runs_are_stored_without_input_traces(tmp_path):
+    rows = "\n".join(json.dumps(good(i)) for i in range(3)) + "\n"
+    r = invoke("run", "-", "-m", "tool_selection_accuracy", input=rows)
+    assert r.exit_code == 0
+    result = load_run("latest")
+    assert len(result.traces) == 3 and load_traces(result) == {}
+
+
+def test_a_strict_run_that_stops_is_recorded_as_failed(tmp_path):
+    p = write(tmp_path, [good(1), "[]", good(2)])
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy", "--strict")
+    assert r.exit_code == 2
+    (info,) = RunStore(default_store_path()).runs()
+    assert info.status == "failed" and "expected a trace object" in info.error
+
+
+def test_load_run_from_results_files_and_traces_from_unchanged_inputs(tmp_path):
+    p = write(tmp_path, [good(1), good(2, ok=False)])
+    out = tmp_path / "res.json"
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy", "-o", str(out), "--no-store")
+    assert r.exit_code == 1
+    result = load_run(str(out))
+    assert [t.passed for t in result.traces] == [True, False]
+    s = result.summary["tool_selection_accuracy"]
+    assert (s.n, s.n_passed, s.threshold) == (2, 1, 0.7)
+    assert result.run["input_files"][0]["sha256"]
+    assert set(load_traces(result)) == {f"{p}:1", f"{p}:2"}
+    p.write_text(p.read_text().replace("q1", "changed"))  # the input changed: its traces are not trusted
+    assert load_traces(result) == {}
+
+
+def test_load_run_errors_name_the_problem(tmp_path):
+    with pytest.raises(ConfigError, match="no such results file"):
+        load_run(str(tmp_path / "missing.json"))
+    bad = tmp_path / "x.json"
+    bad.write_text('{"hello": 1}')
+    with pytest.raises(DataError, match="not an assay results file"):
+        load_run(str(bad))
+    with pytest.raises(ConfigError, match="does not exist yet"):
+        load_run("latest")
+    os.environ["ASSAY_STORE"] = "off"
+    with pytest.raises(ConfigError, match="store is off"):
+        load_run("latest")
