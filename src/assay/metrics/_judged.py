@@ -377,15 +377,19 @@ class Session:
                 else "descending"
         else:
             keys = self.order(call, what, list(block))
-        return "\n".join(f"- {k}: {block[k]}" for k in keys), keys
+        return "\n".join(f"- {k}: {block[k]}" if block[k] else f"- {k}" for k in keys), keys
 
     async def ask(self, call: str, schema: type[pydantic.BaseModel], sections: Sequence[Section], *,
-                  substitutions: dict[str, str] | None = None) -> Any:
-        """Send the rubric's *call* prompt with *sections* fenced; the parsed verdict or JudgeFailed."""
+                  substitutions: dict[str, str] | None = None, prompt: str | None = None) -> Any:
+        """Send the rubric's *prompt* (default: *call*) with *sections* fenced; the parsed verdict.
+
+        *call* names the request within this metric (it seeds the fence and the option order);
+        raises :class:`JudgeFailed` carrying the null result when there is no usable verdict.
+        """
         if self.ctx.judge is None:
             raise JudgeFailed(self.null(Warning.NOT_EVALUATED, "no judge configured"))
         fence = Fence.for_seed(*self.identity(call))
-        system = string.Template(self.rubric.prompt(call)).safe_substitute(
+        system = string.Template(self.rubric.prompt(prompt or call)).safe_substitute(
             {**(substitutions or {}), "fence_notice": fence.notice()})
         parts = []
         for s in sections:
@@ -430,7 +434,8 @@ class Session:
         return ok, bad
 
     # -- results -------------------------------------------------------------------------------
-    def _finish(self, r: MetricResult) -> MetricResult:
+    def finish(self, r: MetricResult) -> MetricResult:
+        """Copy calls, tokens and cost of every verdict so far (and flagged quotes) into *r*."""
         made = [v for v in self.verdicts if not v.skipped]
         r.judge_calls = len(made)
         r.tokens = sum(v.input_tokens + v.output_tokens for v in made)
@@ -447,11 +452,11 @@ class Session:
 
     def result(self, score: float, reason: str = "", evidence: Iterable[str] = (),
                details: dict[str, Any] | None = None) -> MetricResult:
-        return self._finish(MetricContext.result(min(1.0, max(0.0, round(score, 10))), reason, evidence,
+        return self.finish(MetricContext.result(min(1.0, max(0.0, round(score, 10))), reason, evidence,
                                                  dict(details or {})))
 
     def null(self, warning: Warning, reason: str, details: dict[str, Any] | None = None) -> MetricResult:
-        return self._finish(MetricContext.null(warning, reason, dict(details or {})))
+        return self.finish(MetricContext.null(warning, reason, dict(details or {})))
 
 
 # -- the 1-5 scale family -------------------------------------------------------------------------
@@ -479,6 +484,10 @@ class ScaleJudged:
     def session(self, ctx: MetricContext) -> Session:
         return Session.open(self, ctx)
 
+    def substitutions(self) -> dict[str, str]:
+        """Extra ``$name`` values for the rubric prompt (our own text, never evaluated data)."""
+        return {}
+
     async def score(self, ctx: MetricContext) -> MetricResult:
         got = self.sections(ctx)
         if isinstance(got, MetricResult):
@@ -488,7 +497,7 @@ class ScaleJudged:
         choices, _ = s.render_choices("main", "score", scale=True)
         schema = scale_schema(low, high, self.applicable, self.lists)
         try:
-            v = await s.ask("main", schema, got, substitutions={"score_choices": choices,
+            v = await s.ask("main", schema, got, substitutions={**self.substitutions(), "score_choices": choices,
                                                                  "low": str(low), "high": str(high)})
         except JudgeFailed as failed:
             return failed.result
@@ -554,6 +563,9 @@ class LabelJudged:
     def session(self, ctx: MetricContext) -> Session:
         return Session.open(self, ctx)
 
+    def substitutions(self) -> dict[str, str]:
+        return {}
+
     async def score(self, ctx: MetricContext) -> MetricResult:
         got = self.sections(ctx)
         if isinstance(got, MetricResult):
@@ -564,7 +576,8 @@ class LabelJudged:
             raise ConfigError(f"rubric {s.rubric.name!r}: verdict labels {sorted(order)} differ from the metric's "
                               f"{sorted(self.weights)}")
         try:
-            v = await s.ask("main", label_schema(tuple(order)), got, substitutions={"verdict_choices": choices})
+            v = await s.ask("main", label_schema(tuple(order)), got,
+                            substitutions={**self.substitutions(), "verdict_choices": choices})
         except JudgeFailed as failed:
             return failed.result
         if v.verdict not in self.weights:  # only reachable with a judge that skips validation
