@@ -47,7 +47,9 @@ def importers() -> dict[str, Importer]:
 register_importer(Importer("assay", "assay's trace format: JSON Lines, a JSON array or JSON objects of traces",
                            read_native, sniff_native))
 
-_BUILTIN_MODULES: tuple[str, ...] = (".uaef", ".fair_forge", ".eval_lib", ".deepeval", ".langchain")
+_BUILTIN_MODULES: tuple[str, ...] = (
+    ".otel", ".openinference", ".uaef", ".fair_forge", ".eval_lib", ".deepeval", ".langchain",
+)
 """Modules of further built-in importers, imported on first use to keep 'import assay' light."""
 _loaded = False
 

@@ -1,0 +1,665 @@
+"""Spans -> traces: the half of the OpenTelemetry and OpenInference importers they share.
+
+Reading: OTLP JSON (``{"resourceSpans": [...]}``, one export or one per line) and flat span
+records (Phoenix) become ``Span`` objects; spans are grouped by trace id, so every span of a
+file is held until its end (memory grows with the file; a trace's spans may be anywhere in it).
+
+Building: a ``Convention`` says what a span is (an LLM call, a tool execution, an agent, a
+retrieval) and reads its attributes; ``assemble`` turns one trace's spans into assay's shape:
+LLM calls of an agent are grouped into turns by the user message they answer, tool and
+retrieval spans join the turn in whose time window they start, agent spans nested under another
+agent become ``agents`` with a ``handoffs`` entry, and the latency is the root span's.
+A span that cannot be read turns its whole trace into an InputIssue naming line and field.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import IO, Any, Protocol
+
+from ..errors import DataError
+from ..model import InputIssue, Trace
+from ._common import Record, build_trace, join, obj
+from ._errors import json_type
+from ._stream import iter_values
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_STATUS = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET", "STATUS_CODE_OK": "OK",
+           "STATUS_CODE_ERROR": "ERROR", "UNSET": "UNSET", "OK": "OK", "ERROR": "ERROR"}
+
+
+@dataclass(slots=True)
+class Event:
+    name: str
+    time_ns: int | None
+    attrs: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Span:
+    """One span, whatever file shape it came from."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start_ns: int | None
+    end_ns: int | None
+    attrs: dict[str, Any]
+    events: list[Event]
+    status: str
+    status_message: str | None
+    resource: dict[str, Any]
+    line: int
+    field: str
+    order: int = 0
+
+    def at(self, attr: str) -> str:
+        """Field path of one attribute, for issues."""
+        return f"{self.field}.attributes[{attr}]" if self.field else f"attributes[{attr}]"
+
+    @property
+    def duration_ms(self) -> float | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        return (self.end_ns - self.start_ns) / 1e6
+
+
+@dataclass(slots=True)
+class Msg:
+    """A chat message in the few parts assay keeps."""
+
+    role: str
+    text: str | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    """Tool calls requested: {'name', 'arguments', 'id'}."""
+    results: list[tuple[str | None, Any]] = field(default_factory=list)
+    """Tool results given back: (tool call id, result)."""
+    reasoning: str | None = None
+
+
+@dataclass(slots=True)
+class LlmCall:
+    inputs: list[Msg] = field(default_factory=list)
+    outputs: list[Msg] = field(default_factory=list)
+    system: str | None = None
+    usage: dict[str, Any] | None = None
+    model: str | None = None
+
+
+class Convention(Protocol):
+    """How one family of semantic conventions says what a span did."""
+
+    def kind(self, span: Span) -> str:
+        """'llm', 'tool', 'agent', 'retriever', 'chain', 'create_agent' or 'other'."""
+
+    def agent_name(self, span: Span) -> str | None: ...
+
+    def llm(self, span: Span) -> LlmCall: ...
+
+    def tool(self, span: Span) -> dict[str, Any]:
+        """{'name', 'arguments', 'result', 'error', 'id'}; raises DataError for bad attributes."""
+
+    def documents(self, span: Span) -> list[str]: ...
+
+    def io(self, span: Span) -> tuple[str | None, str | None]:
+        """The input and output text of an agent or chain span, when it records them."""
+
+    def trace_meta(self, spans: list[Span]) -> dict[str, Any]: ...
+
+
+# ---------------------------------------------------------------- time and ids
+
+def iso(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    return (_EPOCH + timedelta(microseconds=ns // 1000)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def nanos(value: Any, path: str) -> int | None:
+    """OTLP times: nanoseconds since 1970, as a number or a decimal string."""
+    if value is None or value == "" or value == "0" or value == 0:
+        return None
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise DataError(f"expected nanoseconds since 1970 (an integer or a string of digits), got {value!r}", field=path)
+
+
+def any_time(value: Any, path: str) -> int | None:
+    """Flat-record times: ISO 8601 text, or a number in s, ms, us or ns since 1970 (told by size)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        if value.isdigit():
+            return any_time(int(value), path)
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            raise DataError(f"not an ISO 8601 time: {value!r}", field=path) from None
+        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        delta = when - _EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        for limit, scale in ((10**11, 10**9), (10**14, 10**6), (10**17, 10**3)):
+            if abs(value) < limit:
+                return value * scale if isinstance(value, int) else round(value * scale)
+        return int(value)
+    raise DataError(f"expected a time, got {json_type(value)}", field=path)
+
+
+def hex_id(value: Any, path: str, size: int) -> str:
+    """A trace or span id as lowercase hex (OTLP JSON uses hex; protobuf JSON, base64)."""
+    if not isinstance(value, str) or not value:
+        raise DataError("required field is missing" if value in (None, "") else f"expected a string, got {json_type(value)}",
+                        field=path)
+    if len(value) == size * 2:
+        try:
+            int(value, 16)
+            return value.lower()
+        except ValueError:
+            pass
+    try:
+        raw = base64.b64decode(value, validate=True)
+        if len(raw) == size:
+            return raw.hex()
+    except (binascii.Error, ValueError):
+        pass
+    return value
+
+
+# ---------------------------------------------------------------- OTLP JSON
+
+def any_value(v: Any) -> Any:
+    """An OTLP ``AnyValue`` as plain Python (kvlists become dicts, arrays lists)."""
+    if not isinstance(v, dict):
+        return v
+    for key in ("stringValue", "string_value"):
+        if key in v:
+            return v[key]
+    for key in ("intValue", "int_value"):
+        if key in v:
+            x = v[key]
+            return int(x) if isinstance(x, str) and x.lstrip("-").isdigit() else x
+    for key in ("doubleValue", "double_value", "boolValue", "bool_value", "bytesValue", "bytes_value"):
+        if key in v:
+            return v[key]
+    for key in ("arrayValue", "array_value"):
+        if key in v:
+            return [any_value(x) for x in (v[key] or {}).get("values", [])]
+    for key in ("kvlistValue", "kvlist_value"):
+        if key in v:
+            return {kv.get("key"): any_value(kv.get("value")) for kv in (v[key] or {}).get("values", [])}
+    return None
+
+
+def attributes(value: Any, path: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, dict):  # some exporters write a plain map
+        return dict(value)
+    if not isinstance(value, list):
+        raise DataError(f"expected an array of key/value pairs, got {json_type(value)}", field=path)
+    out: dict[str, Any] = {}
+    for i, kv in enumerate(value):
+        if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+            raise DataError("expected {\"key\": ..., \"value\": {...}}", field=join(path, i))
+        out[kv["key"]] = any_value(kv.get("value"))
+    return out
+
+
+def _get(d: dict[str, Any], camel: str, snake: str) -> Any:
+    return d[camel] if camel in d else d.get(snake)
+
+
+def otlp_spans(rs: Any, path: str, line: int) -> Iterator[Span | tuple[str, DataError]]:
+    """The spans of one ``ResourceSpans``; a bad span yields (its trace id or '', DataError)."""
+    try:
+        rs = obj(rs, path)
+        res = obj(rs.get("resource") or {}, join(path, "resource"))
+        resource = attributes(res.get("attributes"), join(path, "resource.attributes"))
+        key = next((k for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans",
+                                "instrumentation_library_spans") if k in rs), "scopeSpans")
+        scopes = rs.get(key) or []
+        if not isinstance(scopes, list):
+            raise DataError(f"expected an array, got {json_type(scopes)}", field=join(path, key))
+    except DataError as exc:
+        yield "", exc
+        return
+    for i, ss in enumerate(scopes):
+        spath = join(join(path, key), i)
+        spans = ss.get("spans") if isinstance(ss, dict) else None
+        if not isinstance(spans, list):
+            yield "", DataError(f"expected {{\"spans\": [...]}}, got {json_type(ss)}", field=spath)
+            continue
+        for j, sp in enumerate(spans):
+            fpath = join(join(spath, "spans"), j)
+            trace_id = ""
+            try:
+                s = obj(sp, fpath)
+                trace_id = hex_id(_get(s, "traceId", "trace_id"), join(fpath, "traceId"), 16)
+                yield _otlp_span(s, fpath, line, trace_id, resource)
+            except DataError as exc:
+                yield trace_id, exc
+
+
+def _otlp_span(s: dict[str, Any], path: str, line: int, trace_id: str, resource: dict[str, Any]) -> Span:
+    parent = _get(s, "parentSpanId", "parent_span_id")
+    status = s.get("status") or {}
+    code = status.get("code", 0) if isinstance(status, dict) else 0
+    events = []
+    for k, e in enumerate(s.get("events") or []):
+        epath = join(join(path, "events"), k)
+        e = obj(e, epath)
+        events.append(Event(str(e.get("name", "")), nanos(_get(e, "timeUnixNano", "time_unix_nano"), join(epath, "timeUnixNano")),
+                            attributes(e.get("attributes"), join(epath, "attributes"))))
+    return Span(trace_id=trace_id, span_id=hex_id(_get(s, "spanId", "span_id"), join(path, "spanId"), 8),
+                parent_id=hex_id(parent, join(path, "parentSpanId"), 8) if parent else None,
+                name=str(s.get("name", "")),
+                start_ns=nanos(_get(s, "startTimeUnixNano", "start_time_unix_nano"), join(path, "startTimeUnixNano")),
+                end_ns=nanos(_get(s, "endTimeUnixNano", "end_time_unix_nano"), join(path, "endTimeUnixNano")),
+                attrs=attributes(s.get("attributes"), join(path, "attributes")), events=events,
+                status=_STATUS.get(code, "UNSET"),
+                status_message=(status.get("message") or None) if isinstance(status, dict) else None,
+                resource=resource, line=line, field=path)
+
+
+def is_flat_span(value: Any) -> bool:
+    """A span record as Phoenix exports it (context.trace_id / span_id, span_kind, attributes)."""
+    if not isinstance(value, dict):
+        return False
+    ctx = value.get("context")
+    has_ids = (isinstance(ctx, dict) and "span_id" in ctx) or "context.span_id" in value or (
+        "span_id" in value and "trace_id" in value)
+    return has_ids and ("name" in value or "span_kind" in value)
+
+
+def flat_span(value: Any, path: str, line: int) -> Span:
+    d = obj(value, path)
+    ctx = d.get("context") if isinstance(d.get("context"), dict) else {}
+    trace_id = hex_id(ctx.get("trace_id", d.get("context.trace_id", d.get("trace_id"))), join(path, "context.trace_id"), 16)
+    span_id = hex_id(ctx.get("span_id", d.get("context.span_id", d.get("span_id"))), join(path, "context.span_id"), 8)
+    parent = d.get("parent_id", d.get("parent_span_id"))
+    attrs = dict(d["attributes"]) if isinstance(d.get("attributes"), dict) else {}
+    attrs.update({k[len("attributes."):]: v for k, v in d.items() if k.startswith("attributes.") and v is not None})
+    if d.get("span_kind") is not None:
+        attrs.setdefault("openinference.span.kind", d["span_kind"])
+    events = []
+    for k, e in enumerate(d.get("events") or []):
+        epath = join(join(path, "events"), k)
+        e = obj(e, epath)
+        events.append(Event(str(e.get("name", "")), any_time(e.get("timestamp"), join(epath, "timestamp")),
+                            dict(e.get("attributes") or {})))
+    status = d.get("status_code") or "UNSET"
+    return Span(trace_id=trace_id, span_id=span_id, parent_id=str(parent) if parent else None,
+                name=str(d.get("name", "")), start_ns=any_time(d.get("start_time"), join(path, "start_time")),
+                end_ns=any_time(d.get("end_time"), join(path, "end_time")), attrs=attrs, events=events,
+                status=_STATUS.get(str(status).upper(), "UNSET"), status_message=d.get("status_message") or None,
+                resource={}, line=line, field=path)
+
+
+# ---------------------------------------------------------------- reading
+
+_RS_KEYS = ("resourceSpans", "resource_spans")
+
+
+def read_spans(stream: IO[bytes], source: str, convention: Convention, *, flat: bool) -> Iterator[Record]:
+    """Every trace of the file; each needs all its spans, so traces come at the end of the file."""
+    traces: dict[str, list[Span]] = {}
+    broken: dict[str, InputIssue] = {}
+    order = 0
+
+    def take(items: Iterator[Any]) -> Iterator[Record]:
+        nonlocal order
+        for item in items:
+            if isinstance(item, Span):
+                order += 1
+                item.order = order
+                if item.trace_id not in broken:
+                    traces.setdefault(item.trace_id, []).append(item)
+            else:
+                trace_id, exc, line = item
+                issue = InputIssue(source, line, exc.field, exc.detail)
+                if trace_id:
+                    if trace_id not in broken:
+                        broken[trace_id] = issue
+                        traces.pop(trace_id, None)
+                else:
+                    yield f"{source}:{line}", issue
+
+    for item in iter_values(stream, source, unwrap=_RS_KEYS):
+        if isinstance(item, InputIssue):
+            yield f"{source}:{item.line}", item
+            continue
+        yield from take(_spans_of(item.value, item.path if item.key else "", item.key, item.line, flat))
+    for trace_id, spans in traces.items():
+        first = min(spans, key=lambda s: s.order)
+        try:
+            yield f"{source}:{first.line}", assemble(trace_id, spans, convention)
+        except DataError as exc:
+            line = exc.line if exc.line is not None else first.line
+            yield f"{source}:{line}", InputIssue(source, line, exc.field, f"{exc.detail} (trace {trace_id} not imported)")
+    for trace_id, issue in broken.items():
+        yield f"{source}:{issue.line}", InputIssue(issue.source, issue.line, issue.field,
+                                                    f"{issue.message} (trace {trace_id} not imported)")
+
+
+def _spans_of(value: Any, path: str, key: str | None, line: int, flat: bool) -> Iterator[Any]:
+    def located(items: Iterator[Any]) -> Iterator[Any]:
+        for item in items:
+            yield item if isinstance(item, Span) else (item[0], item[1], line)
+
+    if key is not None:
+        yield from located(otlp_spans(value, path, line))
+    elif isinstance(value, dict) and any(k in value for k in _RS_KEYS):
+        k = next(k for k in _RS_KEYS if k in value)
+        items = value[k]
+        if not isinstance(items, list):
+            yield "", DataError(f"expected an array, got {json_type(items)}", field=join(path, k)), line
+            return
+        for i, rs in enumerate(items):
+            yield from located(otlp_spans(rs, join(join(path, k), i), line))
+    elif flat and isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _spans_of(v, join(path, i), None, line, flat)
+    elif flat and is_flat_span(value):
+        try:
+            yield flat_span(value, path, line)
+        except DataError as exc:
+            yield "", exc, line
+    else:
+        what = "an OTLP export ({\"resourceSpans\": [...]}) or a span record" if flat else \
+            "an OTLP export ({\"resourceSpans\": [...]})"
+        yield "", DataError(f"expected {what}, got {json_type(value)}" + (
+            f" with keys {sorted(value)[:5]}" if isinstance(value, dict) else ""), field=path or None), line
+
+
+# ---------------------------------------------------------------- assembling one trace
+
+def _fail(span: Span, exc: DataError) -> DataError:
+    """A DataError located at the span's line."""
+    return DataError(exc.detail, line=span.line, field=exc.field or span.field)
+
+
+def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
+    spans = sorted(spans, key=lambda s: (s.start_ns if s.start_ns is not None else 0, s.order))
+    by_id = {s.span_id: s for s in spans}
+    kinds = {s.span_id: conv.kind(s) for s in spans}
+    names: dict[str, str] = {}
+    for s in spans:
+        if kinds[s.span_id] == "agent":
+            names[s.span_id] = conv.agent_name(s) or s.name
+
+    def parent(s: Span) -> Span | None:
+        return by_id.get(s.parent_id) if s.parent_id else None
+
+    scope_memo: dict[str, str | None] = {}
+
+    def scope(s: Span | None) -> str | None:
+        """The agent span that owns ``s`` (itself for an agent), merged with same-named parents; None: no agent."""
+        if s is None:
+            return None
+        if s.span_id in scope_memo:
+            return scope_memo[s.span_id]
+        scope_memo[s.span_id] = None  # cycle guard
+        up = scope(parent(s))
+        if kinds[s.span_id] == "agent" and (up is None or names[up] != names[s.span_id]):
+            result: str | None = s.span_id
+        else:
+            result = up
+        scope_memo[s.span_id] = result
+        return result
+
+    owner = {s.span_id: scope(s) for s in spans}
+    top = {a for a in names if owner[a] == a and scope(parent(by_id[a])) is None}
+    main_name = next((names[a] for a in names if a in top), None)
+
+    def bucket(s: Span) -> str:
+        o = owner[s.span_id]
+        return "" if o is None or o in top else names[o]
+
+    buckets: dict[str, list[Span]] = {}
+    for s in spans:
+        buckets.setdefault(bucket(s), []).append(s)
+    if main_name is None:
+        main_name = next((n for s in spans if kinds[s.span_id] == "llm" for n in [conv.agent_name(s)] if n), None)
+
+    scope_spans = {"": [by_id[a] for a in sorted(top, key=lambda a: by_id[a].order)]}
+    for a, n in names.items():
+        if owner[a] == a and a not in top:
+            scope_spans.setdefault(n, []).append(by_id[a])
+
+    data: dict[str, Any] = {"id": trace_id, "metadata": {}}
+    system: str | None = None
+    models: list[str] = []
+    agents: dict[str, Any] = {}
+    for key, members in buckets.items():
+        agent = main_name if key == "" else key
+        turns, sys_text, used = _turns(members, kinds, conv, agent, scope_spans.get(key, []))
+        models += [m for m in used if m not in models]
+        if key == "":
+            data["turns"] = turns
+            system = sys_text
+        else:
+            agents[key] = {"turns": turns}
+    data.setdefault("turns", [])
+    if system:
+        data["system"] = system
+    if agents:
+        data["agents"] = agents
+    handoffs = []
+    for n, members in scope_spans.items():
+        if n == "":
+            continue
+        for a in members:
+            up = scope(parent(a))
+            source = main_name if up is None or up in top else names[up]
+            message = conv.io(a)[0]
+            if message is None:
+                first = next((b for b in spans if owner[b.span_id] == a.span_id and kinds[b.span_id] == "llm"), None)
+                if first is not None:
+                    message = _last_user(conv.llm(first).inputs)
+            handoffs.append({"from": source or "main", "to": n, "kind": "delegate", "message": message,
+                             "timestamp": iso(a.start_ns)})
+    if handoffs:
+        data["handoffs"] = sorted(handoffs, key=lambda h: h["timestamp"] or "")
+    roots = [s for s in spans if parent(s) is None]
+    timed = [r for r in roots if r.start_ns is not None and r.end_ns is not None]
+    if timed:
+        data["latency_ms"] = (max(r.end_ns for r in timed) - min(r.start_ns for r in timed)) / 1e6  # type: ignore[type-var]
+    if any(r.status == "ERROR" for r in roots):
+        data["status"] = "failed"
+    elif roots and all(r.status == "OK" for r in roots):
+        data["status"] = "completed"
+    meta = conv.trace_meta(spans)
+    if models:
+        meta["models"] = models
+    if main_name:
+        meta.setdefault("agent_name", main_name)
+    if roots:
+        meta.setdefault("root_span", roots[0].name)
+    data["metadata"] = meta
+    return build_trace(data)
+
+
+def _last_user(msgs: list[Msg]) -> str | None:
+    return next((m.text for m in reversed(msgs) if m.role == "user"), None)
+
+
+def _user_key(msgs: list[Msg]) -> tuple[int, str | None] | None:
+    users = [m for m in msgs if m.role == "user"]
+    return (len(users), users[-1].text) if users else None
+
+
+def _turns(members: list[Span], kinds: dict[str, str], conv: Convention, agent: str | None,
+           scopes: list[Span]) -> tuple[list[dict[str, Any]], str | None, list[str]]:
+    """The turns of one agent (or of the main thread), its system prompt and the models it used."""
+    llms = [s for s in members if kinds[s.span_id] == "llm"]
+    calls: dict[str, LlmCall] = {}
+    for s in llms:
+        try:
+            calls[s.span_id] = conv.llm(s)
+        except DataError as exc:
+            raise _fail(s, exc) from None
+    groups: list[list[Span]] = []
+    keys: list[tuple[int, str | None] | None] = []
+    for s in llms:
+        key = _user_key(calls[s.span_id].inputs)
+        if groups and (key is None or keys[-1] is None or key == keys[-1]):
+            groups[-1].append(s)
+            keys[-1] = keys[-1] or key
+        else:
+            groups.append([s])
+            keys.append(key)
+    others = [s for s in members if kinds[s.span_id] in ("tool", "retriever")]
+    io_in, io_out = (conv.io(scopes[0])[0], conv.io(scopes[-1])[1]) if scopes else (None, None)
+    if not groups:
+        if not others and io_in is None and io_out is None:
+            return [], None, []
+        groups = [[]]
+    starts = [g[0].start_ns if g else None for g in groups]
+    windows: list[list[Span]] = [[] for _ in groups]
+    for s in others:
+        index = 0
+        for i, start in enumerate(starts):
+            if start is not None and s.start_ns is not None and start <= s.start_ns:
+                index = i
+        windows[index].append(s)
+    turns = []
+    models: list[str] = []
+    system = next((calls[s.span_id].system for s in llms if calls[s.span_id].system), None)
+    for i, (group, extra) in enumerate(zip(groups, windows)):
+        gcalls = [calls[s.span_id] for s in group]
+        for c in gcalls:
+            if c.model and c.model not in models:
+                models.append(c.model)
+        turn: dict[str, Any] = {"input": _last_user(gcalls[0].inputs) if gcalls else None}
+        if turn["input"] is None and i == 0:
+            turn["input"] = io_in
+        outputs = [m for c in gcalls for m in c.outputs if m.role in ("assistant", "model") and m.text]
+        turn["output"] = outputs[-1].text if outputs else (io_out if i == len(groups) - 1 else None)
+        thoughts = [m.reasoning for c in gcalls for m in c.outputs if m.reasoning]
+        if thoughts:
+            turn["reasoning"] = "\n".join(thoughts)
+        turn["usage"] = _sum_usage([c.usage for c in gcalls])
+        timed = [s for s in group + extra if s.start_ns is not None and s.end_ns is not None]
+        if timed:
+            turn["latency_ms"] = (max(s.end_ns for s in timed) - min(s.start_ns for s in timed)) / 1e6  # type: ignore[type-var]
+        turn["tool_calls"] = _tool_calls(group, gcalls, [s for s in extra if kinds[s.span_id] == "tool"], conv, agent)
+        docs = []
+        for s in extra:
+            if kinds[s.span_id] == "retriever":
+                try:
+                    docs += conv.documents(s)
+                except DataError as exc:
+                    raise _fail(s, exc) from None
+        if docs:
+            turn["context"] = docs
+        if agent is not None:
+            turn["agent"] = agent
+        turns.append(turn)
+    return turns, system, models
+
+
+def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], conv: Convention,
+                agent: str | None) -> list[dict[str, Any]]:
+    timed: list[tuple[int, int, dict[str, Any]]] = []
+    seen_ids: set[str] = set()
+    names_run: set[str] = set()
+    for s in tools:
+        try:
+            call = conv.tool(s)
+        except DataError as exc:
+            raise _fail(s, exc) from None
+        call["timestamp"] = iso(s.start_ns)
+        call["duration_ms"] = s.duration_ms
+        if agent is not None:
+            call["agent"] = agent
+        if call.get("id"):
+            seen_ids.add(call["id"])
+        names_run.add(call["name"])
+        timed.append((s.start_ns or 0, s.order, call))
+    results: dict[str, Any] = {}
+    for c in gcalls:
+        for m in c.inputs:
+            for call_id, result in m.results:
+                if call_id is not None:
+                    results[call_id] = result
+    requested: dict[str, dict[str, Any]] = {}
+    for span, c in zip(group, gcalls):
+        for m in c.outputs:
+            for req in m.calls:
+                if req.get("id") and req["id"] in seen_ids:
+                    requested[req["id"]] = req
+                    continue
+                if not req.get("id") and req["name"] in names_run:
+                    continue  # an execute span without id covers it
+                call = {"name": req["name"], "arguments": req.get("arguments") or {}, "id": req.get("id")}
+                if req.get("id") in results:
+                    call["result"] = results[req["id"]]
+                if agent is not None:
+                    call["agent"] = agent
+                timed.append((span.end_ns or span.start_ns or 0, span.order, call))
+    for _, _, call in timed:  # an execute span without arguments takes the model's request's
+        if not call.get("arguments") and call.get("id") in requested:
+            call["arguments"] = requested[call["id"]].get("arguments") or {}
+    timed.sort(key=lambda t: (t[0], t[1]))
+    return [call for _, _, call in timed]
+
+
+def _sum_usage(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Per-field sums over a turn's model calls; a field some call did not record is left out
+    (a sum over part of the calls would read as the whole)."""
+    if not parts:
+        return None
+    out: dict[str, Any] = {}
+    for key in ("input_tokens", "output_tokens", "total_tokens", "cost_usd"):
+        values = [p.get(key) if p else None for p in parts]
+        if all(v is not None for v in values):
+            out[key] = sum(values)  # type: ignore[arg-type]
+    return out or None
+
+
+def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Flattened list attributes ``prefix.N.rest`` as a list of {rest: value}, in index order."""
+    p = prefix + "."
+    items: dict[int, dict[str, Any]] = {}
+    for k, v in attrs.items():
+        if k.startswith(p):
+            idx, _, rest = k[len(p):].partition(".")
+            if idx.isdigit() and rest:
+                items.setdefault(int(idx), {})[rest] = v
+    return [items[i] for i in sorted(items)]
+
+
+def flatten(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Nested attribute values (dicts, lists of dicts) as dotted keys: {'a': [{'b': 1}]} -> {'a.0.b': 1}."""
+    out = {} if out is None else out
+    if isinstance(value, dict):
+        for k, v in value.items():
+            flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            flatten(v, f"{prefix}.{i}", out)
+    else:
+        out[prefix] = value
+    return out
+
+
+def error_of(span: Span) -> str | None:
+    """Why a span failed: its status message, else an exception event's message."""
+    if span.status != "ERROR":
+        return None
+    if span.status_message:
+        return span.status_message
+    for e in span.events:
+        if e.name == "exception":
+            msg = e.attrs.get("exception.message") or e.attrs.get("exception.type")
+            if msg:
+                return str(msg)
+    return str(span.attrs.get("error.type") or "error")
