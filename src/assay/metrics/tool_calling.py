@@ -160,13 +160,13 @@ class ToolSequenceCorrectness:
 class ParameterQuality:
     """Were the right arguments passed? (seed 004, UAEF semantics).
 
-    Each expected call is matched to an unused actual call of the same name; an unmatched
-    expected call scores 0, expected ``arguments: null`` accepts any arguments. Values compare
-    type-aware (see ``values_equal``: ``1 == 1.0`` but ``1 != "1"``). The mean over expected calls
-    is scaled by E/A when more calls were made than expected. Differs from UAEF in one respect:
-    among several unused calls of the same name the best-scoring one is taken, not the first,
-    so two same-name calls made in swapped order are an ordering issue (tool_sequence's), not
-    two wrong argument sets.
+    Each expected call is matched to the best-scoring unused actual call of the same name; an
+    unmatched expected call scores 0, expected ``arguments: null`` accepts any arguments.
+    Values compare type-aware (see ``values_equal``: ``1 == 1.0`` but ``1 != "1"``). The mean
+    over expected calls is scaled by E/A when more calls were made than expected. Differs from
+    UAEF: the scale is min(1, E/A) (UAEF multiplies by E/A whenever a call stayed unmatched,
+    which raises the score when fewer calls were made than expected), and a same-name call
+    whose arguments all differ still counts as matched rather than as an extra call.
     """
 
     threshold: float = 0.7
@@ -256,9 +256,11 @@ class MCPCompliance:
     """Do MCP tool calls follow the conventions? (seed 004). Needs no ground truth.
 
     Only MCP calls are judged (see ``is_mcp_tool``); a trace without any scores null
-    (not_applicable) instead of UAEF's verdict on every tool. ``all_mcp=true`` treats every call
-    as an MCP call. A call complies when its name (each server segment and the tool) is
-    lowercase snake_case, its arguments are an object and it carries an ISO 8601 timestamp.
+    (not_applicable). UAEF, once it sees 'mcp' anywhere in a trace, judges every tool call,
+    so a plain non-MCP helper with a camelCase name fails it. ``all_mcp=true`` treats every
+    call as an MCP call. A call complies when its name (each server segment and the tool) is
+    lowercase snake_case, its arguments are an object and it carries an ISO 8601 timestamp
+    (UAEF only checks that a timestamp is present and that ``name.islower()``).
     """
 
     threshold: float = 0.7
