@@ -22,7 +22,7 @@ from ._sniff import inspect
 from ._stream import Value, iter_values
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function",
-          "chat": "chat", "developer": "system"}
+          "chat": "chat"}
 _CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
             "FunctionMessage": "function", "ChatMessage": "chat"}
 
