@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import random
 import re
 import string
@@ -183,7 +184,6 @@ def clip(text: str, limit: int = MAX_SECTION_CHARS) -> str:
 
 
 def _json(value: Any) -> str:
-    import json
     try:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
@@ -197,25 +197,19 @@ def tool_text(call: Any) -> str:
     return f"{out}\nresult: {call.result if isinstance(call.result, str) else _json(call.result)}"
 
 
-def dialogue(trace: Trace, *, tools: bool = True, reasoning: bool = False, turns: Iterable[int] | None = None,
-             prefix: str = "TURN") -> list[Section]:
+def dialogue(trace: Trace, *, tools: bool = True) -> list[Section]:
     """Every message of the conversation as its own fenced section, so no message can forge another."""
     out: list[Section] = []
-    indices = range(len(trace.turns)) if turns is None else turns
-    for i in indices:
-        t = trace.turns[i]
-        n = i + 1
+    for n, t in enumerate(trace.turns, 1):
         if t.input is not None:
-            out.append(Section(f"{prefix}_{n}_USER", t.input, f"Turn {n}, user message:"))
+            out.append(Section(f"TURN_{n}_USER", t.input, f"Turn {n}, user message:"))
         if tools:
-            for j, call in enumerate(t.tool_calls, 1):
-                out.append(Section(f"{prefix}_{n}_TOOL_{j}", tool_text(call), f"Turn {n}, tool call {j}:"))
-        if reasoning and t.reasoning:
-            out.append(Section(f"{prefix}_{n}_REASONING", t.reasoning, f"Turn {n}, agent's reasoning:"))
+            out += [Section(f"TURN_{n}_TOOL_{j}", tool_text(c), f"Turn {n}, tool call {j}:")
+                    for j, c in enumerate(t.tool_calls, 1)]
         if t.output is not None:
-            out.append(Section(f"{prefix}_{n}_AGENT", t.output, f"Turn {n}, agent reply:"))
+            out.append(Section(f"TURN_{n}_AGENT", t.output, f"Turn {n}, agent reply:"))
         else:
-            out.append(Section(f"{prefix}_{n}_AGENT", "", f"Turn {n}: the agent gave no reply (empty section)."))
+            out.append(Section(f"TURN_{n}_AGENT", "", f"Turn {n}: the agent gave no reply (empty section)."))
     return out
 
 
@@ -274,7 +268,9 @@ def _similar(quote: str, hay: str) -> float:
     if n == 0 or not hay:
         return 0.0
     finder = SequenceMatcher(None, hay, quote, autojunk=False)
-    anchors = sorted((b for b in finder.get_matching_blocks() if b.size), key=lambda b: -b.size)[:6]
+    part = max(4, n // 3)  # anchor each third of the quote: one linear scan of hay each
+    anchors = [m for m in (finder.find_longest_match(0, len(hay), lo, min(n, lo + part)) for lo in range(0, n, part))
+               if m.size]
     slack = max(3, n // 5)
     best = 0.0
     for b in anchors:
