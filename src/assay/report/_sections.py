@@ -128,10 +128,10 @@ def metrics(result: RunResult) -> Markup:
                       h("td", str(s.n), class_="num"), h("td", str(s.n_null), class_="num"),
                       h("td", str(s.n_errored) if s.n_errored else "", class_="num"),
                       h("td", fmt(s.mean), " ", h("span", interval(s.mean_ci), class_="ci"), class_="num"),
-                      h("td", pct(s.pass_rate), " ", h("span", interval(s.pass_rate_ci, 4, percent=True), class_="ci"),
+                      h("td", pct(s.pass_rate), " ", h("span", interval(s.pass_rate_ci, 2, percent=True), class_="ci"),
                         class_=f"num {_rate_state(s.pass_rate)}"),
                       h("td", fmt(s.threshold, 2), class_="num"), h("td", warn, class_="meta")))
-        extra = h("div", "pass rate ", h("strong", pct(s.pass_rate)), " ", interval(s.pass_rate_ci, 4, percent=True),
+        extra = h("div", "pass rate ", h("strong", pct(s.pass_rate)), " ", interval(s.pass_rate_ci, 2, percent=True),
                   f" · {s.n_passed}/{s.n} passed", f" · {s.n_null} null" if s.n_null else None,
                   f" ({s.n_errored} errored)" if s.n_errored else None, class_="stat")
         cards.append(_dist_card(name, s.dimension, scores.get(name, []), s.threshold, s.mean, s.mean_ci, extra,

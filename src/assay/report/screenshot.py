@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import ConfigError
@@ -45,9 +46,19 @@ def screenshot(html_path: str | os.PathLike[str], png_path: str | os.PathLike[st
     out = Path(png_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        from playwright.sync_api import sync_playwright  # optional: full-page shots
+        import playwright.sync_api  # noqa: F401 - optional: full-page shots
     except ImportError:
         return _cli_shot(exe, url, out, width, height if not full_page else max(height, 4000))
+    # In a thread of its own: Playwright's sync API refuses to start where an event loop runs
+    # (a notebook, or a test session that already drives a browser).
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(_playwright_shot, exe, url, out, width, height, full_page, open_traces).result()
+
+
+def _playwright_shot(exe: str, url: str, out: Path, width: int, height: int, full_page: bool,
+                     open_traces: int) -> Path:
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=list(CHROMIUM_FLAGS[1:]))
         try:
