@@ -69,8 +69,15 @@ def test_unique_clusters_use_t_repeated_use_the_cluster_bootstrap():
     pytest.importorskip("numpy")
     values = [0.1, 0.5, 0.9, 0.4]
     assert mean_interval(values, ["a", "b", "c", "d"]).method == "t"
-    clustered = mean_interval(values, ["a", "a", "b", "b"], n_boot=500)
-    assert (clustered.method, clustered.n, clustered.n_clusters) == ("cluster_bootstrap", 4, 2)
+    few = mean_interval(values, ["a", "a", "b", "b"], n_boot=500)
+    assert (few.method, few.n, few.n_clusters) == ("cluster_t", 4, 2)
+    # CR1 by hand: cluster sums 0.6 and 1.3, mean 0.475; t(1) quantile 12.706
+    resid = [0.6 - 2 * 0.475, 1.3 - 2 * 0.475]
+    se = (2 / 1 * sum(r * r for r in resid)) ** 0.5 / 4
+    assert few.high - few.estimate == pytest.approx(12.7062047 * se, rel=1e-6)
+    many = [0.1 * (i % 10) for i in range(60)]
+    clustered = mean_interval(many, [i // 3 for i in range(60)], n_boot=500)
+    assert (clustered.method, clustered.n, clustered.n_clusters) == ("cluster_bootstrap", 60, 20)
     assert mean_interval(values, method="bootstrap", n_boot=500).method == "bootstrap"
     assert mean_interval(values, ["a", "a", "b", "b"], method="t").method == "t"
 

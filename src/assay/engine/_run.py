@@ -27,6 +27,7 @@ from ..metrics._base import build
 from ..model import InputIssue, RunResult, Trace, TraceResult, TraceValidationError
 from ._aggregate import Dimensions, SummaryBuilder, group
 from ._scoring import Plan, score_async, score_sync
+from ._statistics import StatisticsCollector
 
 NO_JUDGE = "no judge configured: pass --judge or set ASSAY_JUDGE"
 Source = str | Path | Iterable[Any]
@@ -162,10 +163,17 @@ class Evaluation:
         yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict))
 
     def run(self, source: Source, *, input_format: str | None = None, strict: bool = False,
-            keep_traces: bool = True, on_result: Callable[[TraceResult | InputIssue], None] | None = None) -> RunResult:
-        """Evaluate everything; ``keep_traces=False`` keeps only summaries (constant memory)."""
+            keep_traces: bool = True, intervals: bool = True,
+            on_result: Callable[[TraceResult | InputIssue], None] | None = None) -> RunResult:
+        """Evaluate everything.
+
+        ``keep_traces=False`` keeps no per-trace results (stream them with ``on_result``);
+        ``intervals=False`` also drops the per-trace scores kept for intervals and pass@k, so
+        memory stays constant whatever the run's size.
+        """
         started = time.time()
         summary = SummaryBuilder(self.dimension_of, {m.spec.name: m.threshold for m in self.metrics})
+        collector = StatisticsCollector() if intervals else None
         traces: list[TraceResult] = []
         issues: list[InputIssue] = []
         n = n_passed = n_failed = 0
@@ -177,6 +185,8 @@ class Evaluation:
                 n_passed += item.passed is True
                 n_failed += item.passed is False
                 summary.add(item.metrics)
+                if collector is not None:
+                    collector.add(item)
                 if keep_traces:
                     traces.append(item)
             if on_result is not None:
@@ -199,7 +209,9 @@ class Evaluation:
             run["inputs"] = [str(source)]
         elif isinstance(source, Sequence) and source and all(isinstance(s, (str, Path)) for s in source):
             run["inputs"] = [str(s) for s in source]
-        return RunResult(traces, summary.finish(), run, issues)
+        summaries = summary.finish()
+        statistics = collector.finish(summaries) if collector is not None else {}
+        return RunResult(traces, summaries, run, issues, statistics)
 
 
 def _params(m: Any) -> dict[str, Any]:

@@ -20,6 +20,10 @@ from assay.stats._np import canonical, require_numpy
 _CHUNK = 1 << 20  # resampled cluster indices held at once (8 MiB of int64; larger is slower)
 
 
+MIN_BOOTSTRAP_CLUSTERS = 20
+"""Fewer clusters than this: a cluster-robust t interval instead of the cluster bootstrap."""
+
+
 @dataclass(frozen=True, slots=True)
 class Interval:
     """A point estimate with a two-sided interval; low and high are None when it cannot be had."""
@@ -33,7 +37,7 @@ class Interval:
     n_clusters: int
     """Independent units: clusters when they repeat, else n."""
     method: str
-    """One of "wilson", "t", "bootstrap" (iid) or "cluster_bootstrap"."""
+    """One of "wilson", "t", "bootstrap" (iid), "cluster_bootstrap" or "cluster_t"."""
 
 
 def check_level(level: float, who: str) -> float:
@@ -143,7 +147,10 @@ def mean_interval(
 ) -> Interval | None:
     """The mean of *values* with a *level* interval; None when there are no values.
 
-    ``method="auto"``: a cluster bootstrap when cluster ids repeat, else the Student t interval.
+    ``method="auto"``: a cluster bootstrap when cluster ids repeat and there are at least
+    MIN_BOOTSTRAP_CLUSTERS clusters; with fewer, a percentile bootstrap is far too narrow (two
+    clusters give two resampled means), so a cluster-robust t interval (CR1 standard error, G - 1
+    degrees of freedom) is used; without repeats, the Student t interval.
     ``"bootstrap"`` forces the bootstrap (iid when *clusters* is None); ``"t"`` forces t (clusters
     ignored). The bootstrap needs numpy and is reproducible for a given *seed*. With one value, or
     one cluster, there is no spread to measure: the bounds are None. For independent pass/fail
@@ -175,6 +182,12 @@ def mean_interval(
     name = "cluster_bootstrap" if clusters is not None else "bootstrap"
     if len(counts) == 1:
         return Interval(estimate, None, None, level, len(arr), 1, name)
+    if method == "auto" and clusters is not None and len(counts) < MIN_BOOTSTRAP_CLUSTERS:
+        g = len(counts)
+        resid = sums - counts * estimate
+        se = math.sqrt(g / (g - 1) * float(np.dot(resid, resid))) / len(arr)
+        half = t_ppf(0.5 + level / 2, g - 1) * se
+        return Interval(estimate, estimate - half, estimate + half, level, len(arr), g, "cluster_t")
     reps = bootstrap_ratios(np, sums, counts, n_boot, seed)[:, 0]
     low, high = percentile_interval(np, reps, estimate, level)
     return Interval(estimate, low, high, level, len(arr), len(counts), name)
