@@ -70,8 +70,8 @@ def detect_format(head: bytes, filename: str) -> str:
     if len(claims) == 1:
         return claims[0]
     if not claims:
-        if not head.strip():
-            return "assay"
+        if not head.strip(b"\xef\xbb\xbf \t\r\n[]"):
+            return "assay"  # nothing to read: any reader yields nothing
         raise ConfigError(f"{filename}: cannot tell the input format; name it with --input-format "
                           f"(input_format= in Python), one of: {', '.join(sorted(_IMPORTERS))}")
     raise ConfigError(f"{filename}: ambiguous input format (could be {', '.join(sorted(claims))}); "
