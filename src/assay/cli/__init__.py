@@ -10,6 +10,8 @@ _COMMANDS = {
     "run": ("assay.cli.run", "Score traces with metrics."),
     "metrics": ("assay.cli.metrics", "List the metric catalog."),
     "validate": ("assay.cli.validate", "Check trace files without scoring them."),
+    "compare": ("assay.cli.compare", "Compare two runs: paired differences, significance, regressions."),
+    "plan": ("assay.cli.plan", "Trials per task needed to detect a difference."),
     "runs": ("assay.cli.runs", "List recorded runs; show one."),
     "report": ("assay.cli.report", "Write a self-contained HTML report of a run."),
 }

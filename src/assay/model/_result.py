@@ -172,6 +172,20 @@ class RunResult:
         return all(t.passed is not False for t in self.traces) and all(
             s.n_passed == s.n for s in self.summary.values())
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "RunResult":
+        """Inverse of ``to_dict`` (results files written by ``assay run --output``)."""
+        summary = {}
+        for name, s in (d.get("summary") or {}).items():
+            s = dict(s)
+            for key in ("mean_ci", "pass_rate_ci"):
+                if s.get(key) is not None:
+                    s[key] = tuple(s[key])
+            summary[name] = MetricSummary(**s)
+        return cls(traces=[TraceResult.from_dict(t) for t in d.get("traces") or []], summary=summary,
+                   run=dict(d.get("run") or {}), input_issues=[InputIssue(**i) for i in d.get("input_issues") or []],
+                   statistics=dict(d.get("statistics") or {}))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "run": self.run,

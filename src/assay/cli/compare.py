@@ -1,0 +1,36 @@
+"""``assay compare``: is run B better or worse than run A? Exits 1 on a significant regression."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ._common import EXIT_FAILED, EXIT_OK, debug_option, handle_errors
+
+
+@click.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--alpha", default=0.05, show_default=True, help="Family-wise error rate (Holm).")
+@click.option("--delta", default=0.05, show_default=True, help="Difference to plan sample sizes for.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap and permutations.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+@click.option("--store", "store_path", default=None, type=click.Path(dir_okay=False), help="Run store to look ids up in.")
+@debug_option
+@handle_errors
+def command(run_a: str, run_b: str, alpha: float, delta: float, seed: int, fmt: str, store_path: str | None,
+            debug: bool) -> None:
+    """Compare RUN_B against RUN_A (result files from `assay run --output`, or run ids)."""
+    from ..engine._compare import compare_runs
+    from ._loading import load_result
+    from ._render_compare import comparison_table
+    from ._session import dumps
+
+    a, b = load_result(run_a, store_path), load_result(run_b, store_path)
+    result = compare_runs(a, b, alpha=alpha, delta=delta, seed=seed)
+    if fmt == "json":
+        click.echo(dumps(result, indent=2))
+    else:
+        comparison_table(result)
+    sys.exit(EXIT_FAILED if result["regressions"] else EXIT_OK)
