@@ -88,10 +88,10 @@ def sniff_native(head: bytes, filename: str) -> bool:
     if h.container == "array" and isinstance(rec, list):
         return False
     keys = h.keys
-    if not keys or not keys <= _TRACE_KEYS or not ({"turns", "messages"} & keys):
+    if "id" not in keys or not keys <= _TRACE_KEYS:
         return False
-    if "id" not in keys and h.complete:
-        return False
+    if not ({"turns", "messages"} & keys) and h.complete:
+        return False  # (when the first record is cut, 'turns' may come after the head)
     if isinstance(rec, dict) and isinstance(rec.get("messages"), list) and rec["messages"]:
         first = rec["messages"][0]
         return isinstance(first, dict) and "role" in first

@@ -126,16 +126,18 @@ def read(stream: IO[bytes], source: str) -> Iterator[Record]:
     return read_records(stream, source, _convert)
 
 
-def _is_dataset(record: Any, keys: frozenset[str]) -> bool:
+def _is_dataset(record: Any, keys: frozenset[str], complete: bool) -> bool:
     if isinstance(record, list) and record:
         record = record[0]
         keys = frozenset(record) if isinstance(record, dict) else frozenset()
-    return "conversation" in keys and bool({"session_id", "assistant_id"} & keys)
+    if "conversation" in keys and bool({"session_id", "assistant_id"} & keys):
+        return True
+    return not complete and {"session_id", "assistant_id"} <= keys  # 'conversation' beyond the head
 
 
 def sniff(head: bytes, filename: str) -> bool:
     h = inspect(head)
-    return _is_dataset(h.record, h.keys)
+    return _is_dataset(h.record, h.keys, h.complete)
 
 
 register_importer(Importer("fair_forge", "Fair Forge Dataset JSON: one conversation per dataset", read, sniff))

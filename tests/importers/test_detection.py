@@ -1,0 +1,138 @@
+"""Every sample file is claimed by exactly its own importer; unclear files are ConfigErrors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.errors import ConfigError
+from assay.importers import Importer, detect_format, importers, read_traces, register_importer
+from assay.importers._registry import _IMPORTERS, _SNIFF_BYTES
+
+from ._helpers import DATA, read_all
+
+SAMPLES = {
+    "native_traces.jsonl": "assay", "native_pretty.json": "assay",
+    "otel_agent.json": "otel", "otel_lines.jsonl": "otel", "otel_malformed.jsonl": "otel",
+    "openinference_otlp.json": "openinference", "phoenix_spans.json": "openinference",
+    "phoenix_spans.jsonl": "openinference",
+    "uaef_cases.json": "uaef", "uaef_inputs.jsonl": "uaef",
+    "fair_forge_datasets.json": "fair_forge", "fair_forge_malformed.jsonl": "fair_forge",
+    "eval_lib_cases.jsonl": "eval_lib", "eval_lib_conversation.json": "eval_lib",
+    "deepeval_cases.json": "deepeval", "deepeval_malformed.jsonl": "deepeval",
+    "langchain_conversations.jsonl": "langchain", "langchain_single.json": "langchain",
+}
+
+
+def test_every_sample_file_is_listed() -> None:
+    assert sorted(p.name for p in DATA.iterdir()) == sorted(SAMPLES)
+
+
+def test_all_importers_are_registered() -> None:
+    assert set(importers()) == {"assay", "otel", "openinference", "uaef", "fair_forge", "eval_lib", "deepeval",
+                                "langchain"}
+
+
+@pytest.mark.parametrize(("name", "fmt"), sorted(SAMPLES.items()), ids=sorted(SAMPLES))
+def test_each_sample_is_claimed_by_its_importer_only(name: str, fmt: str) -> None:
+    head = (DATA / name).read_bytes()[:_SNIFF_BYTES]
+    claims = sorted(n for n, imp in importers().items() if imp.sniff(head, name))
+    assert claims == [fmt]
+    assert detect_format(head, name) == fmt
+
+
+@pytest.mark.parametrize(("name", "fmt"), sorted(SAMPLES.items()), ids=sorted(SAMPLES))
+def test_detected_reads_like_named(name: str, fmt: str) -> None:
+    def key(out: list) -> list:
+        return [(loc, json.loads(x.model_dump_json()) if hasattr(x, "model_dump_json") else str(x)) for loc, x in out]
+
+    assert key(read_all(DATA / name)) == key(read_all(DATA / name, input_format=fmt))
+
+
+def test_first_record_beyond_the_sniff_head_is_still_detected(in_tmp: Path) -> None:
+    """Keys are scanned from a first record that does not fit in 64 KiB."""
+    big = {"session_id": "s", "assistant_id": "a", "context": "x" * 70_000, "conversation": []}
+    (in_tmp / "ff.json").write_text(json.dumps(big, indent=2))
+    head = (in_tmp / "ff.json").read_bytes()[:_SNIFF_BYTES]
+    assert detect_format(head, "ff.json") == "fair_forge"
+    big_trace = {"id": "t", "metadata": {"blob": "y" * 70_000}, "turns": []}
+    (in_tmp / "t.jsonl").write_text(json.dumps(big_trace) + "\n")
+    head = (in_tmp / "t.jsonl").read_bytes()[:_SNIFF_BYTES]
+    assert detect_format(head, "t.jsonl") == "assay"
+
+
+def test_unknown_content_is_a_config_error_listing_the_formats(in_tmp: Path) -> None:
+    (in_tmp / "x.json").write_text('{"foo": 1}\n')
+    with pytest.raises(ConfigError, match=r"x.json: cannot tell the input format; .* one of: assay, deepeval"):
+        read_all("x.json")
+
+
+def test_unknown_format_name_suggests_the_closest() -> None:
+    with pytest.raises(ConfigError, match=r"unknown input format 'open_inference'. Did you mean 'openinference'"):
+        list(read_traces(str(DATA / "native_traces.jsonl"), input_format="open_inference"))
+
+
+def test_two_claims_are_an_ambiguity_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(_IMPORTERS, "greedy", Importer("greedy", "claims everything", _IMPORTERS["assay"].read,
+                                                       lambda head, name: True))
+    head = (DATA / "native_traces.jsonl").read_bytes()
+    with pytest.raises(ConfigError, match=r"ambiguous input format \(could be assay, greedy\)"):
+        detect_format(head, "native_traces.jsonl")
+
+
+def test_a_broken_sniffer_does_not_stop_detection(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(head: bytes, name: str) -> bool:
+        raise RuntimeError("bug")
+
+    monkeypatch.setitem(_IMPORTERS, "broken", Importer("broken", "raises", _IMPORTERS["assay"].read, boom))
+    assert detect_format((DATA / "native_traces.jsonl").read_bytes(), "n") == "assay"
+
+
+def test_a_registered_importer_is_used_by_name(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.model import Trace
+
+    def read(stream, source):  # type: ignore[no-untyped-def]
+        for n, raw in enumerate(stream, 1):
+            yield f"{source}:{n}", Trace(id=raw.decode().strip(), turns=[])
+
+    monkeypatch.setitem(_IMPORTERS, "ids", _IMPORTERS["assay"])  # keep the dict restorable
+    register_importer(Importer("ids", "one id a line", read, lambda head, name: False))
+    (in_tmp / "ids.txt").write_text("a\nb\n")
+    assert [t.id for _, t in read_traces("ids.txt", input_format="ids")] == ["a", "b"]
+
+
+def test_sniffers_see_64_kib_even_through_a_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Detection gets the full head although a pipe returns short reads."""
+    import io
+
+    class Trickle(io.RawIOBase):
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+            n = min(len(b), 1000, len(self.data))
+            b[:n] = self.data[:n]
+            self.data = self.data[n:]
+            return n
+
+    big = {"session_id": "s", "assistant_id": "a", "context": "x" * 30_000, "conversation": []}
+    data = json.dumps(big, indent=2).encode()
+    seen: list[int] = []
+
+    def spy(head: bytes, name: str) -> bool:
+        seen.append(len(head))
+        return False
+
+    monkeypatch.setitem(_IMPORTERS, "spy", Importer("spy", "", _IMPORTERS["assay"].read, spy))
+
+    class Stdin:
+        buffer = io.BufferedReader(Trickle(data), 512)
+
+    monkeypatch.setattr("sys.stdin", Stdin)
+    out = list(read_traces("-"))
+    assert seen == [len(data)] and [t.id for _, t in out] == ["s"]
