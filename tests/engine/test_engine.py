@@ -162,3 +162,30 @@ def test_builtin_registry_through_public_evaluate():
     r = evaluate([t], ["tool_selection_accuracy"]).traces[0].metrics["tool_selection_accuracy"]
     assert r.score == pytest.approx(1 / 3)
     assert r.details["missing"] == ["calculator"] and r.details["unexpected"] == ["weather"]
+
+
+def test_repeats_score_judge_metrics_independently_and_average():
+    r = Registry()
+
+    @metric("judged", dimension="response_quality", requires=("judge",), registry=r)
+    async def judged(ctx: MetricContext):
+        return ctx.result(ctx.repeat / 2, reason=f"repeat {ctx.repeat}")
+
+    @metric("plain", dimension="tool_calling", registry=r)
+    def plain(ctx: MetricContext):
+        return 1.0
+
+    class FakeJudge:
+        model = "fake"
+
+        async def judge(self, request):  # pragma: no cover - the metric above never calls it
+            raise AssertionError
+
+    res = Evaluation(["judged", "plain"], judge=FakeJudge(), registry=r, repeats=3).run([trace(1)])
+    m = res.traces[0].metrics["judged"]
+    assert m.score == pytest.approx(0.5) and m.details["per_repeat"] == [0.0, 0.5, 1.0]
+    assert "repeat 3: repeat 2" in m.reason
+    assert "per_repeat" not in res.traces[0].metrics["plain"].details
+    assert res.run["repeats"] == 3
+    with pytest.raises(ConfigError, match="repeats must be at least 1"):
+        Evaluation(["plain"], registry=r, repeats=0)

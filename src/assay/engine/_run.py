@@ -109,12 +109,14 @@ class Evaluation:
 
     def __init__(self, metrics: Iterable[Any] | None = None, *, judge: Any = None,
                  weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
-                 registry: Registry = REGISTRY, window: int = 256) -> None:
+                 registry: Registry = REGISTRY, window: int = 256, repeats: int = 1) -> None:
         self.judge = judge
         self.metrics, self.skipped = resolve_metrics(metrics, registry=registry, judge=judge is not None)
         if not self.metrics:
             raise ConfigError("no metrics to run" + (f" ({NO_JUDGE})" if self.skipped else ""))
-        self.plan = Plan.make(self.metrics, only_applicable=metrics is None)
+        if repeats < 1:
+            raise ConfigError(f"repeats must be at least 1, got {repeats!r}")
+        self.plan = Plan.make(self.metrics, only_applicable=metrics is None, repeats=repeats)
         self.dims = Dimensions.make(weights, thresholds)
         self.dimension_of = {m.spec.name: m.spec.dimension for m in self.metrics}
         self.window = window
@@ -200,6 +202,7 @@ class Evaluation:
             "metrics": [{"name": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
                          "params": _params(m)} for m in self.metrics],
             "skipped_metrics": dict(self.skipped),
+            "repeats": self.plan.repeats,
             "dimension_weights": {d: self.dims.weight(d) for d in sorted(set(self.dimension_of.values()))},
             "dimension_thresholds": {d: self.dims.threshold(d) for d in sorted(set(self.dimension_of.values()))},
         }

@@ -27,15 +27,16 @@ class Plan:
     is_async: bool
     only_applicable: bool
     """Default metric set: a metric whose data requirements a trace lacks is not run on it."""
+    repeats: int = 1
+    """Judge metrics are scored this many times (independent judge calls) and averaged."""
 
     @classmethod
-    def make(cls, metrics: Sequence[Any], only_applicable: bool = False) -> "Plan":
+    def make(cls, metrics: Sequence[Any], only_applicable: bool = False, repeats: int = 1) -> "Plan":
         names = {m.spec.name for m in metrics}
         first = tuple(m for m in metrics if not (set(m.spec.after) & names))
         second = tuple(m for m in metrics if set(m.spec.after) & names)
         phases = tuple(p for p in (first, second) if p)
-        return cls(phases, any(is_async_metric(m) for m in metrics),
-                   only_applicable)
+        return cls(phases, any(is_async_metric(m) for m in metrics), only_applicable, repeats)
 
 
 
@@ -66,18 +67,19 @@ def _error(exc: BaseException) -> MetricResult:
     return MetricContext.null(Warning.METRIC_ERROR, f"{type(exc).__name__}: {exc}")
 
 
-def combine_turns(parts: list[MetricResult]) -> MetricResult:
-    """Average per-turn results; keep each turn's score, reason and evidence."""
+def combine_turns(parts: list[MetricResult], unit: str = "turn") -> MetricResult:
+    """Average per-turn (or per-repeat) results; keep each part's score, reason and evidence."""
     scored = [p for p in parts if p.score is not None]
-    per_turn = [p.score for p in parts]
-    details: dict[str, Any] = {"per_turn": per_turn}
+    details: dict[str, Any] = {f"per_{unit}": [p.score for p in parts]}
     warnings = [str(p.warning) if p.warning else None for p in parts]
     if any(warnings):
-        details["per_turn_warnings"] = warnings
+        details[f"per_{unit}_warnings"] = warnings
+    if unit == "repeat":
+        details["per_repeat_details"] = [p.details for p in parts]
     calls = sum(p.judge_calls for p in parts)
     tokens = sum(p.tokens for p in parts)
     costs = [p.cost_usd for p in parts if p.cost_usd is not None]
-    reason = " | ".join(f"turn {i + 1}: {p.reason}" for i, p in enumerate(parts) if p.reason)
+    reason = " | ".join(f"{unit} {i + 1}: {p.reason}" for i, p in enumerate(parts) if p.reason)
     evidence = [e for p in parts for e in p.evidence]
     if not scored:
         first = next((p for p in parts if p.warning), None)
@@ -88,7 +90,7 @@ def combine_turns(parts: list[MetricResult]) -> MetricResult:
     else:
         out = MetricContext.result(sum(p.score for p in scored) / len(scored), reason, evidence, details)  # type: ignore[misc]
         if len(scored) < len(parts):
-            out.details["turns_without_score"] = len(parts) - len(scored)
+            out.details[f"{unit}s_without_score"] = len(parts) - len(scored)
     out.judge_calls, out.tokens = calls, tokens
     out.cost_usd = sum(costs) if costs else None
     return out
@@ -127,11 +129,19 @@ async def _one(m: Any, ctx: MetricContext) -> MetricResult:
         return finish(m, _error(exc))
 
 
-async def _run_metric(m: Any, ctx: MetricContext) -> MetricResult:
+async def _run_once(m: Any, ctx: MetricContext) -> MetricResult:
     if m.spec.level != "turn":
         return await _one(m, ctx)
     parts = await asyncio.gather(*(_one(m, ctx.for_turn(i)) for i in range(len(ctx.trace.turns))))
-    return combine_turns(list(parts))
+    return finish(m, combine_turns(list(parts)))
+
+
+async def _run_metric(m: Any, ctx: MetricContext, repeats: int) -> MetricResult:
+    if repeats <= 1 or not m.spec.needs_judge:
+        return await _run_once(m, ctx)
+    parts = await asyncio.gather(*(_run_once(m, MetricContext(ctx.trace, ctx.judge, ctx.results, None, r))
+                                   for r in range(repeats)))
+    return combine_turns(list(parts), unit="repeat")
 
 
 async def score_async(trace: Trace, plan: Plan, judge: Any = None, repeat: int = 0) -> dict[str, MetricResult]:
@@ -140,7 +150,7 @@ async def score_async(trace: Trace, plan: Plan, judge: Any = None, repeat: int =
     ctx = MetricContext(trace, judge, results, None, repeat)
     for phase in plan.phases:
         todo = [m for m in phase if not (plan.only_applicable and not _applicable(m, trace))]
-        done = await asyncio.gather(*(_run_metric(m, ctx) for m in todo))
+        done = await asyncio.gather(*(_run_metric(m, ctx, plan.repeats) for m in todo))
         for m, r in zip(todo, done):
-            results[m.spec.name] = finish(m, r) if r.name == "" else r
+            results[m.spec.name] = finish(m, r)
     return results
