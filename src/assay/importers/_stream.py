@@ -82,8 +82,8 @@ def _sniff_mode(chunks: Iterator[bytes]) -> tuple[str, bytes]:
     while len(data) < CHUNK:  # a longer first line is read as a document: same values, same lines
         stripped = data.lstrip(_BOM).lstrip(b" \t\r\n")
         nl = stripped.find(b"\n")
-        if nl >= 0 and stripped[nl + 1:].strip():
-            break
+        if nl >= 0 and b"\n" in stripped[nl + 1:].lstrip(b" \t\r\n"):
+            break  # the first two non-blank lines are in
         chunk = next(chunks, b"")
         if not chunk:
             break
@@ -94,17 +94,20 @@ def _sniff_mode(chunks: Iterator[bytes]) -> tuple[str, bytes]:
         return "empty", data
     first, _, rest = stripped.partition(b"\n")
     rest = rest.lstrip(b" \t\r\n")
-    try:
-        json.loads(first.decode("utf-8"))
-        complete = True
-    except (ValueError, UnicodeDecodeError):
-        complete = False
     opener = stripped[:1]
-    if complete:
+    if _complete(first):
         return ("array" if opener == b"[" and not rest else "lines"), data
-    if opener == b"{" and rest[:1] == b"{":
+    if opener == b"{" and rest[:1] == b"{" and _complete(rest.partition(b"\n")[0]):
         return "lines", data  # JSON Lines whose first line is broken
     return ("array" if opener == b"[" else "document"), data
+
+
+def _complete(line: bytes) -> bool:
+    try:
+        json.loads(line.decode("utf-8"))
+        return True
+    except (ValueError, UnicodeDecodeError):
+        return False
 
 
 def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool) -> Iterator[Value | InputIssue]:
