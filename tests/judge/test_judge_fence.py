@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.judge import Fence, fence, neutralise
@@ -65,6 +65,7 @@ def test_labels_are_sanitised():
     assert FENCE.open("tool result!") == f"<<<BEGIN TOOL_RESULT {FENCE.nonce}>>>"
 
 
+@settings(deadline=None)  # timing varies on a shared CI box; correctness does not
 @given(st.text())
 def test_any_text_cannot_escape(text):
     wrapped = FENCE.wrap(text, "data")

@@ -45,11 +45,13 @@ class AnthropicJudge(Backend):
         # Recent SDKs dropped `temperature` (newer models fix it); send it only where it still exists.
         create = anthropic.resources.messages.AsyncMessages.create
         self._takes_temperature = "temperature" in inspect.signature(create).parameters
-        self._client = LoopLocal(self._new_client, lambda client: client.close())
+        self._client = LoopLocal(self._new_client, lambda client: client.close(), eager=True)
 
     def _new_client(self) -> Any:
-        return self._anthropic.AsyncAnthropic(api_key=self._api_key or "not-needed", base_url=self.base_url,
-                                              timeout=self.timeout, max_retries=0)
+        client = self._anthropic.AsyncAnthropic(api_key=self._api_key or "not-needed", base_url=self.base_url,
+                                                timeout=self.timeout, max_retries=0)
+        client.messages  # noqa: B018  (the SDK imports its resource modules on first access)
+        return client
 
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
         system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")

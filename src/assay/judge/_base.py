@@ -95,16 +95,21 @@ class LoopLocal(Generic[S]):
     an SDK client never tries to close its connections on a loop that is already gone.
     """
 
-    def __init__(self, factory: Callable[[], S], closer: Callable[[S], Awaitable[Any]] | None = None) -> None:
+    def __init__(self, factory: Callable[[], S], closer: Callable[[S], Awaitable[Any]] | None = None,
+                 *, eager: bool = False) -> None:
         self._factory, self._closer = factory, closer
         self._loop: asyncio.AbstractEventLoop | None = None
         self._state: S | None = None
         self._sentinel: asyncio.Task[None] | None = None
+        # Built now, for the first loop: an SDK client costs ~0.3 s to build the first time, which
+        # belongs to constructing the judge, not to the first verdict of a run.
+        self._spare: S | None = factory() if eager else None
 
     def get(self) -> S:
         loop = asyncio.get_running_loop()
         if loop is not self._loop or self._state is None:
-            self._loop, self._state = loop, self._factory()
+            spare, self._spare = self._spare, None
+            self._loop, self._state = loop, spare if spare is not None else self._factory()
             if self._closer is not None:
                 self._sentinel = loop.create_task(self._close_at_exit(self._state))
         return self._state

@@ -143,7 +143,7 @@ def parse_verdict(text: str, schema: type[pydantic.BaseModel]) -> pydantic.BaseM
 
 @lru_cache(maxsize=256)
 def json_schema(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema (cached: it feeds every cache key and request)."""
+    """The model's JSON schema (cached, so treat it as read-only: it feeds every key and request)."""
     return schema.model_json_schema()
 
 
@@ -151,6 +151,7 @@ def schema_text(schema: type[pydantic.BaseModel]) -> str:
     return json.dumps(json_schema(schema), sort_keys=True, separators=(",", ":"))
 
 
+@lru_cache(maxsize=256)
 def strict_schema(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
     """A copy that satisfies OpenAI strict mode: closed objects, every property required, no defaults."""
     def visit(node: Any) -> Any:
