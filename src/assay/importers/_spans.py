@@ -429,7 +429,10 @@ def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
     if main_name is None:
         main_name = next((n for s in spans if kinds[s.span_id] == "llm" for n in [conv.agent_name(s)] if n), None)
 
-    scope_spans = {"": [by_id[a] for a in sorted(top, key=lambda a: by_id[a].order)]}
+    # the spans whose input/output stand for the main thread's: its agents, else a root chain
+    main_io = [by_id[a] for a in sorted(top, key=lambda a: by_id[a].order)] or [
+        s for s in spans if parent(s) is None and kinds[s.span_id] == "chain"]
+    scope_spans = {"": main_io}
     for a, n in names.items():
         if owner[a] == a and a not in top:
             scope_spans.setdefault(n, []).append(by_id[a])
