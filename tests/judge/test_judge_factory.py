@@ -184,3 +184,13 @@ def test_parse_spec_keeps_ollama_tags_and_urls():
     assert parse_spec("llama3:8b").provider == "openai"  # a bare name with a tag: no provider prefix
     spec = parse_spec("openai-compatible:m@https://host/v1")
     assert (spec.model, spec.base_url) == ("m", "https://host/v1")
+
+
+@pytest.mark.parametrize("spec,module,extra", [
+    ("openai:gpt-4o", "openai", "openai"), ("anthropic:claude-3-5-haiku-latest", "anthropic", "anthropic"),
+], ids=["openai", "anthropic"])
+def test_missing_sdk_names_the_pip_command(monkeypatch, spec, module, extra):
+    monkeypatch.setitem(__import__("sys").modules, module, None)  # makes `import module` fail
+    with pytest.raises(ConfigError, match=rf"pip install 'assay\[{extra}\]'"):
+        make_judge(spec, api_key="k")
+    assert make_judge(spec, dry_run=True, cache=False).model == spec  # a dry run needs no SDK

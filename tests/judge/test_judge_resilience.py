@@ -147,3 +147,12 @@ def test_a_batch_loses_nothing(make, judge_server):
         assert v.error is None or v.error.strip()
     assert judge.stats.requests == 40
     assert sum(v.error is not None for v in verdicts) == judge.stats.errors
+
+
+@pytest.mark.parametrize("headers,seconds", [
+    ({"retry-after": "2"}, 2.0), ({"retry-after": "0.5"}, 0.5), ({"retry-after-ms": "250"}, 0.25),
+    ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0), ({}, None), ({"retry-after": "soon"}, None),
+], ids=["seconds", "fraction", "milliseconds", "past-http-date", "absent", "garbage"])
+def test_retry_after_parsing(headers, seconds):
+    from assay.judge._base import parse_retry_after
+    assert parse_retry_after(headers) == seconds

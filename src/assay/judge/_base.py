@@ -49,8 +49,12 @@ def parse_retry_after(headers: Any) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, when.timestamp() - time.time()) if when else None
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None  # unreadable: fall back to our own backoff
+    return max(0.0, when.timestamp() - time.time())
 
 
 def provider_error(exc: BaseException, backend: str, model: str) -> ProviderError:
