@@ -114,6 +114,7 @@ def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool) -> Iterator[Val
     for lineno, line in enumerate(_split_lines(chunks), 1):
         if lineno == 1 and line.startswith(_BOM):
             line = line[len(_BOM):]
+        line = line.rstrip(b"\r\n")  # so that an error at the end of the line gets its column
         if not line.strip():
             continue
         if raw:
