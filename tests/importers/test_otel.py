@@ -63,7 +63,7 @@ def test_malformed_spans_are_issues_naming_line_and_attribute() -> None:
         f"{DATA / 'otel_malformed.jsonl'}:2: resourceSpans[0].scopeSpans[0].spans[0].attributes[gen_ai.tool.call.arguments]: "
         "not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1)) "
         "(trace f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0 not imported)",
-        f"{DATA / 'otel_malformed.jsonl'}:3: not valid JSON: Expecting value at column 1",
+        f"{DATA / 'otel_malformed.jsonl'}:3: not valid JSON: Expecting value at column 47",
         f"{DATA / 'otel_malformed.jsonl'}:4: resourceSpans[0].scopeSpans[0].spans[0].traceId: required field is missing",
     ])
 
