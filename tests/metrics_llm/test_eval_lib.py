@@ -81,6 +81,12 @@ def test_failure_rate_unverifiable_fabrication_does_not_force_hallucination():
     assert r.details["findings"][0]["verified"] is False
 
 
+def test_failure_rate_fabrication_quoting_the_user_does_not_count():
+    r = run("failure_rate", ATLANTIS, ScriptedJudge(failure("not_applicable", [
+        finding(1, "What's the population of Atlantis in 2024?", "fabricated")])))
+    assert r.score == 1.0 and r.details["unverified_evidence"] == ["What's the population of Atlantis in 2024?"]
+
+
 def test_failure_rate_unknown_label_is_an_error_not_a_pass():
     # a judge that skipped validation and answered a label outside the rubric
     schema = None

@@ -74,8 +74,9 @@ class FailureRate:
         findings: list[dict[str, Any]] = []
         evidence: list[str] = []
         fabrications: list[str] = []
-        for f in v.findings:
-            ok, _ = s.verify([f.quote])
+        replies = [t.output for t in ctx.trace.turns if t.output]
+        for f in v.findings:  # findings quote the agent, so only its replies can confirm them
+            ok, _ = s.verify([f.quote], texts=replies)
             findings.append({"turn": f.turn, "quote": f.quote, "behaviour": f.behaviour, "verified": bool(ok)})
             if ok:
                 evidence.append(f.quote)
