@@ -24,7 +24,8 @@ from ._common import Record, arguments, maybe_json
 from ._errors import json_type
 from ._registry import Importer, register_importer
 from ._sniff import inspect
-from ._spans import LlmCall, Msg, Span, error_of, flatten, indexed, is_flat_span, read_spans
+from ._otlp import is_flat_span, read_spans
+from ._spans import LlmCall, Msg, Span, error_of, flatten, indexed
 
 _KINDS = {"LLM": "llm", "TOOL": "tool", "AGENT": "agent", "RETRIEVER": "retriever", "CHAIN": "chain"}
 _TEXT_KEYS = ("input", "query", "question", "message", "content", "text", "user_input", "output", "answer",

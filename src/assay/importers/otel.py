@@ -26,7 +26,8 @@ from ._common import Record, arguments, maybe_json
 from ._errors import json_type
 from ._registry import Importer, register_importer
 from ._sniff import inspect
-from ._spans import LlmCall, Msg, Span, error_of, indexed, read_spans
+from ._otlp import read_spans
+from ._spans import LlmCall, Msg, Span, error_of, indexed
 
 _OPS = {"chat": "llm", "text_completion": "llm", "generate_content": "llm", "completion": "llm",
         "execute_tool": "tool", "invoke_agent": "agent", "create_agent": "create_agent", "retrieval": "retriever",
