@@ -12,23 +12,9 @@ from assay.judge import make_judge
 from tests.support.judge_server import JudgeServer, obj, text
 
 
-class Plain:
-    """The composed judge minus its ``stats`` attribute.
-
-    Works around engine/_run.py ``_judge_info`` calling ``vars()`` on the slotted JudgeStats
-    (it looks for ``to_dict``; JudgeStats has ``as_dict``). Remove once the engine reads as_dict.
-    """
-
-    def __init__(self, inner):
-        self.inner, self.model = inner, inner.model
-
-    async def judge(self, request):
-        return await self.inner.judge(request)
-
-
 def judge_for(server: JudgeServer, **options):
     options = {"cache": False, "base_delay": 0.01, "timeout": 5.0, **options}
-    return Plain(make_judge(f"openai-compatible:scripted@{server.url}", **options))
+    return make_judge(f"openai-compatible:scripted@{server.url}", **options)
 
 
 def schema_name(request: dict) -> str:
@@ -70,6 +56,7 @@ def test_seed_002_with_a_user_goal_makes_exactly_three_calls(judge_server):
     assert [schema_name(q.json) for q in judge_server.requests] == ["SignalsVerdict", "OutcomeVerdict", "SummaryVerdict"]
     assert r.score == 1.0 and r.passed is True and r.judge_calls == 3
     assert r.details["summary"] == "The user fixed the import error with pip install."
+    assert result.run["judge"]["calls"] == 3 and result.run["judge"]["requests"] == 3
 
 
 def test_seed_002_without_a_goal_makes_four_calls(judge_server):

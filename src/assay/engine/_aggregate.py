@@ -49,13 +49,18 @@ def group(result: TraceResult, dimension_of: Mapping[str, str], dims: Dimensions
     sums: dict[str, list[float]] = {}
     any_failed = False
     for name, r in result.metrics.items():
-        if r.score is None:
+        score = r.score
+        if score is None:
             continue
         if r.passed is False:
             any_failed = True
-        acc = sums.setdefault(dimension_of[name], [0.0, 0])
-        acc[0] += r.score
-        acc[1] += 1
+        dim = dimension_of[name]
+        acc = sums.get(dim)
+        if acc is None:
+            sums[dim] = [score, 1]
+        else:
+            acc[0] += score
+            acc[1] += 1
     total_w = weighted = 0.0
     dimensions = {}
     for dim, (s, n) in sums.items():
@@ -82,21 +87,26 @@ class SummaryBuilder:
         self.summaries: dict[str, MetricSummary] = {}
 
     def add(self, metrics: Mapping[str, MetricResult]) -> None:
+        summaries, sums = self.summaries, self._sums
         for name, r in metrics.items():
-            s = self.summaries.get(name)
+            s = summaries.get(name)
             if s is None:
-                s = self.summaries[name] = MetricSummary(name, self._dimension_of.get(name, "custom"),
-                                                         self._thresholds.get(name))
-                self._sums[name] = 0.0
-            if r.score is None:
+                s = summaries[name] = MetricSummary(name, self._dimension_of.get(name, "custom"),
+                                                    self._thresholds.get(name))
+                sums[name] = 0.0
+            score = r.score
+            if score is None:
                 s.n_null += 1
-                s.n_errored += r.errored
+                if r.warning in ERROR_WARNINGS:
+                    s.n_errored += 1
             else:
                 s.n += 1
-                self._sums[name] += r.score
-                s.n_passed += bool(r.passed)
+                sums[name] += score
+                if r.passed:
+                    s.n_passed += 1
             if r.warning is not None:
-                s.warnings[str(r.warning)] = s.warnings.get(str(r.warning), 0) + 1
+                key = r.warning.value if isinstance(r.warning, Warning) else str(r.warning)
+                s.warnings[key] = s.warnings.get(key, 0) + 1
             if r.judge_calls:
                 s.judge_calls += r.judge_calls
                 s.tokens += r.tokens

@@ -225,8 +225,8 @@ def _params(m: Any) -> dict[str, Any]:
 def _judge_info(judge: Any) -> dict[str, Any]:
     info: dict[str, Any] = {"model": getattr(judge, "model", type(judge).__name__)}
     stats = getattr(judge, "stats", None)
-    if stats is not None:
-        info.update(stats.to_dict() if hasattr(stats, "to_dict") else dict(vars(stats)))
+    if stats is not None and hasattr(stats, "as_dict"):
+        info.update(stats.as_dict())
     return info
 
 

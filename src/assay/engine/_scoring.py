@@ -8,7 +8,6 @@ scores kept in ``details['per_turn']``.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,8 @@ class Plan:
     """Default metric set: a metric whose data requirements a trace lacks is not run on it."""
     repeats: int = 1
     """Judge metrics are scored this many times (independent judge calls) and averaged."""
+    steps: tuple[tuple[Any, str, tuple[Any, ...], bool], ...] = ()
+    """The phases flattened to (metric, name, requires, per_turn), looked up once, not per trace."""
 
     @classmethod
     def make(cls, metrics: Sequence[Any], only_applicable: bool = False, repeats: int = 1) -> "Plan":
@@ -36,7 +37,8 @@ class Plan:
         first = tuple(m for m in metrics if not (set(m.spec.after) & names))
         second = tuple(m for m in metrics if set(m.spec.after) & names)
         phases = tuple(p for p in (first, second) if p)
-        return cls(phases, any(is_async_metric(m) for m in metrics), only_applicable, repeats)
+        steps = tuple((m, m.spec.name, tuple(m.spec.requires), m.spec.level == "turn") for p in phases for m in p)
+        return cls(phases, any(is_async_metric(m) for m in metrics), only_applicable, repeats, steps)
 
 
 
@@ -46,20 +48,21 @@ def _applicable(m: Any, trace: Trace) -> bool:
 
 def finish(m: Any, r: Any) -> MetricResult:
     """Stamp name/threshold/passed; a bad return value becomes a metric error."""
-    if not isinstance(r, MetricResult):
+    if type(r) is not MetricResult and not isinstance(r, MetricResult):
         if isinstance(r, (int, float)) and not isinstance(r, bool):
             r = MetricContext.result(r)
         else:
             r = MetricContext.null(Warning.METRIC_ERROR, f"score() returned {type(r).__name__}, expected a MetricResult")
     r.name = m.spec.name
-    r.threshold = m.threshold
-    if r.score is not None:
-        if not (0.0 <= r.score <= 1.0) or math.isnan(r.score):
-            r.details["bad_score"] = r.score
-            r.score, r.warning = None, Warning.METRIC_ERROR
-            r.reason = f"metric returned a score outside [0, 1]: {r.details['bad_score']!r}"
+    r.threshold = threshold = m.threshold
+    score = r.score
+    if score is not None:
+        if 0.0 <= score <= 1.0:  # False for NaN too
+            r.passed = score >= threshold
         else:
-            r.passed = r.score >= m.threshold
+            r.details["bad_score"] = score
+            r.score, r.warning = None, Warning.METRIC_ERROR
+            r.reason = f"metric returned a score outside [0, 1]: {score!r}"
     return r
 
 
@@ -74,8 +77,8 @@ def combine_turns(parts: list[MetricResult], unit: str = "turn") -> MetricResult
     warnings = [str(p.warning) if p.warning else None for p in parts]
     if any(warnings):
         details[f"per_{unit}_warnings"] = warnings
-    if unit == "repeat":
-        details["per_repeat_details"] = [p.details for p in parts]
+    if any(p.details for p in parts):  # judge raw replies, unverified evidence, option order ...
+        details[f"per_{unit}_details"] = [p.details for p in parts]
     calls = sum(p.judge_calls for p in parts)
     tokens = sum(p.tokens for p in parts)
     costs = [p.cost_usd for p in parts if p.cost_usd is not None]
@@ -100,20 +103,32 @@ def score_sync(trace: Trace, plan: Plan, ctx_judge: Any = None) -> dict[str, Met
     """All metrics on one trace, for plans without async metrics (the fast path)."""
     results: dict[str, MetricResult] = {}
     ctx = MetricContext(trace, ctx_judge, results)
-    for phase in plan.phases:
-        for m in phase:
-            if plan.only_applicable and not _applicable(m, trace):
+    only_applicable = plan.only_applicable
+    met: dict[Any, bool] = {}  # requirement -> whether this trace meets it (checked once per trace)
+    steps = plan.steps or tuple((m, m.spec.name, tuple(m.spec.requires), m.spec.level == "turn")
+                                for p in plan.phases for m in p)
+    for m, name, requires, per_turn in steps:
+        if only_applicable and requires:
+            ok = True
+            for req in requires:
+                v = met.get(req)
+                if v is None:
+                    v = met[req] = data_meets(req, trace)
+                if not v:
+                    ok = False
+                    break
+            if not ok:
                 continue
-            try:
-                if m.spec.level == "turn":
-                    r = combine_turns([finish(m, m.score(ctx.for_turn(i))) for i in range(len(trace.turns))])
-                else:
-                    r = m.score(ctx)
-            except ProviderError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - a failing metric is data
-                r = _error(exc)
-            results[m.spec.name] = finish(m, r)
+        try:
+            if per_turn:
+                r = combine_turns([finish(m, m.score(ctx.for_turn(i))) for i in range(len(trace.turns))])
+            else:
+                r = m.score(ctx)
+        except ProviderError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failing metric is data
+            r = _error(exc)
+        results[name] = finish(m, r)
     return results
 
 

@@ -42,6 +42,12 @@ class Requirement(StrEnum):
     MULTI_AGENT = "multi_agent"
     MULTI_TURN = "multi_turn"
     REASONING = "reasoning"
+    ROLE = "role"
+    """A role to adhere to: expected.role or a system prompt."""
+    INSTRUCTIONS = "instructions"
+    """Instructions to comply with: expected.instructions or a system prompt."""
+    GOAL = "goal"
+    """Something to achieve: expected goal, success criteria or expected output."""
     USAGE = "usage"
     LATENCY = "latency"
     THROUGHPUT = "throughput"
@@ -62,6 +68,10 @@ _DATA_CHECKS: dict[Requirement, Callable[[Trace], bool]] = {
     Requirement.MULTI_AGENT: lambda t: bool(t.agents or t.handoffs),
     Requirement.MULTI_TURN: lambda t: sum(u.input is not None for u in t.turns) >= 2,
     Requirement.REASONING: lambda t: any(u.reasoning for u in t.turns),
+    Requirement.ROLE: lambda t: bool(t.system) or (t.expected is not None and bool(t.expected.role)),
+    Requirement.INSTRUCTIONS: lambda t: bool(t.system) or (t.expected is not None and bool(t.expected.instructions)),
+    Requirement.GOAL: lambda t: t.expected is not None and bool(
+        t.expected.goal or t.expected.success_criteria or t.expected.output),
     Requirement.USAGE: lambda t: t.total_usage() is not None,
     Requirement.LATENCY: lambda t: t.total_latency_ms() is not None,
     Requirement.THROUGHPUT: lambda t: t.throughput_rps is not None,

@@ -100,7 +100,7 @@ def _role(trace: Trace) -> Section | None:
     return None
 
 
-@metric("role_adherence", dimension="multi_turn", requires=("ground_truth", "judge"), judge_calls=1,
+@metric("role_adherence", dimension="multi_turn", requires=("role", "judge"), judge_calls=1,
         summary="judge 1-5: does the agent stay in its assigned role (expected.role, else the system prompt)?")
 @dataclass(frozen=True, kw_only=True)
 class RoleAdherence(ScaleJudged):
@@ -186,7 +186,7 @@ def _instructions(trace: Trace) -> list[Section]:
     return []
 
 
-@metric("instruction_compliance", dimension="multi_turn", requires=("ground_truth", "judge"), judge_calls=1,
+@metric("instruction_compliance", dimension="multi_turn", requires=("instructions", "judge"), judge_calls=1,
         summary="judge 1-5: does the agent follow its instructions (expected.instructions, else the system prompt)?")
 @dataclass(frozen=True, kw_only=True)
 class InstructionCompliance(ScaleJudged):

@@ -67,7 +67,7 @@ class DelegationQuality(ScaleJudged):
         return [*dialogue(ctx.trace, tools=False), *_agent_sections(ctx.trace), *_handoff_sections(ctx.trace)]
 
 
-@metric("workflow_completion", dimension="multi_agent", requires=("multi_agent", "ground_truth", "judge"),
+@metric("workflow_completion", dimension="multi_agent", requires=("multi_agent", "goal", "judge"),
         judge_calls=1, summary="judge 1-5: did the workflow meet its goal / criteria? x0.5 when status is failed")
 @dataclass(frozen=True, kw_only=True)
 class WorkflowCompletion(ScaleJudged):
