@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assay.metrics import safety
 from assay.metrics.safety import find_injections, normalise_text
 from assay.model import Warning
 
@@ -171,3 +172,25 @@ def test_never_crashes_and_excerpts_come_from_the_text(text):
 def test_detects_with_case_and_padding_changes(text, pad, upper):
     variant = pad + (text.upper() if upper else text.lower()) + pad
     assert find_injections(variant)
+
+
+def _ungated(text: str) -> set[int]:
+    """Match starts with every pattern run on the folded text (no word gates, no prefilter)."""
+    folded, where = normalise_text(text)
+    starts = set()
+    for _, rx, _ in safety._PATTERNS:
+        for m in rx.finditer(folded):
+            starts.add(m.start() if where is None else where[m.start()])
+    return starts
+
+
+_VOCAB = sorted({w.decode() for _, _, gates in safety._PATTERNS for g in gates for w in g}
+                | {"the", "a", "to", "my", "and", "is", "now", "you", "are", "me", "told", "were", "as", "if"})
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_VOCAB), st.sampled_from([" ", "  ", ", ", "\n", "-", ": ", "! ", "'"])),
+                min_size=1, max_size=9))
+def test_word_gates_never_hide_a_match(parts):
+    text = "".join(w + sep for w, sep in parts)
+    assert {h.start for h in safety.find_injections.__wrapped__(text)} == _ungated(text)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..model import DimensionScore, MetricResult, MetricSummary, TraceResult
+from ..model import DimensionScore, MetricResult, MetricSummary, TraceResult, Warning
+from ..model._result import ERROR_WARNINGS
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "tool_calling": 0.25, "response_quality": 0.25, "responsible_ai": 0.20,

@@ -190,7 +190,8 @@ class ToolCorrectness:
     def __post_init__(self) -> None:
         check_weights(self.tool_weights)
         if not 0.0 <= self.tool_threshold <= 1.0:
-            raise ConfigError(f"metric 'tool_correctness': tool_threshold must be in [0, 1], got {self.tool_threshold!r}")
+            raise ConfigError("metric 'tool_correctness': tool_threshold must be in [0, 1], "
+                              f"got {self.tool_threshold!r}")
 
     def score(self, ctx: MetricContext) -> MetricResult:
         interactions = _interactions(ctx.trace)

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import MetricResult, Warning
+from . import _memo
 from ._base import MetricContext, metric
 
 QUALITY_METRICS = ("answer_relevance", "completeness", "accuracy", "hallucination_score")
@@ -115,7 +116,7 @@ class TokenEfficiency:
         _exponent("token_efficiency", self.penalty)
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        usage = ctx.trace.total_usage()
+        usage = _memo.usage(ctx)
         return _usage_efficiency(ctx, "token_efficiency", usage.tokens if usage else None, "tokens",
                                  self.expected_tokens, PENALTY_EXPONENTS[self.penalty])
 
@@ -136,7 +137,7 @@ class CostEfficiency:
         _exponent("cost_efficiency", self.penalty)
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        usage = ctx.trace.total_usage()
+        usage = _memo.usage(ctx)
         return _usage_efficiency(ctx, "cost_efficiency", usage.cost_usd if usage else None, "cost usd",
                                  self.expected_cost_usd, PENALTY_EXPONENTS[self.penalty])
 

@@ -495,7 +495,8 @@ class JSONSchemaValid:
                 try:
                     schema = json.loads(p.read_text(encoding="utf-8"))
                 except (OSError, json.JSONDecodeError) as exc:
-                    raise ConfigError(f"metric 'json_schema_valid': cannot read schema file {str(p)!r}: {exc}") from None
+                    raise ConfigError(f"metric 'json_schema_valid': cannot read schema file {str(p)!r}: "
+                                      f"{exc}") from None
         if not isinstance(schema, (dict, bool)):
             raise ConfigError(f"metric 'json_schema_valid': schema must be an object, got {type(schema).__name__}")
         unsupported = sorted(_keywords(schema) - SUPPORTED_KEYWORDS) if isinstance(schema, dict) else []

@@ -266,7 +266,8 @@ class _Stickler:
     def __post_init__(self) -> None:
         name = type(self).spec.name  # type: ignore[attr-defined]
         if self.string_match not in ("levenshtein", "exact"):
-            raise ConfigError(f"metric {name!r}: string_match must be 'levenshtein' or 'exact', got {self.string_match!r}")
+            raise ConfigError(f"metric {name!r}: string_match must be 'levenshtein' or 'exact', "
+                              f"got {self.string_match!r}")
         if not 0.0 <= self.match_threshold <= 1.0:
             raise ConfigError(f"metric {name!r}: match_threshold must be in [0, 1], got {self.match_threshold!r}")
         if self.numeric_tolerance < 0:

@@ -8,13 +8,14 @@ Expected calls come from ``trace.expected.tool_calls`` or, when that is absent, 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from ..model import ExpectedToolCall, MetricResult, ToolCall, Trace, Warning
+from . import _memo
 from ._base import MetricContext, metric
 
 # --------------------------------------------------------------------------- pure helpers
@@ -29,8 +30,20 @@ def values_equal(expected: Any, actual: Any) -> bool:
     rules.
     """
     te, ta = type(expected), type(actual)
-    if te is ta and te is not dict and te is not list:
-        return bool(expected == actual)
+    if te is ta:
+        if te is dict:
+            if expected.keys() != actual.keys():
+                return False
+            for k, v in expected.items():
+                w = actual[k]
+                if type(v) is type(w) and type(v) in _SCALARS:
+                    if v != w:
+                        return False
+                elif not values_equal(v, w):
+                    return False
+            return True
+        if te is not list:
+            return bool(expected == actual)
     if te is bool or ta is bool:
         return False
     if te in (int, float) and ta in (int, float):
@@ -42,15 +55,23 @@ def values_equal(expected: Any, actual: Any) -> bool:
     return False
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def key_score(expected: Mapping[str, Any] | None, actual: Mapping[str, Any]) -> float:
     """Equal values over the union of keys; ``expected`` None means any arguments (1.0)."""
     if expected is None:
         return 1.0
-    keys = expected.keys() | actual.keys()
-    if not keys:
+    if not expected and not actual:
         return 1.0
-    equal = sum(1 for k in expected if k in actual and values_equal(expected[k], actual[k]))
-    return equal / len(keys)
+    equal = 0
+    for k, v in expected.items():
+        if k in actual:
+            w = actual[k]
+            if (v == w and type(v) is type(w) and type(v) in _SCALARS) or values_equal(v, w):
+                equal += 1
+    union = len(expected) + sum(1 for k in actual if k not in expected)
+    return equal / union
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
@@ -64,6 +85,22 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
             cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
         prev = cur
     return prev[-1]
+
+
+def multiset_diff(expected: Sequence[str], actual: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(expected names not called, called names not expected) as sorted multisets."""
+    left: dict[str, int] = {}
+    for n in expected:
+        left[n] = left.get(n, 0) + 1
+    extra = []
+    for n in actual:
+        k = left.get(n, 0)
+        if k:
+            left[n] = k - 1
+        else:
+            extra.append(n)
+    missing = [n for n, k in left.items() for _ in range(k)]
+    return sorted(missing), sorted(extra)
 
 
 def _segments(trace: Trace) -> list[tuple[list[ExpectedToolCall] | None, list[ToolCall], str]]:
@@ -98,17 +135,19 @@ class ToolSelectionAccuracy:
     threshold: float = 0.7
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        expected = ctx.trace.expected_tool_calls()
+        expected, actual = _memo.tool_calls(ctx)
         if expected is None:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
-        exp = Counter(c.name for c in expected)
-        act = Counter(c.name for c in ctx.trace.all_tool_calls())
-        e, a = sum(exp.values()), sum(act.values())
-        if e == 0 and a == 0:
-            return ctx.result(1.0, "no tools expected and none called")
-        matched = sum((exp & act).values())
-        missing = sorted((exp - act).elements())
-        extra = sorted((act - exp).elements())
+        exp_names = sorted([c.name for c in expected])
+        act_names = sorted([c.name for c in actual])
+        if exp_names == act_names:
+            if not exp_names:
+                return ctx.result(1.0, "no tools expected and none called")
+            return ctx.result(1.0, f"{len(exp_names)} matched of {len(exp_names)} expected and called",
+                              details={"matched": len(exp_names), "missing": [], "unexpected": []})
+        missing, extra = multiset_diff(exp_names, act_names)
+        e, a = len(exp_names), len(act_names)
+        matched = e - len(missing)
         reason = f"{matched} matched of {e} expected and {a} called"
         if missing:
             reason += f"; missing {missing}"
@@ -134,7 +173,7 @@ class ToolSequenceCorrectness:
     threshold: float = 0.7
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        if ctx.trace.expected_tool_calls() is None:
+        if _memo.tool_calls(ctx)[0] is None:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
         common = total = 0
         unordered = False
@@ -143,9 +182,9 @@ class ToolSequenceCorrectness:
             act = [c.name for c in actual]
             if order == "any":
                 unordered = True
-                common += sum((Counter(exp) & Counter(act)).values())
+                common += len(exp) - len(multiset_diff(exp, act)[0])
             else:
-                common += lcs_length(exp, act)
+                common += len(exp) if exp == act else lcs_length(exp, act)
             total += max(len(exp), len(act))
         if total == 0:
             return ctx.result(1.0, "no tools expected and none called")
@@ -172,36 +211,34 @@ class ParameterQuality:
     threshold: float = 0.7
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        expected = ctx.trace.expected_tool_calls()
+        expected, actual = _memo.tool_calls(ctx)
         if expected is None:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
         if not expected:
             return ctx.null(Warning.NOT_APPLICABLE, "no tool calls were expected, so no arguments to check")
-        actual = ctx.trace.all_tool_calls()
-        by_name: dict[str, list[int]] = {}
-        for i, c in enumerate(actual):
-            by_name.setdefault(c.name, []).append(i)
+        used = [False] * len(actual)
         per_call: list[float] = []
         notes: list[str] = []
         for e in expected:
-            candidates = by_name.get(e.name)
-            if not candidates:
+            name, args = e.name, e.arguments
+            best_i, best = -1, -1.0
+            for i, a in enumerate(actual):
+                if a.name == name and not used[i]:
+                    sc = key_score(args, a.arguments)
+                    if sc > best:
+                        best_i, best = i, sc
+                        if sc == 1.0:
+                            break
+            if best_i < 0:
                 per_call.append(0.0)
-                notes.append(f"{e.name}: not called")
+                notes.append(f"{name}: not called")
                 continue
-            best_pos, best = 0, -1.0
-            for pos, i in enumerate(candidates):
-                s = key_score(e.arguments, actual[i].arguments)
-                if s > best:
-                    best_pos, best = pos, s
-                    if s == 1.0:
-                        break
-            candidates.pop(best_pos)
+            used[best_i] = True
             per_call.append(best)
             if best < 1.0:
-                notes.append(f"{e.name}: {best:.2f} of arguments match")
+                notes.append(f"{name}: {best:.2f} of arguments match")
         mean = sum(per_call) / len(per_call)
-        scale = min(1.0, len(expected) / len(actual)) if actual else 1.0
+        scale = len(expected) / len(actual) if len(actual) > len(expected) else 1.0
         reason = f"mean argument match {mean:.2f} over {len(expected)} expected calls"
         if scale < 1.0:
             reason += f", scaled by {len(expected)}/{len(actual)} for extra calls"
@@ -213,6 +250,7 @@ class ParameterQuality:
 _MCP_PREFIX = re.compile(r"mcp(?:__|[_.:/])", re.IGNORECASE)
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*\Z")
 _SERVER = re.compile(r"[a-z0-9][a-z0-9_.\-]*\Z")
+_NAME_PARTS = re.compile(r"__|(?<=^mcp)[_.:/]", re.IGNORECASE)
 
 
 def is_mcp_tool(name: str, declared: Any = None) -> bool:
@@ -225,19 +263,27 @@ def is_mcp_tool(name: str, declared: Any = None) -> bool:
     """
     if declared and name in declared:
         return True
+    return _mcp_name(name)
+
+
+@lru_cache(maxsize=4096)
+def _mcp_name(name: str) -> bool:
     return "__" in name or _MCP_PREFIX.match(name) is not None
+
+
+@lru_cache(maxsize=4096)
+def _name_compliant(name: str) -> bool:
+    parts = [p for p in _NAME_PARTS.split(name, maxsplit=2) if p]
+    tool = parts[-1] if parts else name
+    return name == name.lower() and bool(_SNAKE.match(tool)) and all(_SERVER.match(s) for s in parts[:-1])
 
 
 def mcp_violations(call: ToolCall) -> list[str]:
     """What makes one MCP call non-compliant (empty when compliant)."""
     out = []
-    name = call.name
-    parts = [p for p in re.split(r"__|(?<=^mcp)[_.:/]", name, maxsplit=2, flags=re.IGNORECASE) if p]
-    tool = parts[-1] if parts else name
-    servers = parts[:-1]
-    if name != name.lower() or not _SNAKE.match(tool) or not all(_SERVER.match(s) for s in servers):
-        out.append(f"name {name!r} is not lowercase snake_case")
-    if not isinstance(call.arguments, dict) or not all(isinstance(k, str) for k in call.arguments):
+    if not _name_compliant(call.name):
+        out.append(f"name {call.name!r} is not lowercase snake_case")
+    if type(call.arguments) is not dict or not all(type(k) is str for k in call.arguments):
         out.append("arguments are not an object")
     if not call.timestamp:
         out.append("no timestamp")
@@ -269,7 +315,7 @@ class MCPCompliance:
 
     def score(self, ctx: MetricContext) -> MetricResult:
         declared = ctx.trace.metadata.get("mcp_tools")
-        calls = [c for c in ctx.trace.all_tool_calls() if self.all_mcp or is_mcp_tool(c.name, declared)]
+        calls = [c for c in _memo.tool_calls(ctx)[1] if self.all_mcp or is_mcp_tool(c.name, declared)]
         if not calls:
             return ctx.null(Warning.NOT_APPLICABLE, "no MCP tool calls in the trace")
         problems = {}

@@ -234,16 +234,22 @@ class Trace(_Struct):
         if self.usage is not None:
             return self.usage
         parts = [t.usage for t in self.turns if t.usage is not None]  # type: ignore[union-attr]
-        parts += [a.usage for a in self.agents.values() if a.usage is not None]
+        if self.agents:
+            parts += [a.usage for a in self.agents.values() if a.usage is not None]
         if not parts:
             return None
-
-        def add(attr: str) -> Any:
-            vals = [getattr(u, attr) for u in parts if getattr(u, attr) is not None]
-            return sum(vals) if vals else None
-
-        return Usage(input_tokens=add("input_tokens"), output_tokens=add("output_tokens"),
-                     total_tokens=add("total_tokens"), cost_usd=add("cost_usd"))
+        # one pass, no per-field closures: scoring calls this several times per trace
+        i = o = tt = c = None
+        for u in parts:
+            if u.input_tokens is not None:
+                i = u.input_tokens if i is None else i + u.input_tokens
+            if u.output_tokens is not None:
+                o = u.output_tokens if o is None else o + u.output_tokens
+            if u.total_tokens is not None:
+                tt = u.total_tokens if tt is None else tt + u.total_tokens
+            if u.cost_usd is not None:
+                c = u.cost_usd if c is None else c + u.cost_usd
+        return Usage(input_tokens=i, output_tokens=o, total_tokens=tt, cost_usd=c)
 
     def total_latency_ms(self) -> float | None:
         """Trace latency if given, else the sum of turn latencies."""
