@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..model import RunResult
@@ -111,3 +112,18 @@ def run_detail(info: Any, result: RunResult, console: Any = None) -> None:
     if info.status in ("running", "incomplete", "failed", "interrupted"):
         console.print(f"[yellow]{info.n_traces} trace(s) recorded; summaries below cover those only[/]")
     table(result, console)
+
+
+def dry_run(result: RunResult) -> str:
+    """What a dry run estimates, and what it cannot see."""
+    j = result.run.get("judge") or {}
+    cost = j.get("estimated_cost_usd")
+    lines = [f"dry run: ~{j.get('estimated_calls', 0)} judge calls, ~{j.get('estimated_input_tokens', 0)} input + "
+             f"~{j.get('estimated_output_tokens', 0)} output tokens, "
+             + ("cost unknown (no price for this model)" if cost is None else f"~${cost:.4f}")]
+    multi = [f"{m['name']} ({m['judge_calls']})" for m in result.run.get("metrics", [])
+             if max(map(int, re.findall(r"\d+", str(m.get("judge_calls", "0")))), default=0) > 1]
+    if multi:
+        lines.append("these metrics make several sequential calls; the estimate counts their first call only: "
+                     + ", ".join(multi))
+    return "\n".join(lines)

@@ -66,13 +66,13 @@ def open_store(store: str | None) -> RunStore:
 def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | None, judge_options: dict[str, Any],
                 weights: dict[str, float], thresholds: dict[str, float], input_format: str | None, strict: bool,
                 output: str | None, fmt: str, progress: bool, store: Path | None = None,
-                html: str | None = None) -> RunResult:
+                html: str | None = None, repeats: int = 1) -> RunResult:
     """Score ``paths``, streaming into ``store`` (when given) and the chosen output; ``html`` writes a report."""
     judge_obj = None
     if judge is not None:
         from ..judge import make_judge
         judge_obj = make_judge(judge, **judge_options)
-    evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds)
+    evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds, repeats=repeats)
     inputs = hash_inputs(paths)
     with ExitStack() as stack:
         recorder = None

@@ -7,6 +7,7 @@ import sys
 import click
 
 from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, debug_option, handle_errors
+from ._judge_options import judge_options, pop_judge_options
 
 
 @click.command("run")
@@ -27,11 +28,15 @@ from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, debug_option, handle_erro
               help="Run store file (default: $ASSAY_STORE, else runs.sqlite3 in the user data dir).")
 @click.option("--no-store", is_flag=True, help="Do not record this run in the run store.")
 @click.option("--html", type=click.Path(dir_okay=False), default=None, help="Also write an HTML report here.")
+@click.option("--repeats", type=click.IntRange(1), default=1, show_default=True,
+              help="Score each judge metric this many times (independent judge calls) and average.")
+@judge_options
 @debug_option
 @handle_errors
 def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str | None, output: str | None,
             fmt: str | None, input_format: str | None, strict: bool, judge: str | None, weights: tuple[str, ...],
-            progress: bool | None, store: str | None, no_store: bool, html: str | None, debug: bool) -> None:
+            progress: bool | None, store: str | None, no_store: bool, html: str | None, repeats: int, debug: bool,
+            **judge_flags: object) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input."""
     from ..engine._config import RunConfig, load_config
     from ..errors import ConfigError
@@ -39,6 +44,12 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     from ._session import run_session, store_path
 
     cfg = load_config(config_path) if config_path else RunConfig()
+    if cfg.criteria:
+        from ..metrics.criteria import register_criteria
+        register_criteria(cfg.criteria)
+    judge_opts = {**cfg.judge_options, **pop_judge_options(judge_flags)}
+    if (judge or cfg.judge) is None and judge_opts:
+        raise ConfigError(f"judge options {sorted(judge_opts)} given but no judge: pass --judge or set ASSAY_JUDGE")
     for w in weights:
         dim, eq, val = w.partition("=")
         try:
@@ -50,7 +61,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     fmt = fmt or ("json" if output else "table")
     store_file = store_path(store, no_store)
     result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judge or cfg.judge,
-                         judge_options=cfg.judge_options, weights=cfg.weights, thresholds=cfg.thresholds,
+                         judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,
                          input_format=input_format, strict=strict, output=output, fmt=fmt,
                          progress=sys.stderr.isatty() if progress is None else progress, store=store_file,
                          html=html)
@@ -63,6 +74,8 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
                    err=True)
     if html:
         click.echo(f"report written to {html}", err=True)
+    if judge_opts.get("dry_run"):
+        click.echo(_render.dry_run(result), err=True)
     for issue in result.input_issues[:20]:
         click.echo(f"skipped {issue}", err=True)
     if len(result.input_issues) > 20:

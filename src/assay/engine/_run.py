@@ -200,7 +200,7 @@ class Evaluation:
             "duration_s": round(finished - started, 3),
             "n_traces": n, "n_passed": n_passed, "n_failed": n_failed, "n_input_issues": len(issues),
             "metrics": [{"name": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
-                         "params": _params(m)} for m in self.metrics],
+                         "judge_calls": m.spec.judge_calls, "params": _params(m)} for m in self.metrics],
             "skipped_metrics": dict(self.skipped),
             "repeats": self.plan.repeats,
             "dimension_weights": {d: self.dims.weight(d) for d in sorted(set(self.dimension_of.values()))},

@@ -1,0 +1,53 @@
+"""The judge flags of ``assay run``, gathered in one decorator and one mapping to make_judge options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+_FLAGS = ("judge_base_url", "concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens",
+          "dry_run", "cache", "no_cache")
+
+
+def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the judge flags to a click command (they arrive as keyword arguments)."""
+    options = [
+        click.option("--judge-base-url", default=None, envvar="ASSAY_JUDGE_BASE_URL",
+                     help="Base URL of an OpenAI-compatible server (vLLM, llama.cpp, LM Studio, a LiteLLM proxy)."),
+        click.option("--concurrency", type=click.IntRange(1), default=None, help="Judge calls in flight (default 16)."),
+        click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Judge requests per minute."),
+        click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Judge tokens per minute."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="Seconds per judge call (default 60)."),
+        click.option("--retries", type=click.IntRange(0), default=None, help="Retries on transient errors (default 5)."),
+        click.option("--budget-usd", type=click.FloatRange(min=0), default=None,
+                     help="Stop making judge calls once this much is spent; the rest are not evaluated."),
+        click.option("--budget-tokens", type=click.IntRange(0), default=None, help="The same, in tokens."),
+        click.option("--dry-run", is_flag=True, help="Estimate judge calls, tokens and cost; send nothing."),
+        click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None,
+                     help="Judge cache file (default: judge.sqlite3 in the user cache dir)."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the judge cache."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def pop_judge_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Remove the judge flags from ``kwargs``; return the make_judge options that were set."""
+    raw = {k: kwargs.pop(k) for k in _FLAGS}
+    out: dict[str, Any] = {}
+    if raw["judge_base_url"]:
+        out["base_url"] = raw["judge_base_url"]
+    for key in ("concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens"):
+        if raw[key] is not None:
+            out[key] = raw[key]
+    if raw["dry_run"]:
+        out["dry_run"] = True
+    if raw["no_cache"]:
+        out["cache"] = False
+    elif raw["cache"]:
+        out["cache"] = raw["cache"]
+    return out

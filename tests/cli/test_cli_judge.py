@@ -1,0 +1,63 @@
+"""``assay run`` with a judge: flags reach the judge stack, the cache is reused, dry runs send nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.judge_server import JudgeServer, obj
+
+TRACE = {"id": "r1", "turns": [{"input": "What causes rain?", "output": "Water vapour condenses into droplets."}]}
+
+
+def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps(TRACE) + "\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+    return subprocess.run([sys.executable, "-m", "assay", "run", str(p), "--no-store", "-f", "json", *args],
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_judge_metric_through_the_cli_then_cache_hit(tmp_path):
+    with JudgeServer(lambda req: obj({"evidence": ["Water vapour condenses"], "reasoning": "on topic",
+                                      "score": 5})) as server:
+        args = ("-m", "answer_relevance", "--judge", f"openai-compatible:scripted@{server.url}",
+                "--cache", str(tmp_path / "judge.sqlite3"), "--concurrency", "2")
+        first = run_cli(tmp_path, *args)
+        assert first.returncode == 0, first.stderr
+        out = json.loads(first.stdout)
+        m = out["traces"][0]["metrics"]["answer_relevance"]
+        assert m["score"] == 1.0 and m["evidence"] == ["Water vapour condenses"] and m["judge_calls"] == 1
+        assert out["run"]["judge"]["calls"] == 1 and len(server.requests) == 1
+        second = run_cli(tmp_path, *args)
+        assert second.returncode == 0 and len(server.requests) == 1  # answered from the cache
+        assert json.loads(second.stdout)["run"]["judge"]["cached"] == 1
+
+
+def test_dry_run_sends_nothing_and_estimates(tmp_path):
+    with JudgeServer() as server:
+        r = run_cli(tmp_path, "-m", "answer_relevance", "-m", "goal_achievement_rate",
+                    "--judge", f"openai-compatible:scripted@{server.url}", "--dry-run", "--no-cache")
+        assert len(server.requests) == 0
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["traces"][0]["metrics"]["answer_relevance"]["warning"] == "not_evaluated"
+    assert out["run"]["judge"]["estimated_calls"] == 2
+    assert "dry run: ~2 judge calls" in r.stderr and "goal_achievement_rate (3 with a goal, else 4)" in r.stderr
+
+
+def test_judge_flags_without_a_judge_are_a_usage_error(tmp_path):
+    r = run_cli(tmp_path, "-m", "tool_selection_accuracy", "--budget-usd", "1")
+    assert r.returncode == 2 and "no judge" in r.stderr
+
+
+def test_criteria_from_the_config_file(tmp_path):
+    cfg = tmp_path / "assay.toml"
+    cfg.write_text('[[criteria]]\nname = "actionable"\ncriteria = "Does the reply give a concrete next step?"\n')
+    with JudgeServer(lambda req: obj({"evidence": [], "reasoning": "no step", "score": 2})) as server:
+        r = run_cli(tmp_path, "-m", "actionable", "--config", str(cfg), "--no-cache",
+                    "--judge", f"openai-compatible:scripted@{server.url}")
+    assert r.returncode == 1, r.stderr  # 0.25 is below the default threshold
+    assert json.loads(r.stdout)["traces"][0]["metrics"]["actionable"]["score"] == 0.25
