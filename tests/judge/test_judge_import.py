@@ -52,3 +52,16 @@ def test_seam_matches_the_architecture_contract():
         "error", "skipped"]
     assert JudgeRequest.__dataclass_params__.frozen and Verdict.__dataclass_params__.frozen
     assert hasattr(JudgeRequest, "__slots__") and hasattr(Verdict, "__slots__")
+
+
+def test_the_network_guard_refuses_non_local_addresses(no_network):
+    import socket
+
+    import pytest
+
+    with socket.socket() as sock, pytest.raises(ConnectionRefusedError, match="no network access"):
+        sock.connect(("192.0.2.1", 443))  # TEST-NET-1: never routable anyway
+    with pytest.raises(socket.gaierror):
+        socket.getaddrinfo("api.openai.com", 443)
+    assert len(no_network) == 2
+    no_network.clear()  # the refusals were the point of this test
