@@ -193,8 +193,19 @@ def convert_value(item: Value, source: str, n: int, convert: Convert) -> Iterato
     except DataError as exc:
         yield loc, InputIssue(source, item.line, prefixed(prefix, exc.field), exc.detail)
         return
+    except UNEXPECTED as exc:  # a shape no check foresaw: this record is lost, not the run
+        yield loc, InputIssue(source, item.line, prefix or None, unexpected(exc))
+        return
     for trace in traces:
         yield loc, trace
+
+
+UNEXPECTED = (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError, RecursionError)
+"""What a converter may raise on a shape its checks did not foresee."""
+
+
+def unexpected(exc: BaseException) -> str:
+    return f"cannot read this record ({type(exc).__name__}: {exc})"
 
 
 def prefixed(prefix: str, field: str | None) -> str | None:

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from ..errors import DataError
 from ..model import InputIssue
-from ._common import Record, join, obj
+from ._common import UNEXPECTED, Record, join, obj, unexpected
 from ._errors import json_type
 from ._spans import EPOCH, Convention, Event, Span, assemble
 from ._stream import iter_values
@@ -121,6 +121,14 @@ def attributes(value: Any, path: str) -> dict[str, Any]:
     return out
 
 
+def _array(value: Any, path: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise DataError(f"expected an array, got {json_type(value)}", field=path)
+    return value
+
+
 def _get(d: dict[str, Any], camel: str, snake: str) -> Any:
     return d[camel] if camel in d else d.get(snake)
 
@@ -139,6 +147,9 @@ def otlp_spans(rs: Any, path: str, line: int) -> Iterator[Span | tuple[str, Data
     except DataError as exc:
         yield "", exc
         return
+    except UNEXPECTED as exc:
+        yield "", DataError(unexpected(exc), field=path)
+        return
     for i, ss in enumerate(scopes):
         spath = join(join(path, key), i)
         spans = ss.get("spans") if isinstance(ss, dict) else None
@@ -154,6 +165,8 @@ def otlp_spans(rs: Any, path: str, line: int) -> Iterator[Span | tuple[str, Data
                 yield _otlp_span(s, fpath, line, trace_id, resource)
             except DataError as exc:
                 yield trace_id, exc
+            except UNEXPECTED as exc:
+                yield trace_id, DataError(unexpected(exc), field=fpath)
 
 
 def _otlp_span(s: dict[str, Any], path: str, line: int, trace_id: str, resource: dict[str, Any]) -> Span:
@@ -161,7 +174,7 @@ def _otlp_span(s: dict[str, Any], path: str, line: int, trace_id: str, resource:
     status = s.get("status") or {}
     code = status.get("code", 0) if isinstance(status, dict) else 0
     events = []
-    for k, e in enumerate(s.get("events") or []):
+    for k, e in enumerate(_array(s.get("events"), join(path, "events"))):
         epath = join(join(path, "events"), k)
         e = obj(e, epath)
         events.append(Event(str(e.get("name", "")), nanos(_get(e, "timeUnixNano", "time_unix_nano"), join(epath, "timeUnixNano")),
@@ -172,7 +185,7 @@ def _otlp_span(s: dict[str, Any], path: str, line: int, trace_id: str, resource:
                 start_ns=nanos(_get(s, "startTimeUnixNano", "start_time_unix_nano"), join(path, "startTimeUnixNano")),
                 end_ns=nanos(_get(s, "endTimeUnixNano", "end_time_unix_nano"), join(path, "endTimeUnixNano")),
                 attrs=attributes(s.get("attributes"), join(path, "attributes")), events=events,
-                status=_STATUS.get(code, "UNSET"),
+                status=_STATUS.get(code, "UNSET") if isinstance(code, (int, str)) else "UNSET",
                 status_message=(status.get("message") or None) if isinstance(status, dict) else None,
                 resource=resource, line=line, field=path)
 
@@ -187,10 +200,15 @@ def is_flat_span(value: Any) -> bool:
     return has_ids and ("name" in value or "span_kind" in value)
 
 
+def flat_trace_id(d: dict[str, Any], path: str) -> str:
+    ctx = d.get("context") if isinstance(d.get("context"), dict) else {}
+    return hex_id(ctx.get("trace_id", d.get("context.trace_id", d.get("trace_id"))), join(path, "context.trace_id"), 16)
+
+
 def flat_span(value: Any, path: str, line: int) -> Span:
     d = obj(value, path)
     ctx = d.get("context") if isinstance(d.get("context"), dict) else {}
-    trace_id = hex_id(ctx.get("trace_id", d.get("context.trace_id", d.get("trace_id"))), join(path, "context.trace_id"), 16)
+    trace_id = flat_trace_id(d, path)
     span_id = hex_id(ctx.get("span_id", d.get("context.span_id", d.get("span_id"))), join(path, "context.span_id"), 8)
     parent = d.get("parent_id", d.get("parent_span_id"))
     attrs = dict(d["attributes"]) if isinstance(d.get("attributes"), dict) else {}
@@ -198,11 +216,11 @@ def flat_span(value: Any, path: str, line: int) -> Span:
     if d.get("span_kind") is not None:
         attrs.setdefault("openinference.span.kind", d["span_kind"])
     events = []
-    for k, e in enumerate(d.get("events") or []):
+    for k, e in enumerate(_array(d.get("events"), join(path, "events"))):
         epath = join(join(path, "events"), k)
         e = obj(e, epath)
         events.append(Event(str(e.get("name", "")), any_time(e.get("timestamp"), join(epath, "timestamp")),
-                            dict(e.get("attributes") or {})))
+                            attributes(e.get("attributes"), join(epath, "attributes"))))
     status = d.get("status_code") or "UNSET"
     return Span(trace_id=trace_id, span_id=span_id, parent_id=str(parent) if parent else None,
                 name=str(d.get("name", "")), start_ns=any_time(d.get("start_time"), join(path, "start_time")),
@@ -248,10 +266,16 @@ def read_spans(stream: IO[bytes], source: str, convention: Convention, *, flat: 
     for trace_id, spans in traces.items():
         first = min(spans, key=lambda s: s.order)
         try:
-            yield f"{source}:{first.line}", assemble(trace_id, spans, convention)
+            trace = assemble(trace_id, spans, convention)
         except DataError as exc:
             line = exc.line if exc.line is not None else first.line
             yield f"{source}:{line}", InputIssue(source, line, exc.field, f"{exc.detail} (trace {trace_id} not imported)")
+            continue
+        except UNEXPECTED as exc:
+            yield f"{source}:{first.line}", InputIssue(source, first.line, None,
+                                                       f"{unexpected(exc)} (trace {trace_id} not imported)")
+            continue
+        yield f"{source}:{first.line}", trace
     for trace_id, issue in broken.items():
         yield f"{source}:{issue.line}", InputIssue(issue.source, issue.line, issue.field,
                                                     f"{issue.message} (trace {trace_id} not imported)")
@@ -276,10 +300,14 @@ def _spans_of(value: Any, path: str, key: str | None, line: int, flat: bool) -> 
         for i, v in enumerate(value):
             yield from _spans_of(v, join(path, i), None, line, flat)
     elif flat and is_flat_span(value):
+        trace_id = ""
         try:
+            trace_id = flat_trace_id(value, path)
             yield flat_span(value, path, line)
-        except DataError as exc:
-            yield "", exc, line
+        except DataError as exc:  # with the trace id known, the whole trace is set aside
+            yield trace_id, exc, line
+        except UNEXPECTED as exc:
+            yield trace_id, DataError(unexpected(exc), field=path or None), line
     else:
         what = "an OTLP export ({\"resourceSpans\": [...]}) or a span record" if flat else \
             "an OTLP export ({\"resourceSpans\": [...]})"

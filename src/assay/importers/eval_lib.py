@@ -129,7 +129,10 @@ def _step_call(step: dict[str, Any], path: str) -> dict[str, Any]:
                             "result": step.get("output"), "duration_ms": number(step, path, "duration_ms"),
                             "id": text(step, path, "step_id")}
     if (ts := number(step, path, "timestamp")) is not None:
-        call["timestamp"] = datetime.fromtimestamp(ts, timezone.utc).isoformat().replace("+00:00", "Z")
+        try:
+            call["timestamp"] = datetime.fromtimestamp(ts, timezone.utc).isoformat().replace("+00:00", "Z")
+        except (ValueError, OverflowError, OSError):
+            raise DataError(f"not a time: {ts!r} seconds since 1970", field=join(path, "timestamp")) from None
     error = text(step, path, "error")
     if error is None and step.get("status") == "error":
         error = text(step, path, "error_type") or "error"

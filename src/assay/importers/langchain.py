@@ -75,7 +75,7 @@ def _unwrap(m: Any, path: str) -> tuple[str, dict[str, Any]]:
         m = m["data"]
     if isinstance(kind, str) and kind.endswith("MessageChunk"):
         kind = _CLASSES.get(kind.removesuffix("Chunk"), kind)
-    if kind not in _ROLES:
+    if not isinstance(kind, str) or kind not in _ROLES:
         raise DataError(f"expected one of {', '.join(map(repr, _ROLES))}, got {kind!r}", field=join(path, "type"))
     return kind, m
 
@@ -123,7 +123,8 @@ def _turns(messages: list[Any], path: str) -> dict[str, Any]:
         kind, m = _unwrap(raw, mpath)
         role = _ROLES[kind]
         if role == "chat":
-            role = {"human": "user", "ai": "assistant"}.get(m.get("role"), m.get("role"))
+            chat_role = m.get("role")
+            role = {"human": "user", "ai": "assistant"}.get(chat_role, chat_role) if isinstance(chat_role, str) else None
         body, reasoning, uses = _content(m.get("content"), join(mpath, "content"))
         if role == "system":
             if body:
@@ -135,7 +136,7 @@ def _turns(messages: list[Any], path: str) -> dict[str, Any]:
                 current = open_turn(None)
             if body:
                 current["output"] = body if current.get("output") is None else current["output"] + "\n" + body
-            extra = (m.get("additional_kwargs") or {}).get("reasoning_content")
+            extra = _dict(m.get("additional_kwargs")).get("reasoning_content")
             reasoning = "\n".join(r for r in (reasoning, extra if isinstance(extra, str) else None) if r) or None
             if reasoning:
                 current["reasoning"] = reasoning if not current.get("reasoning") else current["reasoning"] + "\n" + reasoning
@@ -144,7 +145,8 @@ def _turns(messages: list[Any], path: str) -> dict[str, Any]:
                 if call.get("id"):
                     by_id[call["id"]] = call
             _add_usage(current, m.get("usage_metadata"), join(mpath, "usage_metadata"))
-            model = (m.get("response_metadata") or {}).get("model_name") or (m.get("response_metadata") or {}).get("model")
+            meta = _dict(m.get("response_metadata"))
+            model = meta.get("model_name") or meta.get("model")
             if isinstance(model, str) and model not in models:
                 models.append(model)
         elif role in ("tool", "function"):
@@ -167,13 +169,14 @@ def _turns(messages: list[Any], path: str) -> dict[str, Any]:
 
 def _calls(m: dict[str, Any], path: str, uses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
-    for j, c in enumerate(m.get("tool_calls") or []):
+    for j, c in enumerate(_list(m.get("tool_calls"), join(path, "tool_calls"))):
         cpath = join(join(path, "tool_calls"), j)
         c = obj(c, cpath)
         calls.append({"name": text(c, cpath, "name", required=True), "arguments": arguments(c.get("args"), join(cpath, "args")),
                       "id": text(c, cpath, "id")})
     if not calls:  # older messages keep the provider's tool calls in additional_kwargs
-        for j, c in enumerate((m.get("additional_kwargs") or {}).get("tool_calls") or []):
+        for j, c in enumerate(_list(_dict(m.get("additional_kwargs")).get("tool_calls"),
+                                    join(path, "additional_kwargs.tool_calls"))):
             cpath = join(join(path, "additional_kwargs.tool_calls"), j)
             fn = obj(obj(c, cpath).get("function"), join(cpath, "function"))
             calls.append({"name": text(fn, join(cpath, "function"), "name", required=True),
@@ -183,7 +186,7 @@ def _calls(m: dict[str, Any], path: str, uses: list[dict[str, Any]]) -> list[dic
         for block in uses:
             calls.append({"name": str(block.get("name", "")), "arguments": arguments(block.get("input"), join(path, "content")),
                           "id": block.get("id")})
-    for j, c in enumerate(m.get("invalid_tool_calls") or []):
+    for j, c in enumerate(_list(m.get("invalid_tool_calls"), join(path, "invalid_tool_calls"))):
         cpath = join(join(path, "invalid_tool_calls"), j)
         c = obj(c, cpath)
         calls.append({"name": c.get("name") or "", "id": c.get("id"),
@@ -195,7 +198,7 @@ def _result_target(m: dict[str, Any], role: str, by_id: dict[str, dict[str, Any]
                    current: dict[str, Any] | None) -> dict[str, Any] | None:
     call_id = m.get("tool_call_id")
     if call_id is not None:
-        return by_id.get(call_id)
+        return by_id.get(call_id) if isinstance(call_id, str) else None
     if current is not None:  # FunctionMessage: the latest unanswered call of that name
         for call in reversed(current["tool_calls"]):
             if call.get("name") == m.get("name") and "result" not in call and "error" not in call:
@@ -215,6 +218,18 @@ def _add_usage(turn: dict[str, Any], um: Any, path: str) -> None:
             u[key] = u.get(key, 0) + v
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any, path: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise wrong(path, "an array", value)
+    return value
+
+
 def _is_message(m: Any) -> bool:
     if not isinstance(m, dict):
         return False
@@ -222,7 +237,9 @@ def _is_message(m: Any) -> bool:
         ids = m.get("id")
         return isinstance(ids, list) and bool(ids) and str(ids[-1]).removesuffix("Chunk") in _CLASSES
     kind = m.get("type")
-    return (kind in _ROLES or (isinstance(kind, str) and kind.removesuffix("Chunk") in _CLASSES)) and (
+    if not isinstance(kind, str):
+        return False
+    return (kind in _ROLES or kind.removesuffix("Chunk") in _CLASSES) and (
         "content" in m or isinstance(m.get("data"), dict))
 
 

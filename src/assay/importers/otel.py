@@ -84,7 +84,10 @@ def message(m: Any, where: str, default_role: str) -> Msg:
             texts += [b.get("text") or b.get("content") for b in content
                       if isinstance(b, dict) and isinstance(b.get("text") or b.get("content"), str)]
             texts += [b for b in content if isinstance(b, str)]
-        for j, c in enumerate(_json(m.get("tool_calls"), f"{where}.tool_calls") or []):
+        calls = _json(m.get("tool_calls"), f"{where}.tool_calls") or []
+        if not isinstance(calls, list):
+            raise DataError(f"expected an array, got {json_type(calls)}", field=f"{where}.tool_calls")
+        for j, c in enumerate(calls):
             msg.calls.append(_call(c, f"{where}.tool_calls[{j}]"))
         if msg.role == "tool":
             msg.results.append((m.get("tool_call_id") or m.get("id"), maybe_json("\n".join(texts) if texts else None)))

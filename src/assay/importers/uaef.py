@@ -253,7 +253,10 @@ def _parse_time(value: Any, path: str) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, timezone.utc)
+        try:
+            return datetime.fromtimestamp(value, timezone.utc)
+        except (ValueError, OverflowError, OSError):
+            raise DataError(f"not a time: {value!r} seconds since 1970", field=path) from None
     if isinstance(value, str):
         try:
             when = datetime.fromisoformat(value)
