@@ -52,7 +52,7 @@ def test_dataframe_records_with_malformed_rows() -> None:
     path = DATA / "phoenix_spans.jsonl"
     assert sorted(str(x) if isinstance(x, InputIssue) else x.id for _, x in out) == sorted([
         "7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c",
-        f"{path}:2: start_time: not an ISO 8601 time: 'yesterday'",
+        f"{path}:2: start_time: not an ISO 8601 time: 'yesterday' (trace 8d8d8d8d8d8d8d8d8d8d8d8d8d8d8d8d not imported)",
         f"{path}:3: attributes[llm.token_count.prompt]: expected an integer, got string "
         "(trace 9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e not imported)",
     ])
