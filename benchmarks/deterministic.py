@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import resource
 import sys
@@ -71,8 +70,8 @@ def _output(r: random.Random) -> str:
 
 
 def _turn(r: random.Random, t0: float, calls: list[dict], expected_calls: list[dict] | None) -> dict:
-    text = INJECTION if r.random() < 0.02 else r.choice(USER_INPUTS).format(city=r.choice(CITIES), a=r.randint(2, 40), b=r.randint(5, 300),
-                                        n=r.randint(10000, 99999))
+    text = INJECTION if r.random() < 0.02 else r.choice(USER_INPUTS).format(
+        city=r.choice(CITIES), a=r.randint(2, 40), b=r.randint(5, 300), n=r.randint(10000, 99999))
     turn: dict = {
         "input": text,
         "output": _output(r),

@@ -114,3 +114,18 @@ def test_efficiency_and_turn_metrics_run_after_the_metrics_they_read():
 def test_bad_params_are_config_errors(arg, match):
     with pytest.raises(ConfigError, match=match):
         assay.evaluate([FULL], [arg])
+
+
+def test_shared_per_trace_memo_never_leaks_between_passes():
+    # Tool metrics share derived data within one scoring pass; a second pass over the same
+    # (mutated) Trace object must see the mutation.
+    from assay.model import Trace
+
+    t = Trace.model_validate({"id": "m", "turns": [{"input": "q", "tool_calls": [{"name": "a"}]}],
+                              "expected": {"tool_calls": [{"name": "a"}]}})
+    first = assay.evaluate([t], ["tool_selection_accuracy", "parameter_quality"])
+    t.turns[0].tool_calls[0].name = "b"
+    second = assay.evaluate([t], ["tool_selection_accuracy", "parameter_quality"])
+    assert first.traces[0].metrics["tool_selection_accuracy"].score == 1.0
+    assert second.traces[0].metrics["tool_selection_accuracy"].score == 0.0
+    assert second.traces[0].metrics["parameter_quality"].score == 0.0

@@ -185,7 +185,7 @@ def _ungated(text: str) -> set[int]:
 
 
 _VOCAB = sorted({w.decode() for _, _, gates in safety._PATTERNS for g in gates for w in g}
-                | {"the", "a", "to", "my", "and", "is", "now", "you", "are", "me", "told", "were", "as", "if"})
+                | {w.strip(".,!?:;'\"()[]<>|-").lower() for t in POSITIVE if t.isascii() for w in t.split()} - {""})
 
 
 @settings(max_examples=400, deadline=None)

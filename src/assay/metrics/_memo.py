@@ -2,38 +2,55 @@
 
 The engine scores one trace with one ``MetricContext`` whose ``results`` dict is new for every
 pass, and metrics never modify the trace; so a value computed from ``ctx.trace`` stays valid
-while ``ctx.results`` and ``ctx.trace`` are the same objects. Holding them (not their ids)
-keeps a later pass from being mistaken for this one. Only the last pass is kept.
+while ``ctx.results`` and ``ctx.trace`` are the same objects. The view holds them (not their
+ids), so a later pass is never mistaken for this one. Only the last pass is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from ..model import Trace
-
-_MISSING = object()
-_state: tuple[Any, Any, dict[str, Any]] = (None, None, {})
+from ..model import ExpectedToolCall, ToolCall, Trace, Usage
 
 
-def per_trace(ctx: Any, key: str, compute: Callable[[Trace], Any]) -> Any:
-    """``compute(ctx.trace)``, computed once per scoring pass of that trace."""
-    global _state
-    state = _state
-    if state[0] is not ctx.results or state[1] is not ctx.trace:
-        state = _state = (ctx.results, ctx.trace, {})
-    value = state[2].get(key, _MISSING)
-    if value is _MISSING:
-        value = state[2][key] = compute(ctx.trace)
-    return value
+class TraceView:
+    """Lazily computed, shared facts about one trace."""
+
+    __slots__ = ("results", "trace", "_tools", "_names", "_usage")
+
+    def __init__(self, results: Any, trace: Trace) -> None:
+        self.results, self.trace = results, trace
+        self._tools: tuple[list[ExpectedToolCall] | None, list[ToolCall]] | None = None
+        self._names: tuple[list[str] | None, list[str]] | None = None
+        self._usage: Any = self
+
+    def tools(self) -> tuple[list[ExpectedToolCall] | None, list[ToolCall]]:
+        """(expected tool calls or None, actual tool calls of the main agent)."""
+        if self._tools is None:
+            self._tools = (self.trace.expected_tool_calls(), self.trace.all_tool_calls())
+        return self._tools
+
+    def names(self) -> tuple[list[str] | None, list[str]]:
+        """The names of ``tools()``, in order."""
+        if self._names is None:
+            expected, actual = self.tools()
+            self._names = (None if expected is None else [c.name for c in expected], [c.name for c in actual])
+        return self._names
+
+    def usage(self) -> Usage | None:
+        """``Trace.total_usage()``."""
+        if self._usage is self:
+            self._usage = self.trace.total_usage()
+        return self._usage
 
 
-def tool_calls(ctx: Any) -> tuple[Any, Any]:
-    """(expected tool calls or None, actual tool calls) of the main agent."""
-    return per_trace(ctx, "tool_calls", lambda t: (t.expected_tool_calls(), t.all_tool_calls()))
+_last = TraceView(None, None)  # type: ignore[arg-type]
 
 
-def usage(ctx: Any) -> Any:
-    """``Trace.total_usage()``."""
-    return per_trace(ctx, "usage", Trace.total_usage)
+def view(ctx: Any) -> TraceView:
+    """The shared view of ``ctx.trace`` for this scoring pass."""
+    global _last
+    v = _last
+    if v.results is not ctx.results or v.trace is not ctx.trace:
+        v = _last = TraceView(ctx.results, ctx.trace)
+    return v

@@ -80,7 +80,7 @@ class LatencyScore:
                           details={"latency_ms": latency})
 
 
-def _usage_efficiency(ctx: MetricContext, name: str, used: Any, what: str, expected: float,
+def _usage_efficiency(ctx: MetricContext, key: str, used: Any, what: str, expected: float,
                       exponent: float) -> MetricResult:
     if used is None:
         return ctx.null(Warning.MISSING_DATA, f"no {what} recorded (usage on the trace, its turns or agents)")
@@ -92,8 +92,7 @@ def _usage_efficiency(ctx: MetricContext, name: str, used: Any, what: str, expec
     s = efficiency(quality, used, expected, exponent)
     ratio = used / expected
     return ctx.result(s, f"quality {quality:.2f} ({source}); {what} {used:g} = {ratio:.2f}x expected",
-                      details={what.replace(" ", "_"): used, "quality_score": quality, "quality_source": source,
-                               "ratio": ratio})
+                      details={key: used, "quality_score": quality, "quality_source": source, "ratio": ratio})
 
 
 @metric("token_efficiency", dimension="performance", requires=("usage",), after=QUALITY_METRICS,
@@ -116,8 +115,8 @@ class TokenEfficiency:
         _exponent("token_efficiency", self.penalty)
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        usage = _memo.usage(ctx)
-        return _usage_efficiency(ctx, "token_efficiency", usage.tokens if usage else None, "tokens",
+        usage = _memo.view(ctx).usage()
+        return _usage_efficiency(ctx, "tokens", usage.tokens if usage else None, "tokens",
                                  self.expected_tokens, PENALTY_EXPONENTS[self.penalty])
 
 
@@ -137,8 +136,8 @@ class CostEfficiency:
         _exponent("cost_efficiency", self.penalty)
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        usage = _memo.usage(ctx)
-        return _usage_efficiency(ctx, "cost_efficiency", usage.cost_usd if usage else None, "cost usd",
+        usage = _memo.view(ctx).usage()
+        return _usage_efficiency(ctx, "cost_usd", usage.cost_usd if usage else None, "cost (USD)",
                                  self.expected_cost_usd, PENALTY_EXPONENTS[self.penalty])
 
 

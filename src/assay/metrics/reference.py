@@ -491,7 +491,8 @@ class JSONSchemaValid:
             except json.JSONDecodeError:
                 p = Path(schema)
                 if not p.is_file():
-                    raise ConfigError(f"metric 'json_schema_valid': schema {self.schema!r} is neither JSON nor a file")
+                    raise ConfigError(f"metric 'json_schema_valid': schema {self.schema!r} is neither JSON nor a "
+                                      "file") from None
                 try:
                     schema = json.loads(p.read_text(encoding="utf-8"))
                 except (OSError, json.JSONDecodeError) as exc:

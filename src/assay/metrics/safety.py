@@ -226,6 +226,8 @@ _BY_ANCHOR: dict[bytes, tuple[int, ...]] = {
 _encode = msgspec.json.Encoder().encode
 _WORDS_TABLE = bytes(c + 32 if 65 <= c <= 90 else (c if (48 <= c <= 57 or 97 <= c <= 122) else 32)
                      for c in range(256))
+_LETTERS_TABLE = bytes(c + 32 if 65 <= c <= 90 else (c if 97 <= c <= 122 else 32) for c in range(256))
+"""For the prefilter only: no anchor has a digit, so numbers (ids, scores) need not become words."""
 
 
 def _words(data: bytes) -> frozenset[bytes]:
@@ -235,7 +237,7 @@ def _words(data: bytes) -> frozenset[bytes]:
 
 def _clean_ascii(data: bytes) -> bool:
     """Cheap prefilter on ASCII bytes: no anchor word, so no pattern can match."""
-    return _ANCHORS.isdisjoint(data.translate(_WORDS_TABLE).split())
+    return _ANCHORS.isdisjoint(data.translate(_LETTERS_TABLE).split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,13 +343,12 @@ class PromptInjectionDetection:
         strings = [t.input for t in turns if t.input]
         structured: list[Any] = []
         if self.include_tool_results:
-            for t in turns:
-                for c in t.tool_calls:
-                    if c.result is not None:
-                        (strings if type(c.result) is str else structured).append(c.result)
+            results = [c.result for t in turns if t.tool_calls for c in t.tool_calls if c.result is not None]
+            if results:
+                structured = [r for r in results if type(r) is not str]
+                strings += [r for r in results if type(r) is str] if len(structured) < len(results) else ()
         if self.include_context:
-            for t in turns:
-                strings += t.context
+            strings += [p for t in turns if t.context for p in t.context]
         scanned = len(strings) + len(structured)
         if scanned == 0:
             return ctx.null(Warning.MISSING_DATA, "no user input, tool result or context to scan")

@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from ..model import ExpectedToolCall, MetricResult, ToolCall, Trace, Warning
+from ..model import MetricResult, ToolCall, Warning
 from . import _memo
 from ._base import MetricContext, metric
 
@@ -103,19 +103,22 @@ def multiset_diff(expected: Sequence[str], actual: Sequence[str]) -> tuple[list[
     return sorted(missing), sorted(extra)
 
 
-def _segments(trace: Trace) -> list[tuple[list[ExpectedToolCall] | None, list[ToolCall], str]]:
-    """(expected, actual, order) per unit of comparison: the trace, or each turn."""
+def _segments(v: _memo.TraceView) -> list[tuple[list[str], list[str], str]]:
+    """(expected names, called names, order) per unit of comparison: the trace, or each turn."""
+    trace = v.trace
     exp = trace.expected
     if exp is not None and exp.tool_calls is not None:
-        return [(exp.tool_calls, trace.all_tool_calls(), exp.tool_order)]
+        names = v.names()
+        return [(names[0] or [], names[1], exp.tool_order)]
     default_order = exp.tool_order if exp is not None else "strict"
-    out: list[tuple[list[ExpectedToolCall] | None, list[ToolCall], str]] = []
+    out: list[tuple[list[str], list[str], str]] = []
     for t in trace.turns:
         te = t.expected
         if te is not None and te.tool_calls is not None:
-            out.append((te.tool_calls, t.tool_calls, te.tool_order or default_order))
+            out.append(([c.name for c in te.tool_calls], [c.name for c in t.tool_calls],
+                        te.tool_order or default_order))
         elif t.tool_calls:
-            out.append((None, t.tool_calls, default_order))
+            out.append(([], [c.name for c in t.tool_calls], default_order))
     return out
 
 
@@ -135,11 +138,10 @@ class ToolSelectionAccuracy:
     threshold: float = 0.7
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        expected, actual = _memo.tool_calls(ctx)
-        if expected is None:
+        exp_names, act_names = _memo.view(ctx).names()
+        if exp_names is None:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
-        exp_names = sorted([c.name for c in expected])
-        act_names = sorted([c.name for c in actual])
+        exp_names, act_names = sorted(exp_names), sorted(act_names)
         if exp_names == act_names:
             if not exp_names:
                 return ctx.result(1.0, "no tools expected and none called")
@@ -173,13 +175,12 @@ class ToolSequenceCorrectness:
     threshold: float = 0.7
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        if _memo.tool_calls(ctx)[0] is None:
+        v = _memo.view(ctx)
+        if v.tools()[0] is None:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
         common = total = 0
         unordered = False
-        for expected, actual, order in _segments(ctx.trace):
-            exp = [c.name for c in expected] if expected is not None else []
-            act = [c.name for c in actual]
+        for exp, act, order in _segments(v):
             if order == "any":
                 unordered = True
                 common += len(exp) - len(multiset_diff(exp, act)[0])
@@ -211,24 +212,31 @@ class ParameterQuality:
     threshold: float = 0.7
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        expected, actual = _memo.tool_calls(ctx)
+        v = _memo.view(ctx)
+        expected, actual = v.tools()
         if expected is None:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
         if not expected:
             return ctx.null(Warning.NOT_APPLICABLE, "no tool calls were expected, so no arguments to check")
+        names = v.names()[1]
         used = [False] * len(actual)
         per_call: list[float] = []
         notes: list[str] = []
         for e in expected:
             name, args = e.name, e.arguments
             best_i, best = -1, -1.0
-            for i, a in enumerate(actual):
-                if a.name == name and not used[i]:
-                    sc = key_score(args, a.arguments)
+            i = names.index(name) if name in names else -1
+            while i >= 0:
+                if not used[i]:
+                    sc = 1.0 if args is None else key_score(args, actual[i].arguments)
                     if sc > best:
                         best_i, best = i, sc
                         if sc == 1.0:
                             break
+                try:
+                    i = names.index(name, i + 1)
+                except ValueError:
+                    break
             if best_i < 0:
                 per_call.append(0.0)
                 notes.append(f"{name}: not called")
@@ -278,6 +286,14 @@ def _name_compliant(name: str) -> bool:
     return name == name.lower() and bool(_SNAKE.match(tool)) and all(_SERVER.match(s) for s in parts[:-1])
 
 
+def _iso(ts: str) -> bool:
+    try:
+        datetime.fromisoformat(ts)
+    except ValueError:
+        return False
+    return True
+
+
 def mcp_violations(call: ToolCall) -> list[str]:
     """What makes one MCP call non-compliant (empty when compliant)."""
     out = []
@@ -314,12 +330,18 @@ class MCPCompliance:
     """Judge every tool call, not only those recognised as MCP."""
 
     def score(self, ctx: MetricContext) -> MetricResult:
-        declared = ctx.trace.metadata.get("mcp_tools")
-        calls = [c for c in _memo.tool_calls(ctx)[1] if self.all_mcp or is_mcp_tool(c.name, declared)]
+        declared = ctx.trace.metadata.get("mcp_tools") if ctx.trace.metadata else None
+        actual = _memo.view(ctx).tools()[1]
+        if self.all_mcp:
+            calls = actual
+        else:
+            calls = [c for c in actual if _mcp_name(c.name) or (declared and c.name in declared)]
         if not calls:
             return ctx.null(Warning.NOT_APPLICABLE, "no MCP tool calls in the trace")
         problems = {}
         for i, c in enumerate(calls):
+            if _name_compliant(c.name) and type(c.arguments) is dict and c.timestamp and _iso(c.timestamp):
+                continue  # the common case, without building a list of violations
             v = mcp_violations(c)
             if v:
                 problems[f"{i}:{c.name}"] = v

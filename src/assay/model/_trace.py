@@ -219,15 +219,24 @@ class Trace(_Struct):
 
     def all_tool_calls(self) -> list[ToolCall]:
         """Tool calls of every turn, in order (main agent only)."""
-        return [c for t in self.turns for c in t.tool_calls]  # type: ignore[union-attr]
+        out: list[ToolCall] = []
+        for t in self.turns:  # type: ignore[union-attr]
+            if t.tool_calls:
+                out += t.tool_calls
+        return out
 
     def expected_tool_calls(self) -> list[ExpectedToolCall] | None:
         """Trace-level expected calls, else the concatenation of per-turn ones; None if none given."""
         if self.expected is not None and self.expected.tool_calls is not None:
             return self.expected.tool_calls
-        per_turn = [t.expected.tool_calls for t in self.turns  # type: ignore[union-attr]
-                    if t.expected is not None and t.expected.tool_calls is not None]
-        return [c for calls in per_turn for c in calls] if per_turn else None
+        out: list[ExpectedToolCall] | None = None
+        for t in self.turns:  # type: ignore[union-attr]
+            te = t.expected
+            if te is not None and te.tool_calls is not None:
+                if out is None:
+                    out = []
+                out += te.tool_calls
+        return out
 
     def total_usage(self) -> Usage | None:
         """Trace usage if given, else the sum over turns and agents; None if nothing recorded."""
@@ -255,8 +264,11 @@ class Trace(_Struct):
         """Trace latency if given, else the sum of turn latencies."""
         if self.latency_ms is not None:
             return self.latency_ms
-        vals = [t.latency_ms for t in self.turns if t.latency_ms is not None]  # type: ignore[union-attr]
-        return sum(vals) if vals else None
+        total = None
+        for t in self.turns:  # type: ignore[union-attr]
+            if t.latency_ms is not None:
+                total = t.latency_ms if total is None else total + t.latency_ms
+        return total
 
 
 _CHOICES = {"status": "'completed', 'failed' or 'partial'", "tool_order": "'strict' or 'any'"}
