@@ -54,6 +54,13 @@ def openai_env(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> Ju
 
 
 @pytest.fixture()
+def chat_url(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
+    """The fake LangChain models of tests/compat/fakes.py post to the scripted server."""
+    monkeypatch.setenv("ASSAY_TEST_CHAT_URL", judge_server.url)
+    return judge_server
+
+
+@pytest.fixture()
 def registry_snapshot() -> Any:
     """Restore the global registry after a test that registers metrics."""
     REGISTRY.names()  # load the built-ins first
