@@ -86,6 +86,11 @@ def test_evaluate_with_params_as_strings():
     assert params["token_efficiency"]["penalty"] == "heavy"
 
 
+def test_evaluate_with_a_single_string_value():
+    r = assay.evaluate([FULL], ["contains:values=welcome"])
+    assert r.traces[0].metrics["contains"].score == 1.0
+
+
 def test_evaluate_with_mapping_params():
     # both look at the final answer ("You're welcome."), not at earlier turns
     r = assay.evaluate([FULL], [{"name": "contains", "values": ["WELCOME", "refund"]},

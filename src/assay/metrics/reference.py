@@ -242,7 +242,8 @@ class Contains:
     """
 
     threshold: float = 1.0
-    values: list[str] | None = None
+    values: list[str] | str | None = None
+    """Strings the final answer must contain (one string or a list); default: the expected output."""
     case_sensitive: bool = False
 
     def __post_init__(self) -> None:

@@ -262,7 +262,8 @@ def find_injections(text: str) -> tuple[Injection, ...]:
         if not hits:
             return ()
         candidates = sorted({i for w in hits for i in _BY_ANCHOR[w]})
-        folded, where = "", None  # lower-cased only when a pattern gets past its gates
+        folded: str | None = None  # lower-cased only when a pattern gets past its gates
+        where: list[int] | None = None
     else:
         folded, where = normalise_text(text)
         words = _words(folded.encode("ascii", "replace"))
@@ -272,7 +273,7 @@ def find_injections(text: str) -> tuple[Injection, ...]:
         kind, rx, gates = _PATTERNS[i]
         if len(gates) > 1 and any(words.isdisjoint(g) for g in gates[1:]):
             continue
-        if not folded:
+        if folded is None:
             folded = text.lower()
         for m in rx.finditer(folded):
             start, end = m.start(), m.end()
@@ -331,7 +332,8 @@ class PromptInjectionDetection:
     """Did anything that reached the agent try to override its instructions? 1.0 = clean.
 
     Scans user inputs and, by default, tool results and retrieved context, where indirect
-    injection arrives. Evidence is each match with its location.
+    injection arrives. Sub-agent turns in ``trace.agents`` are not scanned: their inputs are
+    delegations written by other agents. Evidence is each match with its location.
     """
 
     threshold: float = 0.5
@@ -340,15 +342,22 @@ class PromptInjectionDetection:
 
     def score(self, ctx: MetricContext) -> MetricResult:
         turns = ctx.trace.turns
-        strings = [t.input for t in turns if t.input]
+        tool_results, context = self.include_tool_results, self.include_context
+        strings: list[str] = []
         structured: list[Any] = []
-        if self.include_tool_results:
-            results = [c.result for t in turns if t.tool_calls for c in t.tool_calls if c.result is not None]
-            if results:
-                structured = [r for r in results if type(r) is not str]
-                strings += [r for r in results if type(r) is str] if len(structured) < len(results) else ()
-        if self.include_context:
-            strings += [p for t in turns if t.context for p in t.context]
+        for t in turns:
+            if t.input:
+                strings.append(t.input)
+            if tool_results and t.tool_calls:
+                for c in t.tool_calls:
+                    r = c.result
+                    if r is not None:
+                        if type(r) is str:
+                            strings.append(r)
+                        else:
+                            structured.append(r)
+            if context and t.context:
+                strings += t.context
         scanned = len(strings) + len(structured)
         if scanned == 0:
             return ctx.null(Warning.MISSING_DATA, "no user input, tool result or context to scan")
