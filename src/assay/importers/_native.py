@@ -8,7 +8,6 @@ or an InputIssue naming file, line and field.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -21,11 +20,6 @@ Record = tuple[str, "Trace | InputIssue"]
 
 _BOM = b"\xef\xbb\xbf"
 _TRACE_KEYS = frozenset(Trace.__struct_encode_fields__)
-
-# The messages normaliser names Python types ('got list'); say the JSON names like everything else.
-_PY_TYPES = {"dict": "object", "list": "array", "str": "string", "int": "integer", "float": "number",
-             "bool": "boolean", "NoneType": "null"}
-_PY_GOT = re.compile(r"\bgot (dict|list|str|int|float|bool|NoneType)\b")
 
 
 def parse_trace(text: str | bytes, source: str, line: int | None) -> Trace | InputIssue:
@@ -51,8 +45,7 @@ def parse_trace(text: str | bytes, source: str, line: int | None) -> Trace | Inp
 def _issue(exc: TraceValidationError, source: str, line: int | None) -> InputIssue:
     if not exc.path and exc.message.startswith("expected an object"):
         return InputIssue(source, line, None, "expected a trace object" + exc.message[len("expected an object"):])
-    msg = _PY_GOT.sub(lambda m: f"got {_PY_TYPES[m.group(1)]}", exc.message)
-    return InputIssue(source, line, exc.path or None, msg)
+    return InputIssue(source, line, exc.path or None, exc.message)
 
 
 def trace_from_value(obj: Any, source: str, line: int | None) -> Trace | InputIssue:

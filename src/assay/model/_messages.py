@@ -13,18 +13,27 @@ import json
 from typing import Any
 
 
+_JSON_TYPES = {dict: "object", list: "array", str: "string", int: "integer", float: "number", bool: "boolean",
+               type(None): "null"}
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a Python value's type, for messages about JSON input."""
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
 def _text(content: Any, where: str) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):  # content parts: keep the text ones
         parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in ("text", "input_text", "output_text")]
         return "\n".join(parts)
-    raise ValueError(f"{where}.content: expected a string or a list of content parts, got {type(content).__name__}")
+    raise ValueError(f"{where}.content: expected a string or a list of content parts, got {json_type(content)}")
 
 
 def messages_to_turns(messages: Any) -> tuple[str | None, list[dict[str, Any]]]:
     if not isinstance(messages, list):
-        raise ValueError(f"messages: expected an array, got {type(messages).__name__}")
+        raise ValueError(f"messages: expected an array, got {json_type(messages)}")
     system: list[str] = []
     turns: list[dict[str, Any]] = []
     by_call_id: dict[str, dict[str, Any]] = {}
@@ -38,7 +47,7 @@ def messages_to_turns(messages: Any) -> tuple[str | None, list[dict[str, Any]]]:
     for i, msg in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(msg, dict):
-            raise ValueError(f"{where}: expected an object, got {type(msg).__name__}")
+            raise ValueError(f"{where}: expected an object, got {json_type(msg)}")
         role = msg.get("role")
         content = _text(msg.get("content"), where)
         if role in ("system", "developer"):
@@ -71,7 +80,7 @@ def messages_to_turns(messages: Any) -> tuple[str | None, list[dict[str, Any]]]:
 
 def _tool_call(call: Any, where: str) -> dict[str, Any]:
     if not isinstance(call, dict):
-        raise ValueError(f"{where}: expected an object, got {type(call).__name__}")
+        raise ValueError(f"{where}: expected an object, got {json_type(call)}")
     fn = call.get("function", call)
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
         raise ValueError(f"{where}.function.name: expected a string")
@@ -82,7 +91,7 @@ def _tool_call(call: Any, where: str) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             raise ValueError(f"{where}.function.arguments: not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(args, dict):
-        raise ValueError(f"{where}.function.arguments: expected an object, got {type(args).__name__}")
+        raise ValueError(f"{where}.function.arguments: expected an object, got {json_type(args)}")
     out: dict[str, Any] = {"name": fn["name"], "arguments": args}
     if call.get("id") is not None:
         out["id"] = str(call["id"])
