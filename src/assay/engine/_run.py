@@ -244,8 +244,10 @@ def _drive(factory: Callable[[], AsyncIterator[Any]]) -> Iterator[Any]:
                 except StopAsyncIteration:
                     return
         finally:
-            loop.run_until_complete(agen.aclose())
-            loop.close()
+            try:
+                loop.run_until_complete(agen.aclose())
+            finally:
+                _shutdown(loop)
         return
     import queue
     q: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1024)
@@ -276,6 +278,25 @@ def _drive(factory: Callable[[], AsyncIterator[Any]]) -> Iterator[Any]:
                 return
     finally:
         stop.set()
+
+
+def _shutdown(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is left on the loop and let it finish, as ``asyncio.run`` does, then close.
+
+    Judge backends park a task that closes their HTTP client when cancelled; without this the
+    client's connections would be left to a loop that no longer runs.
+    """
+    try:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
