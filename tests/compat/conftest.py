@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # so `tests.support` imports under plain `pytest` too
     sys.path.insert(0, str(ROOT))
 
-from assay.metrics import REGISTRY  # noqa: E402
-from tests.support.judge_server import JudgeServer, judge_server  # noqa: E402,F401  (fixture)
+from assay.metrics import REGISTRY
+from tests.support.judge_server import JudgeServer, judge_server  # noqa: F401  (fixture)
 
 
 def _local(host: Any) -> bool:
@@ -46,7 +46,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
 
 
 @pytest.fixture()
-def openai_env(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
+def openai_env(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:  # noqa: F811
     """Bare model strings such as "gpt-4o" (the seeds' spelling) reach the scripted server."""
     monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
@@ -54,7 +54,7 @@ def openai_env(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> Ju
 
 
 @pytest.fixture()
-def chat_url(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
+def chat_url(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:  # noqa: F811
     """The fake LangChain models of tests/compat/fakes.py post to the scripted server."""
     monkeypatch.setenv("ASSAY_TEST_CHAT_URL", judge_server.url)
     return judge_server

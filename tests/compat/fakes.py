@@ -70,7 +70,7 @@ class ScriptedChatModel:
         if not structured:
             self.with_structured_output = None  # type: ignore[assignment]
 
-    def with_structured_output(self, schema: Any, include_raw: bool = False) -> Any:  # noqa: D401
+    def with_structured_output(self, schema: Any, include_raw: bool = False) -> Any:
         model = self
 
         class Runnable:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-
 import urllib.request
+
 import pytest
 
 from assay.compat.eval_lib import (
@@ -68,11 +68,11 @@ def test_seed_000_snippet_runs_with_only_the_import_changed(openai_env: JudgeSer
         turns=[
             EvalTestCase(
                 input="What's the population of Atlantis in 2024?",
-                actual_output="Atlantis is a mythical city — there is no real population figure. If you meant a real place, let me know which one.",  # noqa: E501
+                actual_output="Atlantis is a mythical city — there is no real population figure. If you meant a real place, let me know which one.",
             ),
             EvalTestCase(
                 input="OK, what about the Mariana Trench's exact depth today?",
-                actual_output="Measurements vary, but around 10,935 meters based on recent sonar surveys. For the absolute current figure, check the NOAA dataset.",  # noqa: E501
+                actual_output="Measurements vary, but around 10,935 meters based on recent sonar surveys. For the absolute current figure, check the NOAA dataset.",
             ),
         ]
     )

@@ -9,7 +9,12 @@ import json
 import pytest
 
 from assay.compat.fair_forge import Agentic as TopLevelAgentic
-from assay.compat.fair_forge import AgenticJudgeError, AgenticMetric, Dataset, ToolCorrectnessScore
+from assay.compat.fair_forge import (
+    AgenticJudgeError,
+    AgenticMetric,
+    Dataset,
+    ToolCorrectnessScore,
+)
 from assay.compat.fair_forge.metrics.agentic import Agentic, pass_at_k, pass_pow_k
 from assay.compat.fair_forge.statistical import BayesianMode, FrequentistMode
 from assay.errors import ConfigError
@@ -83,7 +88,7 @@ def test_seed_001_numbers_seven_of_ten_frequentist():
 
 def test_seed_001_bayesian_snippet_gives_the_exact_values(chat_url: JudgeServer, capsys):
     serve_verdicts(chat_url)
-    AgenticRetriever = SevenOfTen  # noqa: N806 - the snippet's name for the data source
+    AgenticRetriever = SevenOfTen
 
     # --- seed 001 "Bayesian", verbatim but for the import lines -------------------------------
     judge_model = ChatGroq(model="llama-3.3-70b-versatile", api_key="your-api-key", temperature=0.0)
@@ -98,8 +103,8 @@ def test_seed_001_bayesian_snippet_gives_the_exact_values(chat_url: JudgeServer,
 
     for metric in metrics:
         print(f"{metric.session_id}:")
-        print(f"  pass@{metric.k} = {metric.pass_at_k:.3f}  [{metric.pass_at_k_ci_low:.3f}, {metric.pass_at_k_ci_high:.3f}]")  # noqa: E501
-        print(f"  pass^{metric.k} = {metric.pass_pow_k:.3f}  [{metric.pass_pow_k_ci_low:.3f}, {metric.pass_pow_k_ci_high:.3f}]")  # noqa: E501
+        print(f"  pass@{metric.k} = {metric.pass_at_k:.3f}  [{metric.pass_at_k_ci_low:.3f}, {metric.pass_at_k_ci_high:.3f}]")
+        print(f"  pass^{metric.k} = {metric.pass_pow_k:.3f}  [{metric.pass_pow_k_ci_low:.3f}, {metric.pass_pow_k_ci_high:.3f}]")
     # -----------------------------------------------------------------------------------------
 
     out = capsys.readouterr().out
@@ -112,7 +117,7 @@ def test_seed_001_bayesian_snippet_gives_the_exact_values(chat_url: JudgeServer,
 
 
 def test_bayesian_tab_snippet_with_explicit_priors():
-    AgenticRetriever = SevenOfTen  # noqa: N806
+    AgenticRetriever = SevenOfTen
     judge_model = ScriptedChatModel(verdict_for)
     metrics = Agentic.run(
         AgenticRetriever,
@@ -144,7 +149,7 @@ def test_custom_tool_weights_snippet():
             d.conversation[0].agentic["final_answer_uses_tools"] = False
             return [d]
 
-    AgenticRetriever_ = Retriever  # noqa: N806
+    AgenticRetriever_ = Retriever
     # --- seed 001 "Custom Tool Weights", verbatim but for the data source's name ---------------
     metrics = Agentic.run(
         AgenticRetriever_,

@@ -10,7 +10,9 @@ MAX_LOG_LINES = 20
 
 
 def _console() -> Any:
-    from rich.console import Console  # imported here: verbose output is the only user of rich
+    from rich.console import (
+        Console,  # imported here: verbose output is the only user of rich
+    )
 
     return Console(highlight=False, soft_wrap=False)
 
@@ -28,7 +30,7 @@ def result_box(name: str, score: float | None, success: bool | None, reason: str
     status = ("PASSED", "green") if success else ("ERROR", "yellow") if score is None else ("FAILED", "red")
     body = Text()
     body.append("Status:  ", style="bold").append(status[0], style=f"bold {status[1]}").append("\n")
-    filled = 0 if score is None else int(round(40 * score))
+    filled = 0 if score is None else round(40 * score)
     body.append("Score:   ", style="bold").append(_fmt(score), style="yellow")
     body.append(f" [{'█' * filled}{'░' * (40 - filled)}]\n")
     body.append("Cost:    ", style="bold").append("unknown" if cost is None else f"${cost:.6f}", style="blue")
