@@ -5,11 +5,10 @@ from __future__ import annotations
 import struct
 
 import pytest
+from report_data import COMPARISON, EXAMPLES, IMG, PASS_K, SCRIPT, QuotesOutput, hostile_run, run_with_traces
 
 from assay.report import write_report
 from assay.report.screenshot import screenshot
-
-from report_data import COMPARISON, EXAMPLES, PASS_K, SCRIPT, IMG, QuotesOutput, hostile_run, run_with_traces
 
 pytestmark = pytest.mark.browser
 

@@ -9,12 +9,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from click.testing import CliRunner
+from report_data import AlwaysRaises, QuotesOutput, hostile_run, run_with_traces, write_jsonl
 
 from assay.cli import main
 from assay.report import to_csv, to_junit
 from assay.report._ci import CSV_COLUMNS
-
-from report_data import AlwaysRaises, QuotesOutput, hostile_run, run_with_traces, write_jsonl
 
 
 @pytest.fixture(autouse=True)

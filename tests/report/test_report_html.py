@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
+from report_data import COMPARISON, EXAMPLES, IMG, PASS_K, SCRIPT, QuotesOutput, hostile_run, run_with_traces
 
 from assay.cli import main
 from assay.report import render_report, write_report
@@ -20,13 +21,10 @@ from assay.report._html import Markup, esc, h, num
 from assay.report._traces import select
 from assay.store import load_run
 
-from report_data import COMPARISON, EXAMPLES, IMG, PASS_K, SCRIPT, QuotesOutput, hostile_run, run_with_traces
-
-
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "main", "footer", "header", "nav", "section", "h1",
                 "h2", "h3", "p", "a", "div", "span", "strong", "code", "pre", "q", "mark", "dl", "dt", "dd", "ul",
                 "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "details", "summary", "figure", "figcaption",
-                "label", "select", "option", "input", "button", "script", "svg", "title", "rect", "line", "text",
+                "label", "select", "option", "input", "button", "script", "svg", "rect", "line", "text",
                 "circle", "polygon", "polyline"}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from assay.model import MetricResult, TraceResult, Trace
+from assay.model import MetricResult, Trace, TraceResult
 
 
 def trace_result(i: int, score: float = 1.0, run: str = "") -> TraceResult:
@@ -22,9 +22,9 @@ METRICS = [{"name": "m", "version": "1", "dimension": "custom", "params": {"thre
 
 def write_run(path: str, tag: str, n: int, batch: int) -> str:
     """One process recording a complete run of ``n`` traces (multiprocessing worker)."""
-    from assay.store import RunStore
     from assay.engine._aggregate import SummaryBuilder
     from assay.model import RunResult
+    from assay.store import RunStore
 
     rec = RunStore(path).start(inputs=[{"path": f"{tag}.jsonl", "sha256": None, "bytes": None}], metrics=METRICS,
                                batch_size=batch, flush_interval_s=3600)

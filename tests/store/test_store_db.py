@@ -6,12 +6,11 @@ import multiprocessing
 import sqlite3
 
 import pytest
+from store_helpers import METRICS, crash_midway, trace, trace_result, write_run
 
 from assay.errors import ConfigError
 from assay.model import RunResult
 from assay.store import RunStore, new_run_id
-
-from store_helpers import METRICS, crash_midway, trace, trace_result, write_run
 
 
 def test_run_ids_are_short_unique_and_sort_by_time():
@@ -57,17 +56,16 @@ def test_finished_run_round_trips_results_summary_and_traces(tmp_path):
 
 def test_an_exception_marks_the_run_failed_and_keeps_what_it_had(tmp_path):
     st = RunStore(tmp_path / "runs.sqlite3")
-    with pytest.raises(RuntimeError):
-        with st.start(inputs=[], metrics=METRICS, batch_size=1000, flush_interval_s=3600) as rec:
-            for i in range(5):
-                rec.add(trace_result(i))
-            raise RuntimeError("judge exploded")
+    with pytest.raises(RuntimeError), st.start(inputs=[], metrics=METRICS, batch_size=1000,
+                                               flush_interval_s=3600) as rec:
+        for i in range(5):
+            rec.add(trace_result(i))
+        raise RuntimeError("judge exploded")
     info = st.info(rec.run_id)
     assert (info.status, info.n_traces) == ("failed", 5)
     assert info.error == "RuntimeError: judge exploded"
-    with pytest.raises(KeyboardInterrupt):
-        with st.start(inputs=[], metrics=METRICS) as rec2:
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), st.start(inputs=[], metrics=METRICS) as rec2:
+        raise KeyboardInterrupt
     assert st.info(rec2.run_id).status == "interrupted"
 
 

@@ -31,7 +31,7 @@ def histogram(values: Sequence[Any], *, label: str, threshold: Any = None, mean:
     left, right, top, bottom = 28, 8, 10, 22
     pw, ph = width - left - right, height - top - bottom
     peak = max(counts) or 1
-    x = lambda s: left + pw * min(max(s, 0.0), 1.0)  # noqa: E731
+    x = lambda s: left + pw * min(max(s, 0.0), 1.0)
     thr = num(threshold)
     parts: list[Any] = [h("title", f"{label}: {len(vals)} scores")]
     if isinstance(ci, (list, tuple)) and len(ci) == 2 and num(ci[0]) is not None and num(ci[1]) is not None:
@@ -72,7 +72,7 @@ def forest(rows: Sequence[tuple[str, Any, Any, Any]], *, label: str, width: int 
     height = top + row_h * len(rows) + 24
     pw = width - left - right
     span = (hi - lo) or 1.0
-    x = lambda v: left + pw * (min(max(v, lo), hi) - lo) / span  # noqa: E731
+    x = lambda v: left + pw * (min(max(v, lo), hi) - lo) / span
     parts: list[Any] = [h("title", label)]
     if zero is not None:
         parts.append(h("line", x1=_f(x(zero)), x2=_f(x(zero)), y1=top, y2=top + row_h * len(rows), class_="zero-line"))
@@ -102,8 +102,8 @@ def curves(k: Sequence[Any], series: Sequence[tuple[str, str, Sequence[Any], Seq
     valid = [v for v in ks if v is not None]
     k_lo, k_hi = (min(valid), max(valid)) if valid else (1.0, 1.0)
     kspan = (k_hi - k_lo) or 1.0
-    x = lambda v: left + pw * (v - k_lo) / kspan  # noqa: E731
-    y = lambda v: top + ph * (1.0 - min(max(v, 0.0), 1.0))  # noqa: E731
+    x = lambda v: left + pw * (v - k_lo) / kspan
+    y = lambda v: top + ph * (1.0 - min(max(v, 0.0), 1.0))
     parts: list[Any] = [h("title", label)]
     for frac in (0.0, 0.5, 1.0):
         parts.append(h("line", x1=left, x2=left + pw, y1=_f(y(frac)), y2=_f(y(frac)), class_="grid"))

@@ -76,7 +76,7 @@ def _cli_shot(exe: str, url: str, out: Path, width: int, height: int) -> Path:
     with tempfile.TemporaryDirectory(prefix="assay-chromium-") as profile:
         cmd = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
                f"--screenshot={out.resolve()}", url]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     if not out.exists():
         raise ConfigError(f"chromium made no screenshot (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
     return out

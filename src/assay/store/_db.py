@@ -13,7 +13,6 @@ import json
 import os
 import socket
 import sqlite3
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +23,8 @@ from ..engine._aggregate import SummaryBuilder
 from ..errors import ConfigError
 from ..model import RunResult, Trace, TraceResult
 from ._codec import issue_from_dict, result_from_dict
+from ._record import RunRecorder
+from ._sql import write_transaction
 
 BUSY_TIMEOUT_S = 60.0
 SCHEMA_VERSION = 1
@@ -68,10 +69,6 @@ CREATE TABLE IF NOT EXISTS issues (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS runs_started ON runs (started_at);
 """
-
-
-def utcnow() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _alive(pid: int | None) -> bool | None:
@@ -179,9 +176,8 @@ class RunStore:
 
     def start(self, *, inputs: list[dict[str, Any]], metrics: list[dict[str, Any]],
               config: dict[str, Any] | None = None, judge: dict[str, Any] | None = None,
-              batch_size: int = 200, flush_interval_s: float = 2.0) -> "RunRecorder":
+              batch_size: int = 200, flush_interval_s: float = 2.0) -> RunRecorder:
         """Create a ``running`` run row and return the recorder that fills it."""
-        from ._record import RunRecorder
         return RunRecorder.begin(self, inputs=inputs, metrics=metrics, config=config or {}, judge=judge,
                                  batch_size=batch_size, flush_interval_s=flush_interval_s)
 
@@ -276,16 +272,3 @@ def _rebuild(info: RunInfo, traces: list[TraceResult]) -> RunResult:
     if info.judge:
         run["judge"] = info.judge
     return RunResult(traces, builder.finish(), run)
-
-
-@contextmanager
-def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction that takes the lock up front (no deadlock on upgrade)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-

@@ -7,13 +7,14 @@ import socket
 import sqlite3
 import time
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
 
 from ..model import InputIssue, RunResult, Trace, TraceResult
 from ._codec import dumps, new_run_id
-from ._db import write_transaction, utcnow
+from ._sql import utcnow, write_transaction
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the store hands itself in; no import cycle at run time
     from ._db import RunStore
 
 
@@ -24,7 +25,7 @@ class RunRecorder:
     (KeyboardInterrupt) or ``failed`` after writing what was buffered.
     """
 
-    def __init__(self, store: "RunStore", conn: sqlite3.Connection, run_id: str, *, batch_size: int,
+    def __init__(self, store: RunStore, conn: sqlite3.Connection, run_id: str, *, batch_size: int,
                  flush_interval_s: float) -> None:
         self.store, self.run_id = store, run_id
         self._conn: sqlite3.Connection | None = conn
@@ -37,9 +38,9 @@ class RunRecorder:
         self._last_flush = time.monotonic()
 
     @classmethod
-    def begin(cls, store: "RunStore", *, inputs: list[dict[str, Any]], metrics: list[dict[str, Any]],
+    def begin(cls, store: RunStore, *, inputs: list[dict[str, Any]], metrics: list[dict[str, Any]],
               config: dict[str, Any], judge: dict[str, Any] | None, batch_size: int = 200,
-              flush_interval_s: float = 2.0) -> "RunRecorder":
+              flush_interval_s: float = 2.0) -> RunRecorder:
         conn = store.connect()
         now = utcnow()
         for _ in range(5):  # a duplicate id needs the same millisecond and 20 random bits: retry anyway
@@ -102,9 +103,8 @@ class RunRecorder:
 
     def finish(self, result: RunResult) -> None:
         """Mark the run completed and store its summary, statistics and run information."""
-        doc = result.to_dict()
-        doc.pop("traces")
-        doc.pop("input_issues")
+        doc = {"run": result.run, "summary": {k: v.to_dict() for k, v in result.summary.items()},
+               "statistics": result.statistics}  # traces and issues are rows already
         cost = _run_cost(result)
         judge = result.run.get("judge")
         extra: dict[str, Any] = {"status": "completed", "finished_at": utcnow(), "result": dumps(doc)}
@@ -127,10 +127,11 @@ class RunRecorder:
             self._conn.close()
             self._conn = None
 
-    def __enter__(self) -> "RunRecorder":
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if self._conn is None:
             return
         if exc is None:
