@@ -184,3 +184,22 @@ def test_write_report_creates_parent_dirs(tmp_path, hostile):
     result, traces = hostile
     path = write_report(tmp_path / "a" / "b" / "r.html", result, traces=traces)
     assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_assay_report_with_a_baseline_computes_the_comparison(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASSAY_STORE", "off")
+    rows_a = [{"id": f"t{i}", "task_id": f"k{i}", "turns": [{"input": "q", "output": "a",
+                                                             "tool_calls": [{"name": "search"}]}],
+               "expected": {"tool_calls": [{"name": "search"}]}} for i in range(30)]
+    rows_b = [{**r, "turns": [{"input": "q", "output": "a", "tool_calls": [{"name": "other"}]}]} if i % 2 else r
+              for i, r in enumerate(rows_a)]
+    for name, rows in (("a", rows_a), ("b", rows_b)):
+        (tmp_path / f"{name}.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        invoke("run", str(tmp_path / f"{name}.jsonl"), "-m", "tool_selection_accuracy", "-o", str(tmp_path / f"{name}.json"))
+    out = tmp_path / "cmp.html"
+    r = invoke("report", str(tmp_path / "b.json"), "--baseline", str(tmp_path / "a.json"), "-o", str(out))
+    assert r.exit_code == 0, r.output
+    comp = out.read_text().split('id="comparison"', 1)[1].split("</section>", 1)[0]
+    assert "tool_selection_accuracy" in comp and "-0.500" in comp and "regression" in comp
+    r = invoke("report", str(tmp_path / "b.json"), "--baseline", "x", "--comparison", "y", "-o", str(out))
+    assert r.exit_code == 2 and "not both" in r.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Evaluation
+from ..engine._compare import compare_runs
 from ..errors import ConfigError
 from ..model import InputIssue, RunResult, TraceResult
 from ..report import MAX_TRACES, to_csv, to_junit, write_report
@@ -168,11 +169,19 @@ def _judge_model(judge: Any) -> dict[str, Any] | None:
 
 
 def make_report(ref: str, output: str, *, store: str | None = None, comparison: str | None = None,
-                title: str | None = None, max_traces: int = MAX_TRACES, screenshot: str | None = None) -> RunResult:
-    """``assay report``: load the run (id, prefix, latest, results file) and its traces; write HTML (and PNG)."""
+                baseline: str | None = None, title: str | None = None, max_traces: int = MAX_TRACES,
+                screenshot: str | None = None) -> RunResult:
+    """``assay report``: load the run (id, prefix, latest, results file) and its traces; write HTML (and PNG).
+
+    The comparison section comes from ``comparison`` (a JSON file) or is computed against ``baseline``.
+    """
+    if comparison and baseline:
+        raise ConfigError("give --comparison FILE or --baseline RUN, not both")
     result = load_run(ref, store=store)
     traces = load_traces(result, store=store)
     comp = None
+    if baseline:
+        comp = compare_runs(load_run(baseline, store=store), result)
     if comparison:
         try:
             comp = json.loads(Path(comparison).read_text(encoding="utf-8"))

@@ -15,6 +15,8 @@ from ._common import debug_option, handle_errors
               help="Run store file (default: $ASSAY_STORE, else the user data dir).")
 @click.option("--comparison", type=click.Path(dir_okay=False), default=None,
               help='Comparison JSON to include: {"metrics": {name: {"delta", "ci_low", "ci_high", "p_value", ...}}}.')
+@click.option("--baseline", default=None, metavar="RUN",
+              help="Compare against this run (id or results file) and include the comparison section.")
 @click.option("--title", default=None, help="Page title.")
 @click.option("--max-traces", type=click.IntRange(min=1), default=2000, show_default=True,
               help="Traces shown in the table and as views (failed ones are kept first).")
@@ -22,11 +24,11 @@ from ._common import debug_option, handle_errors
               help="Also save a PNG of the report (needs a local Chromium).")
 @debug_option
 @handle_errors
-def command(run: str, output: str, store: str | None, comparison: str | None, title: str | None, max_traces: int,
-            screenshot: str | None, debug: bool) -> None:
+def command(run: str, output: str, store: str | None, comparison: str | None, baseline: str | None,
+            title: str | None, max_traces: int, screenshot: str | None, debug: bool) -> None:
     """Write an HTML report of RUN: a run id, unique prefix, latest, latest~N, or a results file."""
     from ._session import make_report
 
-    make_report(run, output, store=store, comparison=comparison, title=title, max_traces=max_traces,
-                screenshot=screenshot)
+    make_report(run, output, store=store, comparison=comparison, baseline=baseline, title=title,
+                max_traces=max_traces, screenshot=screenshot)
     click.echo(f"report written to {output}" + (f", screenshot {screenshot}" if screenshot else ""), err=True)

@@ -191,32 +191,43 @@ def pass_k(result: RunResult) -> Markup | None:
 
 
 def comparison(comp: Mapping[str, Any] | None) -> Markup | None:
-    """Per-metric deltas against a baseline with significance, from a comparison dict."""
+    """Per-metric deltas against a baseline with significance, from a comparison dict.
+
+    Shape: ``{"metrics": {name: {"delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant",
+    "regression"}}}``; optional per metric ``mean_a``/``mean_b``/``improvement``, and at the top
+    ``baseline``/``candidate`` (or ``a``/``b``), ``alpha``, ``level``, ``correction``, ``n_pairs``.
+    """
     if not isinstance(comp, Mapping) or not isinstance(comp.get("metrics"), Mapping) or not comp["metrics"]:
         return None
+    items = [(name, d) for name, d in comp["metrics"].items() if isinstance(d, Mapping)]
+    means = any("mean_a" in d or "mean_b" in d for _, d in items)
     rows, forest_rows, classes = [], [], []
-    for name, d in comp["metrics"].items():
-        if not isinstance(d, Mapping):
-            continue
+    for name, d in items:
         state = "fail" if d.get("regression") else "pass" if d.get("significant") else ""
-        p_adj = d.get("p_adjusted")
+        verdict = ("regression", "fail") if d.get("regression") else ("improvement", "pass") if (
+            d.get("improvement") or (d.get("significant") and (num(d.get("delta")) or 0) > 0)) else None
         rows.append(h("tr", h("td", h("code", name)),
-                      h("td", _signed(d.get("delta")), class_=f"num {state}"),
+                      [h("td", fmt(d.get("mean_a")), class_="num"), h("td", fmt(d.get("mean_b")), class_="num")]
+                      if means else None,
+                      h("td", _signed(d.get("delta")), class_=f"num {state}".strip()),
                       h("td", interval((d.get("ci_low"), d.get("ci_high")), 3), class_="num ci"),
-                      h("td", _p(d.get("p_value")), class_="num"), h("td", _p(p_adj), class_="num"),
+                      h("td", _p(d.get("p_value")), class_="num"), h("td", _p(d.get("p_adjusted")), class_="num"),
                       h("td", h("span", "yes", class_="badge pass") if d.get("significant") else "no"),
-                      h("td", h("span", "regression", class_="badge fail") if d.get("regression") else ""),
-                      class_=state or None))
+                      h("td", h("span", verdict[0], class_=f"badge {verdict[1]}") if verdict else ""),
+                      class_="fail" if d.get("regression") else None))
         forest_rows.append((name, d.get("delta"), d.get("ci_low"), d.get("ci_high")))
         classes.append(state)
     bound = max([abs(v) for r in forest_rows for v in map(num, r[1:]) if v is not None] + [0.05])
     chart = _charts.forest(forest_rows, label="metric deltas with intervals", lo=-bound, hi=bound, zero=0.0,
                            row_classes=classes)
-    meta = [f"{k.replace('_', ' ')}: {comp[k]}" for k in ("baseline", "candidate", "alpha", "correction", "n_pairs")
-            if comp.get(k) is not None]
-    head = h("tr", [h("th", c) for c in ("metric", "delta", "CI", "p", "p adjusted", "significant", "")])
+    labels = {"baseline": comp.get("baseline", comp.get("a")), "candidate": comp.get("candidate", comp.get("b")),
+              **{k: comp.get(k) for k in ("alpha", "level", "correction", "n_pairs")}}
+    meta = [f"{k.replace('_', ' ')}: {v}" for k, v in labels.items() if v is not None]
+    cols = ["metric", *(["baseline", "candidate"] if means else []), "delta", "CI", "p", "p adjusted", "significant", ""]
     return h("section", h("h2", "Comparison"), h("div", " · ".join(meta), class_="meta"),
-             h("table", h("thead", head), h("tbody", rows), class_="summary"), h("figure", chart), id="comparison")
+             h("table", h("thead", h("tr", [h("th", c) for c in cols])), h("tbody", rows), class_="summary"),
+             h("figure", chart, h("figcaption", "Difference candidate − baseline per metric, with its interval.")),
+             id="comparison")
 
 
 def _signed(x: Any) -> str:

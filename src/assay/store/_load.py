@@ -30,7 +30,7 @@ def _is_file_ref(ref: str | os.PathLike[str]) -> bool:
     return os.sep in ref or "/" in ref or ref.endswith((".json", ".jsonl")) or Path(ref).is_file()
 
 
-def load_run(ref: str | os.PathLike[str], *, store: RunStore | str | os.PathLike[str] | None = None) -> RunResult:
+def load_run(ref: str | os.PathLike[str], store: RunStore | str | os.PathLike[str] | None = None) -> RunResult:
     """A RunResult from a run id (or unique prefix, ``latest``, ``latest~N``) or a results file.
 
     A results file is what ``assay run --output`` writes (JSON or JSON Lines). Run ids are
