@@ -75,6 +75,12 @@ def test_store_path_flag_no_store_and_env_off(tmp_path, monkeypatch):
     assert r.exit_code == 2 and "store is off" in r.stderr
 
 
+def test_a_missing_input_records_no_run(tmp_path):
+    r = invoke("run", str(tmp_path / "missing.jsonl"))
+    assert r.exit_code == 2 and "missing.jsonl: no such file" in r.stderr
+    assert not default_store_path().exists()
+
+
 def test_runs_on_a_missing_store_is_a_usage_error(tmp_path):
     r = invoke("runs", "--store", str(tmp_path / "nope.sqlite3"))
     assert r.exit_code == 2 and "no run store at" in r.stderr

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..engine import Evaluation
 from ..engine._compare import compare_runs
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult
 from ..report import MAX_TRACES, to_csv, to_junit, write_report
 from ..report.screenshot import screenshot as take_screenshot
@@ -74,6 +74,9 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
         from ..judge import make_judge
         judge_obj = make_judge(judge, **judge_options)
     evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds, repeats=repeats)
+    for p in paths:  # before the store records a run that cannot start
+        if p != "-" and not os.path.exists(p):
+            raise DataError("no such file", source=p)
     inputs = hash_inputs(paths)
     with ExitStack() as stack:
         recorder = None
