@@ -195,3 +195,18 @@ def test_mcp_compliance_declared_tools(tools, run, mk):
 ])
 def test_is_mcp_tool(name, mcp):
     assert is_mcp_tool(name) is mcp
+
+
+ARGS = st.dictionaries(st.sampled_from("abc"), st.one_of(st.integers(-3, 3), st.booleans(), st.text("xy", max_size=2),
+                                                          st.none()), max_size=3)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(NAMES, ARGS), max_size=5), st.lists(st.tuples(NAMES, ARGS), max_size=5))
+def test_parameter_quality_bounded_and_identity(tools, run, mk, expected, actual):
+    exp = [mk.expected(n, a) for n, a in expected]
+    r = run("parameter_quality", tools(exp, [mk.call(n, a) for n, a in actual]))
+    assert r.score is None if not expected else 0.0 <= r.score <= 1.0
+    if expected:
+        same = run("parameter_quality", tools(exp, [mk.call(n, a) for n, a in expected]))
+        assert same.score == 1.0

@@ -64,9 +64,10 @@ def group(result: TraceResult, dimension_of: Mapping[str, str], dims: Dimensions
             acc[1] += 1
     total_w = weighted = 0.0
     dimensions = {}
+    thresholds, weights = dims.thresholds, dims.weights  # what dims.threshold() / weight() read
     for dim, (s, n) in sums.items():
         mean = s / n
-        thr, w = dims.threshold(dim), dims.weight(dim)
+        thr, w = thresholds.get(dim, OTHER_THRESHOLD), weights.get(dim, OTHER_WEIGHT)
         passed = mean >= thr
         any_failed |= not passed
         dimensions[dim] = DimensionScore(mean, passed, thr, w, n)

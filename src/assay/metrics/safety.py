@@ -249,13 +249,32 @@ class Injection:
     start: int
 
 
-@lru_cache(maxsize=8192)
-def find_injections(text: str) -> tuple[Injection, ...]:
-    """Every injection pattern match in ``text`` (deduplicated by position), in text order.
+_CACHE: dict[str, tuple[Injection, ...]] = {}
+"""Scan results per distinct text: evaluation sets repeat user inputs across trials and retrieved
+passages across traces. Emptied when it reaches _CACHE_SIZE entries (a few MB at most)."""
+_CACHE_SIZE = 16384
 
-    Memoised per distinct text: evaluation sets repeat user inputs across trials and
-    retrieved passages across traces.
-    """
+
+def find_injections(text: str) -> tuple[Injection, ...]:
+    """Every injection pattern match in ``text`` (deduplicated by position), in text order."""
+    found = _CACHE.get(text)
+    if found is None:
+        found = _scan(text)
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.clear()
+        _CACHE[text] = found
+    return found
+
+
+def _any_injection(texts: list[str]) -> bool:
+    """Whether any of ``texts`` holds an injection; cached texts are looked up without a Python call."""
+    hits = list(map(_CACHE.get, texts))
+    if None in hits:
+        return any([find_injections(t) for t in texts])
+    return any(hits)
+
+
+def _scan(text: str) -> tuple[Injection, ...]:
     if text.isascii():
         words = _words(text.encode())
         hits = _ANCHORS & words
@@ -362,8 +381,7 @@ class PromptInjectionDetection:
         if scanned == 0:
             return ctx.null(Warning.MISSING_DATA, "no user input, tool result or context to scan")
         # fast path: one memoised lookup per text, one prefilter for all structured results
-        if not any(map(find_injections, strings)) and not (structured and any(
-                map(find_injections, result_strings(structured)))):
+        if not _any_injection(strings) and not (structured and _any_injection(result_strings(structured))):
             return ctx.result(1.0, f"no injection pattern in {scanned} texts", details={"texts_scanned": scanned})
         evidence: list[str] = []
         kinds: dict[str, int] = {}

@@ -218,25 +218,25 @@ class ParameterQuality:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
         if not expected:
             return ctx.null(Warning.NOT_APPLICABLE, "no tool calls were expected, so no arguments to check")
-        names = v.names()[1]
+        by_name: dict[str, list[int]] = {}
+        for i, n in enumerate(v.names()[1]):
+            if n in by_name:
+                by_name[n].append(i)
+            else:
+                by_name[n] = [i]
         used = [False] * len(actual)
         per_call: list[float] = []
         notes: list[str] = []
         for e in expected:
             name, args = e.name, e.arguments
             best_i, best = -1, -1.0
-            i = names.index(name) if name in names else -1
-            while i >= 0:
+            for i in by_name.get(name, ()):
                 if not used[i]:
                     sc = 1.0 if args is None else key_score(args, actual[i].arguments)
                     if sc > best:
                         best_i, best = i, sc
                         if sc == 1.0:
                             break
-                try:
-                    i = names.index(name, i + 1)
-                except ValueError:
-                    break
             if best_i < 0:
                 per_call.append(0.0)
                 notes.append(f"{name}: not called")
