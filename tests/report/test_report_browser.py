@@ -34,7 +34,9 @@ def test_example_report_loads_offline_without_errors(open_page, example_report):
     assert page.evaluate("window.__csp") == [], "the page's own style or script broke its CSP"
     assert page.inner_text("#f-count") == f"{len(result.traces)} of {len(result.traces)} traces"  # the script ran
     assert page.locator("svg.chart").count() >= 5
-    assert page.locator("#pass-k polyline.series").count() == 2 and page.locator("#comparison tbody tr").count() == 2
+    curves = 1 + len(result.statistics["trials"]["by_metric"]) + 1  # trace_passed, per metric, PASS_K
+    assert page.locator("#pass-k polyline.series").count() == 2 * curves
+    assert page.locator("#comparison tbody tr").count() == 2
     # computed style proves the nonced stylesheet applied
     assert page.eval_on_selector("details.trace", "e => getComputedStyle(e).borderLeftStyle") == "solid"
 

@@ -22,7 +22,7 @@ from assay.report._traces import select
 from assay.store import load_run
 
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "main", "footer", "header", "nav", "section", "h1",
-                "h2", "h3", "p", "a", "div", "span", "strong", "code", "pre", "q", "mark", "dl", "dt", "dd", "ul",
+                "h2", "h3", "p", "br", "a", "div", "span", "strong", "code", "pre", "q", "mark", "dl", "dt", "dd", "ul",
                 "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "details", "summary", "figure", "figcaption",
                 "label", "select", "option", "input", "button", "script", "svg", "rect", "line", "text",
                 "circle", "polygon", "polyline"}
@@ -94,6 +94,18 @@ def test_sections_render_only_when_their_data_is_there(hostile):
     assert "-0.120" in comp and "[-0.200, -0.040]" in comp and "0.008" in comp and "regression" in comp
     assert "baseline: run-a" in comp and "correction: holm" in comp
     assert render_report(result, comparison={"metrics": {}}).count('id="comparison"') == 0
+
+
+def test_the_engines_trial_statistics_render_as_curves():
+    result, _ = run_with_traces(EXAMPLES, ["tool_selection_accuracy"])
+    trials = result.statistics["trials"]  # the example data has tasks with repeated trials
+    page = render_report(result)
+    section = page.split('id="pass-k"', 1)[1].split("</section>", 1)[0]
+    assert "traces passing every threshold" in section and "tool_selection_accuracy passed" in section
+    assert f"{trials['n_tasks']} tasks" in section
+    first = trials["trace_passed"][0]
+    assert f"{first['pass_at_k']:.3f}" in section
+    assert section.count("<polyline") == 2 * (1 + len(trials["by_metric"]))
 
 
 def test_evidence_quotes_are_marked_and_missing_ones_flagged(tmp_path):

@@ -13,7 +13,7 @@ from typing import Any
 
 from .._version import __version__
 from ..model import RunResult
-from . import _sections, _traces
+from . import _passk, _sections, _traces
 from ._html import Markup, esc, h, join
 
 MAX_TRACES = 2000
@@ -62,15 +62,15 @@ def render_report(result: RunResult, *, traces: Mapping[str, Any] | None = None,
     ``traces`` maps a result's ``source`` (``file:line``) or trace id to its input Trace (or trace
     dict); without it the trace views show results only. ``comparison`` adds the comparison
     section: ``{"metrics": {name: {"delta", "ci_low", "ci_high", "p_value", "p_adjusted",
-    "significant", "regression"}}}`` with optional ``baseline``, ``candidate``, ``alpha``,
-    ``correction`` and ``n_pairs``. ``result.statistics["pass_k"]`` adds pass@k curves.
+    "significant", "regression"}}}`` (what ``assay compare`` computes). pass@k curves come from
+    ``result.statistics["trials"]`` (the engine's) or ``["pass_k"]``; see ``_passk``.
     """
     run_id = result.run.get("run_id")
     title = title or ("assay report" + (f" · {run_id}" if run_id else ""))
     shown, hidden = _traces.select(result.traces, max_traces)
     sections: list[Any] = [_sections.header(result, title)]
     comp = _sections.comparison(comparison)
-    passk = _sections.pass_k(result)
+    passk = _passk.pass_k(result)
     dims = _sections.dimensions(result)
     toc = [("#comparison", "Comparison", comp), ("#dimensions", "Dimensions", dims), ("#metrics", "Metrics", True),
            ("#pass-k", "pass@k", passk), ("#traces", "Traces", result.traces), ("#issues", "Input issues",

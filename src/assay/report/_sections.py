@@ -153,43 +153,6 @@ def _rate_state(rate: Any) -> str:
     return "" if r is None else "pass" if r == 1 else "fail" if r < 0.5 else "mixed"
 
 
-def _curve_objects(stat: Any) -> list[Mapping[str, Any]]:
-    items = stat if isinstance(stat, list) else [stat]
-    return [c for c in items if isinstance(c, Mapping) and isinstance(c.get("k"), list)]
-
-
-def pass_k(result: RunResult) -> Markup | None:
-    """pass@k and pass^k over k, from ``statistics["pass_k"]`` (one curve object or a list)."""
-    curves = _curve_objects(result.statistics.get("pass_k"))
-    if not curves:
-        return None
-    blocks = []
-    for c in curves:
-        series = []
-        for key, name, cls in (("pass_at_k", "pass@k", "s1"), ("pass_pow_k", "pass^k", "s2")):
-            if isinstance(c.get(key), list):
-                series.append((name, cls, c[key], c.get(f"{key}_ci_low"), c.get(f"{key}_ci_high")))
-        label = " · ".join(str(c[k]) for k in ("label", "family", "mode") if c.get(k))
-        meta = [f"{k.replace('_', ' ')} {c[k]}" for k in ("n_tasks", "ci_level") if c.get(k) is not None]
-        rows = []
-        for i, k in enumerate(c["k"]):
-            cells = [h("td", str(k), class_="num")]
-            for key, *_ in (("pass_at_k",), ("pass_pow_k",)):
-                vals, lo, hi = c.get(key) or [], c.get(f"{key}_ci_low") or [], c.get(f"{key}_ci_high") or []
-                v = vals[i] if i < len(vals) else None
-                ci = (lo[i], hi[i]) if i < len(lo) and i < len(hi) else None
-                cells.append(h("td", fmt(v), " ", h("span", interval(ci, 3), class_="ci"), class_="num"))
-            rows.append(h("tr", cells))
-        table = h("table", h("thead", h("tr", h("th", "k"), h("th", "pass@k"), h("th", "pass^k"))), h("tbody", rows),
-                  class_="small")
-        blocks.append(h("div", h("h3", label or "pass@k"), h("div", " · ".join(meta), class_="meta"),
-                        h("div", _charts.curves(c["k"], series, label=f"pass@k and pass^k: {label}"), table,
-                          class_="row"), class_="card"))
-    return h("section", h("h2", "pass@k and pass^k"),
-             h("p", "pass@k: the chance that at least one of k attempts succeeds; pass^k: that all k do. "
-                    "Bands are the intervals when computed.", class_="meta"), blocks, id="pass-k")
-
-
 def comparison(comp: Mapping[str, Any] | None) -> Markup | None:
     """Per-metric deltas against a baseline with significance, from a comparison dict.
 
