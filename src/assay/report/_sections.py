@@ -143,9 +143,16 @@ def metrics(result: RunResult) -> Markup:
                    if s.pass_rate is not None]
     forest = _charts.forest(forest_rows, label="pass rate per metric with intervals") if forest_rows else None
     return h("section", h("h2", "Metrics"), table,
-             h("figure", forest, h("figcaption", "Pass rate per metric; whiskers are the intervals when computed."))
+             h("figure", forest, h("figcaption", _interval_note(result.statistics)))
              if forest else None,
              h("div", cards, class_="grid"), id="metrics")
+
+
+def _interval_note(statistics: Mapping[str, Any]) -> str:
+    level, method = num(statistics.get("interval_level")), statistics.get("interval_method")
+    if level is None:
+        return "Pass rate per metric; whiskers are the intervals when computed."
+    return f"Pass rate per metric with {level:.0%} intervals" + (f" ({method})." if method else ".")
 
 
 def _rate_state(rate: Any) -> str:
