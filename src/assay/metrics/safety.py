@@ -270,16 +270,19 @@ def _any_injection(texts: list[str]) -> bool:
     """Whether any of ``texts`` holds an injection; cached texts are looked up without a Python call."""
     hits = list(map(_CACHE.get, texts))
     if None in hits:
-        return any([find_injections(t) for t in texts])
+        for i, h in enumerate(hits):
+            if h is None:
+                hits[i] = find_injections(texts[i])
     return any(hits)
 
 
 def _scan(text: str) -> tuple[Injection, ...]:
     if text.isascii():
-        words = _words(text.encode())
-        hits = _ANCHORS & words
-        if not hits:
+        raw = text.encode().translate(_WORDS_TABLE).split()
+        if _ANCHORS.isdisjoint(raw):  # most texts: no set built
             return ()
+        words = frozenset(raw)
+        hits = _ANCHORS & words
         candidates = sorted({i for w in hits for i in _BY_ANCHOR[w]})
         folded: str | None = None  # lower-cased only when a pattern gets past its gates
         where: list[int] | None = None
