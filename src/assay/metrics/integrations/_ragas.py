@@ -10,6 +10,7 @@ part. Importing ragas starts its analytics thread unless RAGAS_DO_NOT_TRACK=true
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 from ...model import MetricResult
@@ -87,7 +88,7 @@ async def score(m: Any, ctx: MetricContext) -> MetricResult:
     value = getattr(out, "value", out)
     details = {"library": "ragas", "library_version": version("ragas"), "library_metric": m.library_metric,
                "library_score": value}
-    if not isinstance(value, (int, float)) or value != value:  # NaN: RAGAS could not score it
+    if not isinstance(value, (int, float)) or math.isnan(value):  # NaN: RAGAS could not score it
         return recorder.finish(ctx.null("invalid_data", f"RAGAS returned no score ({value!r})", details))
     return recorder.finish(ctx.result(min(1.0, max(0.0, float(value))), str(getattr(out, "reason", "") or ""),
                                       details=details))
