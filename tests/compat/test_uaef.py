@@ -286,3 +286,42 @@ def test_bad_inputs_are_config_errors():
         evaluate(trace=rain_trace(), metrics=["latency_score"], metric_set={"Performance": ["latency_score"]})
     r = evaluate(trace=rain_trace(), metric_set={"Performance": ["latency_score"]})
     assert list(r.metric_scores) == ["latency_score"]
+
+
+def test_seed_004_connectors_snippet():
+    from assay.compat.uaef.integrations import DeepEvalConnector, RAGASConnector
+    from assay.compat.uaef.models import EvaluationInput
+
+    trace = rain_trace()
+    gt = GroundTruth(expected_output="Condensation of water vapour.")
+    judge = "openai-compatible:scripted@http://127.0.0.1:9/v1"  # never called: without the extras nothing is sent
+
+    # --- seed 004 "Calling the connectors directly", but for the imports and the judge ----------
+    evaluation_input = EvaluationInput(trace=trace, ground_truth=gt, context=["..."])
+
+    ragas = RAGASConnector(judge=judge)
+    scores = ragas.calculate_metrics(evaluation_input, [
+        "faithfulness", "context_precision", "answer_correctness",
+    ])
+
+    deepeval = DeepEvalConnector(judge=judge)
+    scores2 = deepeval.calculate_metrics(evaluation_input, [
+        "hallucination", "contextual_recall", "tool_correctness",
+    ])
+
+    # G-Eval with custom criteria
+    geval_score = deepeval.calculate_geval(
+        evaluation_input,
+        criteria="Does the response provide actionable next steps?",
+    )
+    # -------------------------------------------------------------------------------------------
+    assert set(scores) == {"faithfulness", "context_precision", "answer_correctness"}
+    assert set(scores2) == {"hallucination", "contextual_recall", "tool_correctness"}
+    for connector, got in ((ragas, [*scores.values()]), (deepeval, [*scores2.values(), geval_score])):
+        if connector.is_available():
+            continue
+        for s in got:
+            assert s.score is None and s.metadata["warning"] == "not_evaluated"
+            assert f"pip install 'assay[{connector.library}]'" in s.reasoning
+    with pytest.raises(ConfigError, match="unknown ragas metric"):
+        ragas.calculate_metrics(evaluation_input, ["faithfullness"])

@@ -9,6 +9,7 @@ The seed snippets run with ``uaef`` replaced by ``assay.compat.uaef`` in their i
     result.overall_score, result.passed, result.get_metric("latency_score").score
 
 Every metric is assay's (same names as UAEF's catalog); see ``api`` for what differs from UAEF.
+``assay.compat.uaef.integrations`` mirrors the RAGAS and DeepEval connectors.
 """
 
 from .api import batch_evaluate, evaluate
