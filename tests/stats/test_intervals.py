@@ -169,3 +169,20 @@ def test_nan_rejected_on_the_bootstrap_path_too():
     pytest.importorskip("numpy")
     with pytest.raises(ValueError, match=r"values\[2\] must be a finite number, got inf"):
         mean_interval([1.0, 2.0, math.inf], ["a", "a", "b"])
+
+
+def test_many_clusters_use_the_cluster_robust_t_interval_which_agrees_with_the_bootstrap():
+    pytest.importorskip("numpy")
+    import random
+
+    rng = random.Random(3)
+    values, clusters = [], []
+    for task in range(1500):
+        level = rng.random()
+        for _ in range(3):
+            values.append(min(1.0, max(0.0, level + rng.gauss(0, 0.1))))
+            clusters.append(task)
+    fast = mean_interval(values, clusters)
+    slow = mean_interval(values, clusters, method="bootstrap", n_boot=1000)
+    assert fast.method == "cluster_t" and slow.method == "cluster_bootstrap"
+    assert fast.low == pytest.approx(slow.low, abs=0.003) and fast.high == pytest.approx(slow.high, abs=0.003)

@@ -153,3 +153,24 @@ def test_bad_arguments(kwargs, error, fragment):
     with pytest.raises(error) as info:
         trial_pass_k(**kwargs)
     assert fragment in str(info.value)
+
+
+def test_many_tasks_use_a_t_interval_over_tasks_close_to_the_bootstrap():
+    pytest.importorskip("numpy")
+    import random
+
+    from assay.stats import _trials
+
+    rng = random.Random(5)
+    tasks = [(10, sum(rng.random() < p for _ in range(10))) for p in (rng.random() for _ in range(1200))]
+    fast = trial_pass_k(tasks, 3)
+    assert fast.method == "t_over_tasks"
+    limit = _trials.BOOTSTRAP_MAX_TASKS
+    try:
+        _trials.BOOTSTRAP_MAX_TASKS = 10**9
+        slow = trial_pass_k(tasks, 3, n_boot=1000)
+    finally:
+        _trials.BOOTSTRAP_MAX_TASKS = limit
+    assert slow.method == "task_bootstrap" and slow.pass_at_k == fast.pass_at_k
+    assert fast.pass_at_k_ci_low == pytest.approx(slow.pass_at_k_ci_low, abs=0.005)
+    assert fast.pass_pow_k_ci_high == pytest.approx(slow.pass_pow_k_ci_high, abs=0.005)

@@ -22,6 +22,8 @@ _CHUNK = 1 << 20  # resampled cluster indices held at once (8 MiB of int64; larg
 
 MIN_BOOTSTRAP_CLUSTERS = 20
 """Fewer clusters than this: a cluster-robust t interval instead of the cluster bootstrap."""
+MAX_BOOTSTRAP_CLUSTERS = 1000
+"""More clusters than this: the cluster-robust t interval is accurate and O(n), the bootstrap O(n x n_boot)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +152,8 @@ def mean_interval(
     ``method="auto"``: a cluster bootstrap when cluster ids repeat and there are at least
     MIN_BOOTSTRAP_CLUSTERS clusters; with fewer, a percentile bootstrap is far too narrow (two
     clusters give two resampled means), so a cluster-robust t interval (CR1 standard error, G - 1
-    degrees of freedom) is used; without repeats, the Student t interval.
+    degrees of freedom) is used, as it is above MAX_BOOTSTRAP_CLUSTERS clusters where it is
+    accurate and far cheaper; without repeats, the Student t interval.
     ``"bootstrap"`` forces the bootstrap (iid when *clusters* is None); ``"t"`` forces t (clusters
     ignored). The bootstrap needs numpy and is reproducible for a given *seed*. With one value, or
     one cluster, there is no spread to measure: the bounds are None. For independent pass/fail
@@ -182,7 +185,7 @@ def mean_interval(
     name = "cluster_bootstrap" if clusters is not None else "bootstrap"
     if len(counts) == 1:
         return Interval(estimate, None, None, level, len(arr), 1, name)
-    if method == "auto" and clusters is not None and len(counts) < MIN_BOOTSTRAP_CLUSTERS:
+    if method == "auto" and clusters is not None and not MIN_BOOTSTRAP_CLUSTERS <= len(counts) <= MAX_BOOTSTRAP_CLUSTERS:
         g = len(counts)
         resid = sums - counts * estimate
         se = math.sqrt(g / (g - 1) * float(np.dot(resid, resid))) / len(arr)

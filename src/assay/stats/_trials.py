@@ -36,6 +36,7 @@ def unbiased_pass_pow_k(n: int, c: int, k: int) -> float | None:
 
 
 @lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)
 def _unbiased_pair(n: int, c: int, k: int) -> tuple[float, float]:
     total = math.comb(n, k)
     return 1.0 - math.comb(n - c, k) / total, math.comb(c, k) / total
@@ -65,7 +66,7 @@ class TrialPassK:
     """Tasks left out because they had fewer than k trials."""
     level: float
     method: str
-    """Either "task_bootstrap" or "posterior_draws"."""
+    """"task_bootstrap", "t_over_tasks" (more than BOOTSTRAP_MAX_TASKS tasks) or "posterior_draws"."""
 
 
 _METHODS = ("bootstrap", "bayesian")
@@ -105,12 +106,18 @@ def trial_pass_k(
     if not (a0 > 0 and b0 > 0 and math.isfinite(a0) and math.isfinite(b0)):
         raise ValueError(f"{who}: prior must be two finite numbers > 0, got {prior!r}")
     checked = []
+    seen: set[tuple[int, int]] = set()  # tasks repeat a few (n, c) pairs: check each pair once
     for i, task in enumerate(tasks):
+        if type(task) is tuple and task in seen:
+            checked.append(task)
+            continue
         try:
             n, c = task
         except (TypeError, ValueError):
             raise ValueError(f"{who}: tasks[{i}] must be an (n, c) pair, got {task!r}") from None
-        checked.append(check_counts(n, c, k, f"{who}: tasks[{i}]", min_n=0)[:2])
+        pair = check_counts(n, c, k, f"{who}: tasks[{i}]", min_n=0)[:2]
+        seen.add(pair)
+        checked.append(pair)
     defined = sorted(t for t in checked if t[0] >= k)  # sorted: results ignore the order of tasks
     bayes = method == "bayesian"
     family, how = (TRIAL_BAYESIAN, "posterior_draws") if bayes else (TRIAL_UNBIASED, "task_bootstrap")
@@ -130,12 +137,30 @@ def trial_pass_k(
         reps = _posterior_draws(np, defined, k, a0, b0, n_boot, seed)
         tails = [0.5 - level / 2.0, 0.5 + level / 2.0]
         (at_lo, pow_lo), (at_hi, pow_hi) = np.quantile(reps, tails, axis=0).tolist()
+    elif len(pairs) > BOOTSTRAP_MAX_TASKS:
+        # Tasks are independent and many: the mean of their estimates is normal to high accuracy,
+        # and a t interval costs O(tasks) where the bootstrap costs O(tasks x n_boot).
+        how = "t_over_tasks"
+        (at_lo, at_hi), (pow_lo, pow_hi) = (_t_bounds(np, np.asarray([p[j] for p in pairs]), level) for j in (0, 1))
     else:
         values = np.asarray(pairs, dtype=float).T
         reps = bootstrap_ratios(np, values, np.ones(len(pairs)), n_boot, seed)
         at_lo, at_hi = percentile_interval(np, reps[:, 0], at_k, level)
         pow_lo, pow_hi = percentile_interval(np, reps[:, 1], pow_k, level)
     return TrialPassK(family, k, at_k, at_lo, at_hi, pow_k, pow_lo, pow_hi, len(defined), undefined, level, how)
+
+
+BOOTSTRAP_MAX_TASKS = 1000
+"""Above this many tasks the unbiased family's interval is a t interval over tasks (see above)."""
+
+
+def _t_bounds(np, values, level: float) -> tuple[float, float]:
+    from assay.stats._beta import t_ppf
+
+    n = len(values)
+    mean = float(values.mean())
+    half = t_ppf(0.5 + level / 2.0, n - 1) * float(values.std(ddof=1)) / math.sqrt(n)
+    return max(0.0, mean - half), min(1.0, mean + half)
 
 
 def _posterior_draws(np, tasks, k: int, a0: float, b0: float, n_draws: int, seed: int):
