@@ -120,3 +120,11 @@ def test_installed_command_runs_the_example_data():
     assert r.returncode in (0, 1), r.stderr
     out = json.loads(r.stdout)
     assert out["run"]["n_traces"] == 12 and out["run"]["n_input_issues"] == 0
+
+
+def test_readme_catalog_lists_every_registered_metric():
+    from assay.metrics import REGISTRY
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    missing = [n for n in REGISTRY.names() if f"| `{n}`" not in readme]
+    assert missing == [], f"README's metric catalog lacks {missing}: regenerate with `assay metrics --markdown`"

@@ -9,13 +9,21 @@ from ._common import debug_option, handle_errors
 
 @click.command("metrics")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--markdown", is_flag=True, help="A Markdown table (the README's catalog).")
 @debug_option
 @handle_errors
-def command(as_json: bool, debug: bool) -> None:
+def command(as_json: bool, markdown: bool, debug: bool) -> None:
     """List every registered metric: name, dimension, requirements and formula."""
     from ..metrics import REGISTRY
 
     specs = REGISTRY.specs()
+    if markdown:
+        click.echo("| metric | dimension | needs | judge calls | formula / basis |\n|---|---|---|---|---|")
+        for s in sorted(specs, key=lambda s: (s.dimension, s.name)):
+            needs = ", ".join(str(r) for r in s.requires) or "—"
+            name = f"`{s.name}`" + ("" if s.default else " (opt-in)")
+            click.echo(f"| {name} | {s.dimension} | {needs} | {s.judge_calls} | {s.summary.replace('|', '/')} |")
+        return
     if as_json:
         from ._session import dumps
         click.echo(dumps([{"name": s.name, "dimension": s.dimension, "requires": [str(r) for r in s.requires],
