@@ -96,7 +96,7 @@ def test_budget_in_usd_holds_under_concurrency(make, judge_server):
 
 def test_usd_budget_needs_a_known_price(judge_server):
     with pytest.raises(ConfigError, match="budget_usd needs a known price"):
-        make_judge(f"openai-compatible:unknown-model@http://example.invalid/v1", budget_usd=1.0)
+        make_judge("openai-compatible:unknown-model@http://example.invalid/v1", budget_usd=1.0)
 
 
 def test_dry_run_sends_nothing_and_estimates(judge_server):
