@@ -83,10 +83,10 @@ def test_default_path_follows_env(monkeypatch, tmp_path):
     assert default_cache_path().name == "judge.sqlite3" and "assay" in str(default_cache_path())
 
 
-def test_default_cache_is_used_when_enabled(make, judge_server, tmp_path):
+def test_default_cache_is_used_when_enabled(make, judge_server):
     judge_server.default = obj(GOOD)
     gather(make(cache=True), 2)
-    assert (tmp_path / "cache" / "judge.sqlite3").exists()  # ASSAY_CACHE_DIR from conftest
+    assert (Path(os.environ["ASSAY_CACHE_DIR"]) / "judge.sqlite3").exists()  # set by tests/conftest.py
 
 
 def test_threads_share_one_cache_file(tmp_path):

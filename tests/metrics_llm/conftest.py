@@ -1,58 +1,11 @@
-"""Fixtures for the judge-metric tests: the scripted server (end-to-end tests), a network guard,
-and a registry snapshot for tests that register custom criteria."""
+"""Judge-metric tests import their case data from this folder (network guard, scripted server
+fixture and registry snapshot: tests/conftest.py)."""
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import sys
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # so `tests.support` imports under plain `pytest` too
-    sys.path.insert(0, str(ROOT))
 HERE = str(Path(__file__).resolve().parent)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
-
-from assay.metrics import REGISTRY  # noqa: E402
-from tests.support.judge_server import judge_server  # noqa: E402,F401  (fixture)
-
-
-def _local(host: Any) -> bool:
-    if host in ("localhost", "", None):
-        return True
-    try:
-        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
-    except ValueError:
-        return False
-
-
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    """Fail on any connection to a non-loopback address; keep the judge cache in tmp_path."""
-    real = socket.socket.connect
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        if self.family in (socket.AF_INET, socket.AF_INET6) and not _local(address[0]):
-            raise AssertionError(f"test tried to reach the network: {address!r}")
-        return real(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("ASSAY_JUDGE", "ASSAY_JUDGE_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    yield
-
-
-@pytest.fixture()
-def registry_snapshot() -> Any:
-    """Restore the global registry after a test that registers metrics."""
-    REGISTRY.names()  # load the built-ins first
-    saved = dict(REGISTRY._classes)
-    yield REGISTRY
-    REGISTRY._classes.clear()
-    REGISTRY._classes.update(saved)

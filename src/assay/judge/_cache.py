@@ -58,6 +58,9 @@ def cache_key(model: str, request: JudgeRequest) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+_SETUP_LOCK = threading.Lock()
+
+
 class JudgeCache:
     """The SQLite store; usable from many threads and processes at once."""
 
@@ -73,9 +76,22 @@ class JudgeCache:
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
+        # Switching a new file to WAL and creating the table take locks that SQLite's busy
+        # handler does not always wait for ("database is locked" at once when several
+        # connections open a new file together): set up one connection at a time in this
+        # process, and retry briefly against other processes.
+        with _SETUP_LOCK:
+            for attempt in range(100):
+                try:
+                    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                        conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute(_SCHEMA)
+                    break
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) or attempt == 99:
+                        raise
+                    time.sleep(0.02)
         conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute(_SCHEMA)
         self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
