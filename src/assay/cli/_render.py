@@ -38,8 +38,11 @@ def table(result: RunResult, console: Any = None) -> None:
                   f"[{rate_style}]{_fmt(s.pass_rate, 2)}{_ci(s.pass_rate_ci)}[/]" if rate_style else "—",
                   _fmt(s.threshold, 2))
     console.print(t)
+    by_reason: dict[str, list[str]] = {}
     for name, why in result.run.get("skipped_metrics", {}).items():
-        console.print(f"[dim]skipped {name}: {why}[/]")
+        by_reason.setdefault(why, []).append(name)
+    for why, names in by_reason.items():  # once per reason, not per metric or trace
+        console.print(f"[dim]skipped {len(names)} metric(s) ({', '.join(names)}): {why}[/]")
     failed = [tr for tr in result.traces if tr.passed is False]
     if failed:
         console.print(f"\n[bold red]{len(failed)} trace(s) failed[/]")
