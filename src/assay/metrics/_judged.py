@@ -31,7 +31,7 @@ import random
 import re
 import string
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from importlib import resources
@@ -455,15 +455,30 @@ class Session:
         return self.finish(MetricContext.null(warning, reason, dict(details or {})))
 
 
+def shows(build: Callable[..., Sequence[Section] | MetricResult], **options: Any) -> Callable[..., Any]:
+    """A ``sections`` method that shows the judge what ``build(ctx, **options)`` returns.
+
+    Lets a metric say what the judge sees in one line: ``sections = shows(turn_sections, expected=True)``.
+    """
+
+    def sections(self: Any, ctx: MetricContext) -> Sequence[Section] | MetricResult:
+        return build(ctx, **options)
+
+    return sections
+
+
 # -- the 1-5 scale family -------------------------------------------------------------------------
 
+@dataclass(frozen=True, kw_only=True)
 class ScaleJudged:
     """Base of one-call judge metrics on an integer scale (1-5 unless ``scale`` says otherwise).
 
-    Subclasses implement ``sections(ctx)`` returning the fenced sections, or a null MetricResult
-    when the data does not allow a score; optionally ``adjust(ctx, score, session)`` to change the
-    normalised score (a failed workflow's penalty) and return a note for the reason.
+    Subclasses set ``sections`` (usually ``shows(...)``) to return the fenced sections, or a null
+    MetricResult when the data does not allow a score; optionally ``adjust(ctx, score, session)``
+    changes the normalised score (a failed workflow's penalty) and returns a note for the reason.
     """
+
+    threshold: float = 0.7
 
     scale: ClassVar[tuple[int, int]] = (1, 5)
     applicable: ClassVar[bool] = False
@@ -543,15 +558,17 @@ def turn_sections(ctx: MetricContext, *, expected: bool = False, context: bool =
 
 # -- the label family -----------------------------------------------------------------------------
 
+@dataclass(frozen=True, kw_only=True)
 class LabelJudged:
     """Base of one-call judge metrics that classify into labels with fixed weights.
 
-    Subclasses set ``weights`` (label -> score) and implement ``sections(ctx)``; the rubric's
+    Subclasses set ``weights`` (label -> score) and ``sections`` (see ``shows``); the rubric's
     ``@@ choices verdict`` block must list exactly these labels. Labels are shown (and enumerated
     in the schema) in a per-request shuffled order; the order is kept in details["option_order"].
     """
 
     weights: ClassVar[dict[str, float]] = {}
+    threshold: float = 0.7
 
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:  # pragma: no cover
         raise NotImplementedError

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..model import MetricResult, Trace, Warning
 from ._base import MetricContext, metric
-from ._judged import ScaleJudged, Section, check_conversation, dialogue, exchanges, turn_sections
+from ._judged import ScaleJudged, Section, check_conversation, dialogue, exchanges, shows, turn_sections
 
 
 def conversation(ctx: MetricContext, *, min_exchanges: int = 0, tools: bool = True) -> list[Section] | MetricResult:
@@ -52,11 +52,9 @@ class ContextRetention(ScaleJudged):
     on earlier information (independent questions).
     """
 
-    threshold: float = 0.7
     applicable = True
 
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return conversation(ctx, min_exchanges=2)
+    sections = shows(conversation, min_exchanges=2)
 
 
 @metric("coherence", dimension="multi_turn", requires=("multi_turn", "judge"), judge_calls=1,
@@ -65,10 +63,7 @@ class ContextRetention(ScaleJudged):
 class Coherence(ScaleJudged):
     """Logical flow and consistency of the agent across turns."""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return conversation(ctx, min_exchanges=2)
+    sections = shows(conversation, min_exchanges=2)
 
 
 @metric("conversation_completeness", dimension="multi_turn", requires=("judge",), judge_calls=1,
@@ -78,7 +73,6 @@ class ConversationCompleteness(ScaleJudged):
     """Were the user's goals achieved? Uses the trace's goal / criteria / expected output when given;
     otherwise the judge infers the user's intentions (listed in details) and grades against them."""
 
-    threshold: float = 0.7
     lists = ("intentions",)
 
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
@@ -106,8 +100,6 @@ def _role(trace: Trace) -> Section | None:
 class RoleAdherence(ScaleJudged):
     """Does the agent stay in its assigned role throughout? Role from expected.role, else the system prompt."""
 
-    threshold: float = 0.7
-
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
         role = _role(ctx.trace)
         if role is None:
@@ -122,8 +114,6 @@ class RoleAdherence(ScaleJudged):
 class HolisticJudge(ScaleJudged):
     """Overall quality of the agent's conduct in the conversation (helpfulness, correctness, clarity)."""
 
-    threshold: float = 0.7
-
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
         conv = conversation(ctx)
         return conv if isinstance(conv, MetricResult) else expected_outcome(ctx.trace) + conv
@@ -135,10 +125,7 @@ class HolisticJudge(ScaleJudged):
 class UserSatisfaction(ScaleJudged):
     """How satisfied the user is likely to be at the end of the conversation."""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return conversation(ctx)
+    sections = shows(conversation)
 
 
 @metric("sentiment", dimension="multi_turn", requires=("judge",), judge_calls=1,
@@ -147,10 +134,7 @@ class UserSatisfaction(ScaleJudged):
 class Sentiment(ScaleJudged):
     """The user's sentiment over the conversation (1 very negative ... 5 very positive), weighted to its end."""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return conversation(ctx, tools=False)
+    sections = shows(conversation, tools=False)
 
 
 @metric("agent_tone", dimension="multi_turn", requires=("judge",), judge_calls=1,
@@ -159,10 +143,7 @@ class Sentiment(ScaleJudged):
 class AgentTone(ScaleJudged):
     """Whether the agent's tone is professional, warm and suited to the user and situation."""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return conversation(ctx, tools=False)
+    sections = shows(conversation, tools=False)
 
 
 @metric("naturalness", dimension="multi_turn", requires=("judge",), judge_calls=1,
@@ -171,10 +152,7 @@ class AgentTone(ScaleJudged):
 class Naturalness(ScaleJudged):
     """Whether the agent's replies read as natural, fluent conversation (not robotic or repetitive)."""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return conversation(ctx, tools=False)
+    sections = shows(conversation, tools=False)
 
 
 def _instructions(trace: Trace) -> list[Section]:
@@ -192,8 +170,6 @@ def _instructions(trace: Trace) -> list[Section]:
 class InstructionCompliance(ScaleJudged):
     """Does the agent follow its instructions? From expected.instructions, else the system prompt."""
 
-    threshold: float = 0.7
-
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
         rules = _instructions(ctx.trace)
         if not rules:
@@ -208,10 +184,7 @@ class InstructionCompliance(ScaleJudged):
 class OptimumTurns(ScaleJudged):
     """Did the conversation reach its outcome in close to the fewest turns possible?"""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return conversation(ctx)
+    sections = shows(conversation)
 
 
 # -- per-turn variants: each exchange judged on its own, averaged by the engine ------------------------
@@ -221,8 +194,6 @@ class OptimumTurns(ScaleJudged):
 @dataclass(frozen=True, kw_only=True)
 class PerTurnSentiment(ScaleJudged):
     """The user's sentiment in each message, judged exchange by exchange."""
-
-    threshold: float = 0.7
 
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
         got = turn_sections(ctx)  # an exchange: the user's message and the agent's reply
@@ -239,10 +210,7 @@ class PerTurnSentiment(ScaleJudged):
 class PerTurnAgentTone(ScaleJudged):
     """The agent's tone in each reply, judged exchange by exchange."""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return turn_sections(ctx, need_input=False)
+    sections = shows(turn_sections, need_input=False)
 
 
 @metric("per_turn_naturalness", dimension="multi_turn", requires=("judge",), level="turn", judge_calls=1,
@@ -251,7 +219,4 @@ class PerTurnAgentTone(ScaleJudged):
 class PerTurnNaturalness(ScaleJudged):
     """How natural each reply sounds, judged exchange by exchange."""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return turn_sections(ctx, need_input=False)
+    sections = shows(turn_sections, need_input=False)

@@ -56,8 +56,6 @@ def _multi_agent(ctx: MetricContext) -> MetricResult | None:
 class DelegationQuality(ScaleJudged):
     """Were tasks delegated to the right agents, with clear instructions and efficient handoffs?"""
 
-    threshold: float = 0.7
-
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
         bad = _multi_agent(ctx)
         if bad is not None:
@@ -73,7 +71,6 @@ class DelegationQuality(ScaleJudged):
 class WorkflowCompletion(ScaleJudged):
     """Did the multi-agent workflow achieve its goal? A failed workflow's score is halved (seed 004)."""
 
-    threshold: float = 0.7
     failed_penalty: float = FAILED_PENALTY
 
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:

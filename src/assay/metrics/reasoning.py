@@ -8,12 +8,11 @@ anywhere is missing_data; only empty ones is invalid_data.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..model import MetricResult, Warning
 from ._base import MetricContext, metric
-from ._judged import ScaleJudged, Section
+from ._judged import ScaleJudged, Section, shows
 
 
 def reasoning_sections(ctx: MetricContext) -> list[Section] | MetricResult:
@@ -36,8 +35,7 @@ def reasoning_sections(ctx: MetricContext) -> list[Section] | MetricResult:
 
 
 class _Reasoning(ScaleJudged):
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return reasoning_sections(ctx)
+    sections = shows(reasoning_sections)
 
     def adjust(self, ctx, score, session):  # type: ignore[no-untyped-def]
         session.details["judged_text"] = "reasoning" if any(t.reasoning for t in ctx.trace.turns) else "output"
@@ -50,16 +48,12 @@ class _Reasoning(ScaleJudged):
 class ChainOfThoughtCoherence(_Reasoning):
     """Do the reasoning steps flow logically and build on each other?"""
 
-    threshold: float = 0.7
-
 
 @metric("logical_consistency", dimension="reasoning", requires=("judge",), judge_calls=1,
         summary="judge 1-5: contradictions and inconsistencies within the reasoning; 1.0 = none")
 @dataclass(frozen=True, kw_only=True)
 class LogicalConsistency(_Reasoning):
     """Contradictions or inconsistencies within the agent's reasoning; 1.0 = consistent."""
-
-    threshold: float = 0.7
 
 
 @metric("reasoning_step_correctness", dimension="reasoning", requires=("judge",), judge_calls=1,
@@ -68,8 +62,6 @@ class LogicalConsistency(_Reasoning):
 class ReasoningStepCorrectness(_Reasoning):
     """Is each individual reasoning step sound (inferences, calculations, facts used)?"""
 
-    threshold: float = 0.7
-
 
 @metric("fallacy_detection", dimension="reasoning", requires=("judge",), judge_calls=1,
         summary="judge 1-5: logical fallacies in the reasoning; 1.0 = no fallacy")
@@ -77,4 +69,3 @@ class ReasoningStepCorrectness(_Reasoning):
 class FallacyDetection(_Reasoning):
     """Logical fallacies in the agent's reasoning; 1.0 = none."""
 
-    threshold: float = 0.7

@@ -7,12 +7,10 @@ empty reply invalid_data; metrics that need ground truth or context are missing_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import MetricResult
-from ._base import MetricContext, metric
-from ._judged import ScaleJudged, Section, turn_sections
+from ._base import metric
+from ._judged import ScaleJudged, shows, turn_sections
 
 
 @metric("answer_relevance", dimension="response_quality", requires=("judge",), level="turn", judge_calls=1,
@@ -21,10 +19,7 @@ from ._judged import ScaleJudged, Section, turn_sections
 class AnswerRelevance(ScaleJudged):
     """Does the response address the user's question (not whether it is correct)?"""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return turn_sections(ctx)
+    sections = shows(turn_sections)
 
 
 @metric("completeness", dimension="response_quality", requires=("expected_output", "judge"), level="turn",
@@ -33,10 +28,7 @@ class AnswerRelevance(ScaleJudged):
 class Completeness(ScaleJudged):
     """Does the response cover all the information of the reference answer?"""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return turn_sections(ctx, expected=True, need_input=False)
+    sections = shows(turn_sections, expected=True, need_input=False)
 
 
 @metric("hallucination_score", dimension="response_quality", requires=("context", "judge"), level="turn",
@@ -45,10 +37,7 @@ class Completeness(ScaleJudged):
 class HallucinationScore(ScaleJudged):
     """Claims checked against the turn's context passages; 1.0 means no hallucination."""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return turn_sections(ctx, context=True, need_input=False)
+    sections = shows(turn_sections, context=True, need_input=False)
 
 
 @metric("accuracy", dimension="response_quality", requires=("expected_output", "judge"), level="turn",
@@ -57,7 +46,4 @@ class HallucinationScore(ScaleJudged):
 class Accuracy(ScaleJudged):
     """Agreement of the response with the reference answer."""
 
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return turn_sections(ctx, expected=True, need_input=False)
+    sections = shows(turn_sections, expected=True, need_input=False)

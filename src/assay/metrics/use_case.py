@@ -7,12 +7,10 @@ classifying the conversation into labels with fixed weights.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import MetricResult
-from ._base import MetricContext, metric
-from ._judged import LabelJudged, Section
+from ._base import metric
+from ._judged import LabelJudged, shows
 from .conversation import conversation
 
 
@@ -22,11 +20,9 @@ from .conversation import conversation
 class Containment(LabelJudged):
     """Did the agent handle the conversation without escalating to (or handing off to) a human?"""
 
-    threshold: float = 0.7
     weights = {"contained": 1.0, "escalated": 0.0}
 
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return conversation(ctx)
+    sections = shows(conversation)
 
 
 @metric("resolution", dimension="use_case", requires=("judge",), default=False, judge_calls=1,
@@ -35,8 +31,6 @@ class Containment(LabelJudged):
 class Resolution(LabelJudged):
     """Was the customer's issue resolved by the end of the conversation?"""
 
-    threshold: float = 0.7
     weights = {"resolved": 1.0, "partially_resolved": 0.5, "unresolved": 0.0}
 
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:
-        return conversation(ctx)
+    sections = shows(conversation)
