@@ -40,9 +40,13 @@ def test_junit_failure_error_skipped_and_counts(tmp_path):
     result, _ = run_with_traces(write_jsonl(tmp_path / "in.jsonl", rows), ["tool_selection_accuracy", AlwaysRaises()])
     xml = to_junit(result)
     root = ET.fromstring(xml)
-    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("6", "1", "3", "1")
+    # 6 trace x metric cases plus 2 trace x dimension cases (t3 has no scored dimension)
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("8", "2", "3", "1")
     c = cases(xml)
-    assert len(c) == 6 and list(c[("assay.tool_selection_accuracy", "t1")]) == []
+    assert len(c) == 8 and list(c[("assay.tool_selection_accuracy", "t1")]) == []
+    assert list(c[("assay.dimension.tool_calling", "t1")]) == []
+    dim_failure = c[("assay.dimension.tool_calling", "t2")].find("failure")
+    assert dim_failure.get("message") == "dimension tool_calling scored 0.000 < threshold 0.70 (mean of 1 metric)"
     failure = c[("assay.tool_selection_accuracy", "t2")].find("failure")
     assert failure.get("message").startswith("tool_selection_accuracy scored 0.000 < threshold 0.70: 0 matched")
     assert c[("assay.tool_selection_accuracy", "t3")].find("skipped").get("message").startswith("no score (missing_data)")

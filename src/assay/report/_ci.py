@@ -2,7 +2,8 @@
 
 JUnit: a failed threshold is a ``<failure>``, a judge or metric error an ``<error>``, a result
 without a score (missing data, not applicable, not evaluated) ``<skipped>``. Input records that
-could not be read become ``<error>`` cases of an ``assay.inputs`` suite.
+could not be read become ``<error>`` cases of an ``assay.inputs`` suite, and each trace x dimension
+is a case of an ``assay.dimensions`` suite (a trace can fail on a dimension threshold alone).
 """
 
 from __future__ import annotations
@@ -69,6 +70,21 @@ def to_junit(result: RunResult, *, name: str = "assay") -> str:
         for k, v in counts.items():
             suite.set(k, str(v))
             totals[k] += v
+    dim_cases = [(t, d, v) for t in result.traces for d, v in t.dimensions.items()]
+    if dim_cases:  # a trace also fails on a dimension below its threshold: say so, as a test case
+        suite = ET.SubElement(root, "testsuite", name=f"{name}.dimensions")
+        failures = 0
+        for t, d, v in dim_cases:
+            case = ET.SubElement(suite, "testcase", classname=_x(f"{name}.dimension.{d}"), name=_x(t.id), time="0")
+            if v.passed is False:
+                failures += 1
+                msg = (f"dimension {d} scored {_score(v.score)} < threshold {_score(v.threshold, 2)} "
+                       f"(mean of {v.n} metric{'s' if v.n != 1 else ''})")
+                ET.SubElement(case, "failure", message=_x(msg), type="dimension_threshold").text = _x(msg)
+        for k, val in (("tests", len(dim_cases)), ("failures", failures), ("errors", 0), ("skipped", 0)):
+            suite.set(k, str(val))
+        totals["tests"] += len(dim_cases)
+        totals["failures"] += failures
     if result.input_issues:
         suite = ET.SubElement(root, "testsuite", name=f"{name}.inputs", tests=str(len(result.input_issues)),
                               failures="0", errors=str(len(result.input_issues)), skipped="0")
