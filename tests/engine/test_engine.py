@@ -189,3 +189,8 @@ def test_repeats_score_judge_metrics_independently_and_average():
     assert res.run["repeats"] == 3
     with pytest.raises(ConfigError, match="repeats must be at least 1"):
         Evaluation(["plain"], registry=r, repeats=0)
+
+
+def test_judge_options_without_a_judge_are_refused():
+    with pytest.raises(ConfigError, match=r"judge options \['concurrency'\] given without a judge"):
+        evaluate([trace(1)], ["tool_selection_accuracy"], concurrency=4)

@@ -307,6 +307,8 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     ``judge`` is a model string (``"openai:gpt-4o-mini"``), a client object or an
     ``assay.judge.Judge``; ``judge_options`` go to ``assay.judge.make_judge``.
     """
+    if judge is None and judge_options:
+        raise ConfigError(f"judge options {sorted(judge_options)} given without a judge")
     if judge is not None and (not hasattr(judge, "judge") or judge_options):
         from ..judge import make_judge
         judge = make_judge(judge, **judge_options)
