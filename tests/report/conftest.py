@@ -24,9 +24,13 @@ def _chromium() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium():
-    """A headless Chromium driven by Playwright (session-wide; one per xdist worker)."""
+    """A headless Chromium driven by Playwright, for one test module at a time.
+
+    Playwright's sync API keeps an event loop running in this thread while it is open, so a
+    session-wide browser would make every later ``asyncio.run`` in the worker fail.
+    """
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

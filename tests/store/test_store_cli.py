@@ -113,12 +113,25 @@ def test_jsonl_output_still_stores_every_trace(tmp_path):
     assert from_file.summary["tool_selection_accuracy"].n == 7
 
 
-def test_stdin_runs_are_stored_without_input_traces(tmp_path):
+def test_stdin_runs_are_stored_with_their_input_traces(tmp_path):
     rows = "\n".join(json.dumps(good(i)) for i in range(3)) + "\n"
     r = invoke("run", "-", "-m", "tool_selection_accuracy", input=rows)
     assert r.exit_code == 0
     result = load_run("latest")
-    assert len(result.traces) == 3 and load_traces(result) == {}
+    assert len(result.traces) == 3 and sorted(t.id for t in load_traces(result).values()) == ["t0", "t1", "t2"]
+
+
+def test_stored_inputs_are_capped_per_run(tmp_path, monkeypatch):
+    from assay.cli import _session
+
+    monkeypatch.setattr(_session, "STORED_INPUTS_PASSED", 2)
+    monkeypatch.setattr(_session, "STORED_INPUTS_OTHER", 1)
+    p = write(tmp_path, [good(i) for i in range(5)] + [good(i, ok=False) for i in range(5, 8)])
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy")
+    assert r.exit_code == 1
+    result = load_run("latest")
+    assert len(result.traces) == 8  # every result is stored
+    assert sorted(t.id for t in load_traces(result).values()) == ["t0", "t1", "t5"]
 
 
 def test_a_strict_run_that_stops_is_recorded_as_failed(tmp_path):

@@ -20,7 +20,7 @@ from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult
 from ..report import MAX_TRACES, to_csv, to_junit, write_report
 from ..report.screenshot import screenshot as take_screenshot
-from ..store import RunStore, TraceTap, default_store_path, hash_inputs, load_run, load_traces
+from ..store import RunStore, default_store_path, hash_inputs, load_run, load_traces
 
 
 def count_records(paths: list[str]) -> int | None:
@@ -73,7 +73,8 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
     if judge is not None:
         from ..judge import make_judge
         judge_obj = make_judge(judge, **judge_options)
-    evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds, repeats=repeats)
+    evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds, repeats=repeats,
+                            attach_traces=store is not None or bool(html))
     for p in paths:  # before the store records a run that cannot start
         if p != "-" and not os.path.exists(p):
             raise DataError("no such file", source=p)
@@ -84,19 +85,21 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
             recorder = stack.enter_context(RunStore(store).start(
                 inputs=inputs, metrics=_metric_specs(evaluation), judge=_judge_model(judge_obj),
                 config=_run_config(evaluation, input_format, strict)))
-        tap = TraceTap(paths, input_format) if recorder is not None or html else None
         report_traces: dict[str, Any] = {}
+        stored_inputs = {"passed": 0, "other": 0}
         sink = None
         if fmt == "jsonl":
             sink = stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
         callbacks = []
-        if tap is not None:
+        if evaluation.attach_traces:
             def keep(item: TraceResult | InputIssue) -> None:
-                trace = tap.match(item)
+                trace = item.trace if isinstance(item, TraceResult) else None
                 if recorder is not None:
-                    recorder.add(item, trace)
-                if html and trace is not None and isinstance(item, TraceResult) and _worth_keeping(item, report_traces):
-                    report_traces[item.source or item.id] = trace
+                    recorder.add(item, trace if trace is not None and _store_input(item, stored_inputs) else None)
+                if html and trace is not None and _worth_keeping(item, report_traces):  # type: ignore[arg-type]
+                    report_traces[item.source or item.id] = trace  # type: ignore[union-attr]
+                if trace is not None:
+                    item.trace = None  # type: ignore[union-attr]  # results may be kept; their inputs need not be
             callbacks.append(keep)
         if sink is not None:
             def write(item: TraceResult | InputIssue) -> None:
@@ -147,6 +150,20 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
             shown = RunStore(store).load(result.run["run_id"])  # -f jsonl kept no traces in memory
         write_report(html, shown, traces=report_traces)
     return result
+
+
+STORED_INPUTS_PASSED, STORED_INPUTS_OTHER = 1000, 10_000
+"""Input traces written to the run store per run: the first passing ones and the failed or unscored
+ones, so a report of a stored run can show what went wrong without the store growing by the full
+input size on every run (results are always stored)."""
+
+
+def _store_input(item: TraceResult, counts: dict[str, int]) -> bool:
+    key, cap = ("passed", STORED_INPUTS_PASSED) if item.passed is True else ("other", STORED_INPUTS_OTHER)
+    if counts[key] >= cap:
+        return False
+    counts[key] += 1
+    return True
 
 
 def _worth_keeping(item: TraceResult, kept: dict[str, Any]) -> bool:

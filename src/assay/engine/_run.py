@@ -109,8 +109,11 @@ class Evaluation:
 
     def __init__(self, metrics: Iterable[Any] | None = None, *, judge: Any = None,
                  weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
-                 registry: Registry = REGISTRY, window: int = 256, repeats: int = 1) -> None:
+                 registry: Registry = REGISTRY, window: int = 256, repeats: int = 1,
+                 attach_traces: bool = False) -> None:
         self.judge = judge
+        self.attach_traces = attach_traces
+        """Set ``TraceResult.trace`` to the input Trace (for stores and reports; costs memory if kept)."""
         self.metrics, self.skipped = resolve_metrics(metrics, registry=registry, judge=judge is not None)
         if not self.metrics:
             raise ConfigError("no metrics to run" + (f" ({NO_JUDGE})" if self.skipped else ""))
@@ -124,6 +127,8 @@ class Evaluation:
     def _result(self, trace: Trace, loc: str, metrics: dict[str, Any]) -> TraceResult:
         r = TraceResult(trace.id, trace.task, trace.trial, metrics, source=loc)
         group(r, self.dimension_of, self.dims)
+        if self.attach_traces:
+            r.trace = trace
         return r
 
     async def astream(self, source: Source, *, input_format: str | None = None,

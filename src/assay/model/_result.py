@@ -93,6 +93,8 @@ class TraceResult:
     passed: bool | None = None
     source: str | None = None
     """Where the trace came from: ``file:line``."""
+    trace: Any = field(default=None, repr=False, compare=False)
+    """The input Trace, when the engine was asked to attach it (``attach_traces``); never serialised."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
