@@ -1,22 +1,21 @@
 """The input side of a run: file hashes, and the input traces next to their results.
 
-The engine hands ``on_result`` the results only. ``TraceTap`` reads the same files a second
-time, in lockstep with the results (the engine yields them in input order), so that a stored
-run and an HTML report can show each result's conversation. Standard input cannot be read twice:
-with ``-`` among the paths the tap stays off and reports show results without conversations.
+While a run streams, the engine attaches each input Trace to its result (``attach_traces``), so
+the store and the report get the conversation without reading the inputs twice. For a results
+file, ``traces_from_inputs`` re-reads the inputs it names when their hashes still match.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import AssayError
 from ..importers import read_traces
-from ..model import InputIssue, RunResult, Trace, TraceResult
+from ..model import RunResult, Trace, TraceResult
 
 
 def file_info(path: str) -> dict[str, Any]:
@@ -39,38 +38,6 @@ def hash_inputs(paths: Sequence[str]) -> list[dict[str, Any]]:
 def trace_key(result: TraceResult) -> str:
     """How traces are matched to results: the ``file:line`` source, else the trace id."""
     return result.source or result.id
-
-
-class TraceTap:
-    """Yields, for each engine result, the input record it came from (None once out of step)."""
-
-    def __init__(self, paths: Sequence[str], input_format: str | None = None) -> None:
-        self.enabled = bool(paths) and "-" not in paths
-        self._records: Iterator[tuple[str, Trace | InputIssue]] | None = (
-            read_traces(list(paths), input_format=input_format) if self.enabled else None)
-
-    def match(self, item: TraceResult | InputIssue) -> Trace | None:
-        """The Trace behind ``item`` (None for input issues, or when the tap lost step)."""
-        if not self.enabled or self._records is None:
-            return None
-        try:
-            loc, record = next(self._records)
-        except (StopIteration, AssayError, OSError):
-            self.close()
-            return None
-        if isinstance(item, InputIssue):
-            if isinstance(record, InputIssue):
-                return None
-        elif isinstance(record, Trace) and record.id == item.id and (item.source is None or loc == item.source):
-            return record
-        self.close()  # out of step (the file changed under us?): stop rather than mislabel
-        return None
-
-    def close(self) -> None:
-        self.enabled = False
-        if self._records is not None:
-            self._records.close()  # type: ignore[attr-defined]
-            self._records = None
 
 
 def traces_from_inputs(result: RunResult, *, limit: int | None = None) -> dict[str, Trace]:
