@@ -79,7 +79,7 @@ def test_unbiased_by_simulation(p, n, k):
 def test_aggregate_counts_undefined_tasks_and_names_the_family():
     pytest.importorskip("numpy")
     r = trial_pass_k([(10, 7), (2, 2), (5, 0), (0, 0)], k=3, n_boot=200)
-    assert (r.family, r.method, r.k) == (TRIAL_UNBIASED, "task_bootstrap", 3)
+    assert (r.family, r.method, r.k) == (TRIAL_UNBIASED, "t_over_tasks", 3)  # 2 tasks: too few to bootstrap
     assert (r.n_tasks, r.n_undefined) == (2, 2)
     assert r.pass_at_k == pytest.approx((unbiased_pass_at_k(10, 7, 3) + 0.0) / 2)
     assert r.pass_pow_k == pytest.approx(unbiased_pass_pow_k(10, 7, 3) / 2)
@@ -174,3 +174,19 @@ def test_many_tasks_use_a_t_interval_over_tasks_close_to_the_bootstrap():
     assert slow.method == "task_bootstrap" and slow.pass_at_k == fast.pass_at_k
     assert fast.pass_at_k_ci_low == pytest.approx(slow.pass_at_k_ci_low, abs=0.005)
     assert fast.pass_pow_k_ci_high == pytest.approx(slow.pass_pow_k_ci_high, abs=0.005)
+
+
+@pytest.mark.parametrize("n_tasks", [40, 3000], ids=["bootstrap-regime", "t-regime"])
+def test_counts_are_the_same_as_listing_each_task(n_tasks):
+    pytest.importorskip("numpy")
+    from collections import Counter
+
+    rng = random.Random(n_tasks)
+    tasks = [(rng.choice([2, 5, 10]), 0) for _ in range(n_tasks)]
+    tasks = [(n, rng.randint(0, n)) for n, _ in tasks]
+    listed = trial_pass_k(tasks, 2, n_boot=500)
+    grouped = Counter(tasks)
+    counted = trial_pass_k(list(grouped), 2, n_boot=500, counts=list(grouped.values()))
+    assert counted.method == listed.method and counted.n_tasks == listed.n_tasks
+    for field in ("pass_at_k", "pass_at_k_ci_low", "pass_at_k_ci_high", "pass_pow_k", "pass_pow_k_ci_high"):
+        assert getattr(counted, field) == pytest.approx(getattr(listed, field), abs=1e-9 if n_tasks > 1000 else 0.02)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from assay.errors import ConfigError
 from assay.stats._beta import normal_ppf, t_ppf
@@ -94,8 +95,27 @@ def _t_interval(values: list[float], level: float) -> Interval:
     return Interval(mean, mean - half, mean + half, level, n, n, "t")
 
 
+def _int_array(np: Any, ids: Any) -> bool:
+    return np is not None and isinstance(ids, np.ndarray) and ids.dtype.kind in "iu"
+
+
+def _distinct(ids: Any) -> int:
+    """How many different cluster ids (numpy integer arrays counted without Python objects)."""
+    if type(ids).__module__ == "numpy":
+        import numpy as np
+        if _int_array(np, ids):
+            return len(np.unique(ids))
+    return len(set(ids))
+
+
 def cluster_totals(np, values, cluster_ids):
     """Per-cluster sums and counts, clusters in canonical order, summed in a canonical order."""
+    if _int_array(np, cluster_ids):  # large runs hand in integer ids: group without Python objects
+        _, inv = np.unique(cluster_ids, return_inverse=True)
+        order = np.lexsort((values, inv))
+        values, inv = values[order], inv[order]
+        g = int(inv.max()) + 1 if len(inv) else 0
+        return np.bincount(inv, weights=values, minlength=g), np.bincount(inv, minlength=g)
     index: dict[Hashable, int] = {}
     for cid in cluster_ids:
         index.setdefault(cid, len(index))
@@ -167,7 +187,7 @@ def mean_interval(
         raise ValueError(f"mean_interval: clusters has {len(clusters)} ids for {len(values)} values")
     if len(values) == 0:
         return None
-    repeats = clusters is not None and len(set(clusters)) < len(clusters)
+    repeats = clusters is not None and _distinct(clusters) < len(clusters)
     if method == "t" or (method == "auto" and not repeats):
         return _t_interval(_floats(values, "mean_interval"), level)
     np = require_numpy("mean_interval (bootstrap)")

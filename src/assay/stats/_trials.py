@@ -66,7 +66,8 @@ class TrialPassK:
     """Tasks left out because they had fewer than k trials."""
     level: float
     method: str
-    """"task_bootstrap", "t_over_tasks" (more than BOOTSTRAP_MAX_TASKS tasks) or "posterior_draws"."""
+    """"task_bootstrap", "t_over_tasks" (fewer than MIN_BOOTSTRAP_TASKS or more than BOOTSTRAP_MAX_TASKS
+    tasks) or "posterior_draws"."""
 
 
 _METHODS = ("bootstrap", "bayesian")
@@ -80,11 +81,16 @@ def trial_pass_k(
     seed: int = 0,
     method: str = "bootstrap",
     prior: tuple[float, float] = (1.0, 1.0),
+    counts: Sequence[int] | None = None,
 ) -> TrialPassK:
     """Average pass@k and pass^k over tasks given as (n trials, c successes) pairs.
 
     Tasks with n < k are undefined for the unbiased estimators; both methods leave them out and
     count them in ``n_undefined``, so the two methods always describe the same tasks.
+
+    ``counts`` (optional) gives how many tasks share each (n, c) pair of *tasks*: a run of a
+    million tasks has only a few hundred distinct pairs. It is exactly the same as listing each
+    pair that many times.
 
     ``method="bootstrap"`` (family "trial_unbiased"): the mean of the per-task unbiased estimates,
     with a percentile interval from resampling whole tasks (the trials of a task are one cluster).
@@ -105,6 +111,12 @@ def trial_pass_k(
     a0, b0 = prior
     if not (a0 > 0 and b0 > 0 and math.isfinite(a0) and math.isfinite(b0)):
         raise ValueError(f"{who}: prior must be two finite numbers > 0, got {prior!r}")
+    if counts is not None:
+        if len(counts) != len(tasks) or any(int(m) < 0 for m in counts):
+            raise ValueError(f"{who}: counts must give a multiplicity >= 0 for each of the {len(tasks)} tasks")
+        if method == "bootstrap" and sum(counts) > BOOTSTRAP_MAX_TASKS:
+            return _weighted_t(tasks, [int(m) for m in counts], k, level, who)
+        tasks = [t for t, m in zip(tasks, counts) for _ in range(int(m))]
     checked = []
     seen: set[tuple[int, int]] = set()  # tasks repeat a few (n, c) pairs: check each pair once
     for i, task in enumerate(tasks):
@@ -137,9 +149,10 @@ def trial_pass_k(
         reps = _posterior_draws(np, defined, k, a0, b0, n_boot, seed)
         tails = [0.5 - level / 2.0, 0.5 + level / 2.0]
         (at_lo, pow_lo), (at_hi, pow_hi) = np.quantile(reps, tails, axis=0).tolist()
-    elif len(pairs) > BOOTSTRAP_MAX_TASKS:
-        # Tasks are independent and many: the mean of their estimates is normal to high accuracy,
-        # and a t interval costs O(tasks) where the bootstrap costs O(tasks x n_boot).
+    elif len(pairs) > BOOTSTRAP_MAX_TASKS or len(pairs) < MIN_BOOTSTRAP_TASKS:
+        # Many independent tasks: the mean of their estimates is normal to high accuracy, and a t
+        # interval costs O(tasks) where the bootstrap costs O(tasks x n_boot). Few tasks: a
+        # percentile bootstrap of 2 or 5 values is far too narrow; the t interval is honest.
         how = "t_over_tasks"
         (at_lo, at_hi), (pow_lo, pow_hi) = (_t_bounds(np, np.asarray([p[j] for p in pairs]), level) for j in (0, 1))
     else:
@@ -152,6 +165,36 @@ def trial_pass_k(
 
 BOOTSTRAP_MAX_TASKS = 1000
 """Above this many tasks the unbiased family's interval is a t interval over tasks (see above)."""
+MIN_BOOTSTRAP_TASKS = 20
+"""Below this many tasks, too: the same rule as ``mean_interval``'s clusters."""
+
+
+def _weighted_t(pairs: Sequence[tuple[int, int]], mult: list[int], k: int, level: float, who: str) -> TrialPassK:
+    """The unbiased family over many tasks given as distinct (n, c) pairs with multiplicities."""
+    from assay.stats._beta import t_ppf
+
+    rows = []
+    undefined = 0
+    for i, (pair, m) in enumerate(zip(pairs, mult)):
+        n, c = check_counts(pair[0], pair[1], k, f"{who}: tasks[{i}]", min_n=0)[:2]
+        if n < k:
+            undefined += m
+        elif m:
+            rows.append((_unbiased_pair(n, c, k), m))
+    total = sum(m for _, m in rows)
+    if total == 0:
+        return TrialPassK(TRIAL_UNBIASED, k, None, None, None, None, None, None, 0, undefined, level, "t_over_tasks")
+    out = []
+    for j in (0, 1):
+        mean = math.fsum(v[j] * m for v, m in rows) / total
+        if total < 2:
+            out.append((mean, None, None))
+            continue
+        var = math.fsum(m * (v[j] - mean) ** 2 for v, m in rows) / (total - 1)
+        half = t_ppf(0.5 + level / 2.0, total - 1) * math.sqrt(var / total)
+        out.append((mean, max(0.0, mean - half), min(1.0, mean + half)))
+    (at, at_lo, at_hi), (pw, pw_lo, pw_hi) = out
+    return TrialPassK(TRIAL_UNBIASED, k, at, at_lo, at_hi, pw, pw_lo, pw_hi, total, undefined, level, "t_over_tasks")
 
 
 def _t_bounds(np, values, level: float) -> tuple[float, float]:
