@@ -127,3 +127,12 @@ def test_readme_catalog_lists_every_registered_metric():
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     missing = [n for n in REGISTRY.names() if f"| `{n}`" not in readme]
     assert missing == [], f"README's metric catalog lacks {missing}: regenerate with `assay metrics --markdown`"
+
+
+def test_metrics_name_prints_the_metric_documentation():
+    r = invoke("metrics", "parameter_quality")
+    assert r.exit_code == 0
+    assert r.stdout.startswith("parameter_quality (tool_calling, per trace, version 1)\n")
+    assert "  threshold = 0.7" in r.stdout and "Differs from\nUAEF" in r.stdout
+    r = invoke("metrics", "paramter_quality")
+    assert r.exit_code == 2 and "Did you mean 'parameter_quality'" in r.stderr

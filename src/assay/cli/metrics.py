@@ -8,14 +8,18 @@ from ._common import debug_option, handle_errors
 
 
 @click.command("metrics")
+@click.argument("names", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--markdown", is_flag=True, help="A Markdown table (the README's catalog).")
 @debug_option
 @handle_errors
-def command(as_json: bool, markdown: bool, debug: bool) -> None:
-    """List every registered metric: name, dimension, requirements and formula."""
+def command(names: tuple[str, ...], as_json: bool, markdown: bool, debug: bool) -> None:
+    """List every registered metric (name, dimension, requirements, formula), or document NAMES."""
     from ..metrics import REGISTRY
 
+    if names:
+        click.echo("\n".join(REGISTRY.describe(n) for n in names), nl=False)
+        return
     specs = REGISTRY.specs()
     if markdown:
         click.echo("| metric | dimension | needs | judge calls | formula / basis |\n|---|---|---|---|---|")

@@ -255,6 +255,22 @@ class Registry:
         self._load()
         return name in self._classes
 
+    def describe(self, name: str) -> str:
+        """Plain-text documentation of one metric: spec, parameters with defaults, docstring."""
+        import inspect
+
+        cls = self.get(name)
+        spec = cls.spec
+        params = [f"  {f.name} = {f.default!r}" if f.default is not dataclasses.MISSING else f"  {f.name} (required)"
+                  for f in dataclasses.fields(cls) if f.init]
+        lines = [f"{spec.name} ({spec.dimension}{'' if spec.default else ', opt-in'}, "
+                 f"{'per turn' if spec.level == 'turn' else 'per trace'}, version {spec.version})",
+                 f"formula: {spec.summary}",
+                 f"needs: {', '.join(map(str, spec.requires)) or 'nothing beyond turns'}",
+                 f"judge calls: {spec.judge_calls}",
+                 "parameters:", *params, "", inspect.getdoc(cls) or ""]
+        return "\n".join(lines).rstrip() + "\n"
+
     def create(self, name: str, **params: Any) -> Any:
         """An instance of metric ``name`` with ``params``, checked and coerced to the field types."""
         cls = self.get(name)
