@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import ExpectedToolCall, ToolCall, Trace, Usage
+from ..model import ExpectedToolCall, MetricResult, ToolCall, Trace, Usage
 
 
 class TraceView:
@@ -54,3 +54,12 @@ def view(ctx: Any) -> TraceView:
     if v.results is not ctx.results or v.trace is not ctx.trace:
         v = _last = TraceView(ctx.results, ctx.trace)
     return v
+
+
+def scored(score: float, reason: str = "", evidence: list[str] | None = None,
+           details: dict[str, Any] | None = None) -> MetricResult:
+    """``MetricContext.result`` for the built-in metrics' hot paths: the same result, built with
+    positional arguments (about half the cost of the keyword call; ~12 of these per trace).
+    ``evidence`` must be a new list, as ``MetricContext.result`` would copy it."""
+    return MetricResult("", float(score), None, None, reason, [] if evidence is None else evidence, None,
+                        {} if details is None else details)
