@@ -64,14 +64,14 @@ def key_score(expected: Mapping[str, Any] | None, actual: Mapping[str, Any]) -> 
         return 1.0
     if not expected and not actual:
         return 1.0
-    equal = 0
+    equal = shared = 0
     for k, v in expected.items():
         if k in actual:
+            shared += 1
             w = actual[k]
             if (v == w and type(v) is type(w) and type(v) in _SCALARS) or values_equal(v, w):
                 equal += 1
-    union = len(expected) + sum(1 for k in actual if k not in expected)
-    return equal / union
+    return equal / (len(expected) + len(actual) - shared)  # |union| = |E| + |A| - |E & A|
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
