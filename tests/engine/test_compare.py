@@ -87,3 +87,16 @@ def test_plan_reports_trials_needed(reg):
     assert 0 < row["icc"] < 1 and row["n_needed"] > 0 and row["tasks_needed"] > 0
     # keeping the 40 tasks: either some number of trials each suffices, or more tasks are needed
     assert (row["feasible"] and row["trials_needed"] >= 1) or (not row["feasible"] and row["min_tasks"] > 40)
+
+
+def test_different_metric_parameters_are_flagged(reg):
+    a = make_run(reg, 0.0, 0.05, 8)
+    b = Evaluation(["meta_score:threshold=0.9", "steady"], registry=reg).run(
+        [{"id": t.id, "task_id": t.task_id, "turns": [{"input": "q", "output": "a"}], "metadata": {"v": 0.5}}
+         for t in a.traces])
+    res = compare_runs(a, b)
+    assert res["metrics"]["meta_score"]["params_a"]["threshold"] == 0.7
+    assert res["metrics"]["meta_score"]["params_b"]["threshold"] == 0.9
+    assert res["warnings"] == ["meta_score was scored with different parameters: {'version': '1', 'threshold': 0.7} "
+                               "in A, {'version': '1', 'threshold': 0.9} in B"]
+    assert "params_a" not in res["metrics"]["steady"]

@@ -35,6 +35,8 @@ def comparison_table(result: dict[str, Any], console: Any = None) -> None:
     if plans:
         console.print(f"paired traces needed to detect a difference of {result['delta_for_plan']} "
                       f"(power {result['power']}): " + ", ".join(f"{n} {v}" for n, v in plans.items()))
+    for warning in result.get("warnings", []):
+        console.print(f"[yellow]warning: {warning}[/]")
     console.print(f"[bold red]{len(result['regressions'])} significant regression(s)[/]" if result["regressions"]
                   else "no significant regression")
 

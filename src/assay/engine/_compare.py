@@ -45,6 +45,13 @@ def compare_runs(a: RunResult, b: RunResult, *, alpha: float = 0.05, level: floa
                 plan = trials_needed(delta, sd=sd, alpha=alpha, power=power, design="paired")
                 row["pairs_needed_for_delta"] = plan.n
         rows[name] = row
+    warnings = []
+    params_a, params_b = _params(a), _params(b)
+    for name in rows:
+        pa, pb = params_a.get(name), params_b.get(name)
+        if pa is not None and pb is not None and pa != pb:
+            rows[name]["params_a"], rows[name]["params_b"] = pa, pb
+            warnings.append(f"{name} was scored with different parameters: {pa} in A, {pb} in B")
     adjusted = holm({k: v["p_value"] for k, v in rows.items() if v["p_value"] is not None})
     for name, row in rows.items():
         p = adjusted.get(name)
@@ -60,7 +67,14 @@ def compare_runs(a: RunResult, b: RunResult, *, alpha: float = 0.05, level: floa
         "metrics_only_in_a": sorted(set(a.summary) - set(b.summary)),
         "metrics_only_in_b": sorted(set(b.summary) - set(a.summary)),
         "regressions": [n for n, r in rows.items() if r["regression"]],
+        "warnings": warnings,
     }
+
+
+def _params(run: RunResult) -> dict[str, Any]:
+    """Metric name -> (version, parameters) as recorded in the run information."""
+    return {m["name"]: {"version": m.get("version"), **(m.get("params") or {})}
+            for m in run.run.get("metrics", []) if isinstance(m, dict) and "name" in m}
 
 
 def _paired_diffs(a: RunResult, b: RunResult, name: str) -> list[float]:
