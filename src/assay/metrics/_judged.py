@@ -467,30 +467,16 @@ def shows(build: Callable[..., Sequence[Section] | MetricResult], **options: Any
     return sections
 
 
-# -- the 1-5 scale family -------------------------------------------------------------------------
+# -- one-call judge metrics ----------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
-class ScaleJudged:
-    """Base of one-call judge metrics on an integer scale (1-5 unless ``scale`` says otherwise).
-
-    Subclasses set ``sections`` (usually ``shows(...)``) to return the fenced sections, or a null
-    MetricResult when the data does not allow a score; optionally ``adjust(ctx, score, session)``
-    changes the normalised score (a failed workflow's penalty) and returns a note for the reason.
-    """
+class OneCall:
+    """What the one-call families share: the data shown, the session, rubric substitutions."""
 
     threshold: float = 0.7
 
-    scale: ClassVar[tuple[int, int]] = (1, 5)
-    applicable: ClassVar[bool] = False
-    """Add an 'applicable' field: the judge may answer that the criterion does not apply."""
-    lists: ClassVar[tuple[str, ...]] = ()
-    """Extra list-of-strings fields asked before the evidence (e.g. inferred intentions)."""
-
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:  # pragma: no cover
         raise NotImplementedError
-
-    def adjust(self, ctx: MetricContext, score: float, session: Session) -> tuple[float, str]:
-        return score, ""
 
     def session(self, ctx: MetricContext) -> Session:
         return Session.open(self, ctx)
@@ -499,11 +485,37 @@ class ScaleJudged:
         """Extra ``$name`` values for the rubric prompt (our own text, never evaluated data)."""
         return {}
 
-    async def score(self, ctx: MetricContext) -> MetricResult:
+    def prepare(self, ctx: MetricContext) -> tuple[Sequence[Section], Session] | MetricResult:
+        """The sections and an open session, or the null result when the data allows no score."""
         got = self.sections(ctx)
-        if isinstance(got, MetricResult):
-            return got
-        s = self.session(ctx)
+        return got if isinstance(got, MetricResult) else (got, self.session(ctx))
+
+
+# -- the 1-5 scale family -------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class ScaleJudged(OneCall):
+    """Base of one-call judge metrics on an integer scale (1-5 unless ``scale`` says otherwise).
+
+    Subclasses set ``sections`` (usually ``shows(...)``) to return the fenced sections, or a null
+    MetricResult when the data does not allow a score; optionally ``adjust(ctx, score, session)``
+    changes the normalised score (a failed workflow's penalty) and returns a note for the reason.
+    """
+
+    scale: ClassVar[tuple[int, int]] = (1, 5)
+    applicable: ClassVar[bool] = False
+    """Add an 'applicable' field: the judge may answer that the criterion does not apply."""
+    lists: ClassVar[tuple[str, ...]] = ()
+    """Extra list-of-strings fields asked before the evidence (e.g. inferred intentions)."""
+
+    def adjust(self, ctx: MetricContext, score: float, session: Session) -> tuple[float, str]:
+        return score, ""
+
+    async def score(self, ctx: MetricContext) -> MetricResult:
+        prepared = self.prepare(ctx)
+        if isinstance(prepared, MetricResult):
+            return prepared
+        got, s = prepared
         low, high = self.scale
         choices, _ = s.render_choices("main", "score", scale=True)
         schema = scale_schema(low, high, self.applicable, self.lists)
@@ -559,7 +571,7 @@ def turn_sections(ctx: MetricContext, *, expected: bool = False, context: bool =
 # -- the label family -----------------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
-class LabelJudged:
+class LabelJudged(OneCall):
     """Base of one-call judge metrics that classify into labels with fixed weights.
 
     Subclasses set ``weights`` (label -> score) and ``sections`` (see ``shows``); the rubric's
@@ -568,22 +580,12 @@ class LabelJudged:
     """
 
     weights: ClassVar[dict[str, float]] = {}
-    threshold: float = 0.7
-
-    def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:  # pragma: no cover
-        raise NotImplementedError
-
-    def session(self, ctx: MetricContext) -> Session:
-        return Session.open(self, ctx)
-
-    def substitutions(self) -> dict[str, str]:
-        return {}
 
     async def score(self, ctx: MetricContext) -> MetricResult:
-        got = self.sections(ctx)
-        if isinstance(got, MetricResult):
-            return got
-        s = self.session(ctx)
+        prepared = self.prepare(ctx)
+        if isinstance(prepared, MetricResult):
+            return prepared
+        got, s = prepared
         choices, order = s.render_choices("main", "verdict")
         if set(order) != set(self.weights):
             raise ConfigError(f"rubric {s.rubric.name!r}: verdict labels {sorted(order)} differ from the metric's "
