@@ -11,7 +11,8 @@ from scripted import ScriptedJudge, label, prompt_options, scale, schema_options
 from assay import ConfigError, Trace, Warning, evaluate
 from assay.judge import Fence, Verdict, errored
 from assay.metrics import REGISTRY, MetricContext
-from assay.metrics._judged import Rubric, load_rubric, normalise_scale, quote_found, normalise_text, rubric_names
+from assay.metrics._judged import Rubric, load_rubric, normalise_scale, rubric_names
+from assay.metrics._sections import quote_found, normalise_text
 
 JUDGE_MODULES = {"assay.metrics.eval_lib", "assay.metrics.response_quality", "assay.metrics.responsible_ai",
                  "assay.metrics.conversation", "assay.metrics.multi_agent_judged", "assay.metrics.reasoning",

@@ -6,8 +6,9 @@ Adding a judge metric is one small declaration plus a rubric file ``rubrics/<nam
             judge_calls=1)
     @dataclass(frozen=True, kw_only=True)
     class AnswerRelevance(ScaleJudged):
-        threshold: float = 0.7
-        def sections(self, ctx): return turn_sections(ctx)
+        sections = shows(turn_sections)   # what the judge sees (fenced)
+
+What the judge sees is built in ``_sections.py``.
 
 A rubric file starts with ``version: N`` and holds blocks introduced by ``@@ NAME`` lines: prompt
 blocks (``@@ main``, or one per call) and choice blocks (``@@ choices score`` with ``1: ...`` to
@@ -26,14 +27,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import random
-import re
 import string
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from importlib import resources
 from typing import Any, ClassVar, Literal
 
@@ -41,13 +38,9 @@ import pydantic
 
 from ..errors import ConfigError
 from ..judge import Fence, JudgeRequest, Verdict
-from ..model import MetricResult, Trace, Turn, Warning
+from ..model import MetricResult, Warning
 from ._base import MetricContext
-
-MAX_SECTION_CHARS = 12_000
-"""Longer fenced texts are clipped in the middle (the judge would drown in them anyway)."""
-QUOTE_CUTOFF = 0.9
-"""Minimum difflib similarity for a quote that is not a normalised substring of the text."""
+from ._sections import Section, clip, normalise_text, quote_found
 
 
 # -- rubrics ----------------------------------------------------------------------------------
@@ -164,149 +157,6 @@ def normalise_scale(value: float, low: float = 1, high: float = 5) -> float:
 
 
 # -- the data the judge sees ---------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    """One piece of evaluated text, fenced under ``label`` and introduced by ``heading``."""
-
-    label: str
-    text: str
-    heading: str = ""
-    source: bool = True
-    """Part of the evaluated data, so quotes may come from it (False for judge-derived text)."""
-
-
-def clip(text: str, limit: int = MAX_SECTION_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}"
-
-
-def _json(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def tool_text(call: Any) -> str:
-    out = f"{call.name}({_json(call.arguments)})"
-    if call.error is not None:
-        return f"{out}\nerror: {call.error}"
-    return f"{out}\nresult: {call.result if isinstance(call.result, str) else _json(call.result)}"
-
-
-def dialogue(trace: Trace, *, tools: bool = True) -> list[Section]:
-    """Every message of the conversation as its own fenced section, so no message can forge another."""
-    out: list[Section] = []
-    for n, t in enumerate(trace.turns, 1):
-        if t.input is not None:
-            out.append(Section(f"TURN_{n}_USER", t.input, f"Turn {n}, user message:"))
-        if tools:
-            out += [Section(f"TURN_{n}_TOOL_{j}", tool_text(c), f"Turn {n}, tool call {j}:")
-                    for j, c in enumerate(t.tool_calls, 1)]
-        if t.output is not None:
-            out.append(Section(f"TURN_{n}_AGENT", t.output, f"Turn {n}, agent reply:"))
-        else:
-            out.append(Section(f"TURN_{n}_AGENT", "", f"Turn {n}: the agent gave no reply (empty section)."))
-    return out
-
-
-def turn_expected_output(trace: Trace, index: int) -> str | None:
-    """The turn's expected output; the trace's expected output stands for the last turn's."""
-    t = trace.turns[index]
-    if t.expected is not None and t.expected.output is not None:
-        return t.expected.output
-    if index == len(trace.turns) - 1 and trace.expected is not None:
-        return trace.expected.output
-    return None
-
-
-def check_output(turn: Turn | None) -> MetricResult | None:
-    """missing_data without a reply, invalid_data for an empty one; None when there is text to judge."""
-    if turn is None or turn.output is None:
-        return MetricContext.null(Warning.MISSING_DATA, "no agent response to judge")
-    if not turn.output.strip():
-        return MetricContext.null(Warning.INVALID_DATA, "the agent response is empty")
-    return None
-
-
-def check_conversation(trace: Trace) -> MetricResult | None:
-    """The conversation-level form of :func:`check_output`: some turn must have a non-empty reply."""
-    outputs = [t.output for t in trace.turns if t.output is not None]
-    if not outputs:
-        return MetricContext.null(Warning.MISSING_DATA, "no agent response in the conversation")
-    if not any(o.strip() for o in outputs):
-        return MetricContext.null(Warning.INVALID_DATA, "every agent response is empty")
-    return None
-
-
-def exchanges(trace: Trace) -> int:
-    """Turns with both a user message and an agent reply (system and tool messages never count)."""
-    return sum(1 for t in trace.turns if t.input and t.input.strip() and t.output and t.output.strip())
-
-
-# -- quote verification -------------------------------------------------------------------------
-
-_TRANSLATE = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"',
-                            "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2013": "-",
-                            "\u2014": "-", "\u2212": "-", "\u00a0": " ", "`": "", "*": ""})
-_SPEAKER = re.compile(r"^\s*(?:\[?turn\s*\d+\]?[,:]?\s*)?(?:user|agent|assistant|ai|bot)\s*:\s*", re.IGNORECASE)
-_EDGES = " \t\n\"'.,;:!?()[]"
-
-
-def normalise_text(text: str) -> str:
-    """Case, quotes, dashes, markdown emphasis and whitespace folded away."""
-    text = unicodedata.normalize("NFKC", text).translate(_TRANSLATE).casefold()
-    return " ".join(text.split())
-
-
-def _similar(quote: str, hay: str) -> float:
-    """Best similarity of *quote* to a region of *hay* (difflib ratio over the aligned window)."""
-    n = len(quote)
-    if n == 0 or not hay:
-        return 0.0
-    finder = SequenceMatcher(None, hay, quote, autojunk=False)
-    part = max(4, n // 3)  # anchor each third of the quote: one linear scan of hay each
-    anchors = [m for m in (finder.find_longest_match(0, len(hay), lo, min(n, lo + part)) for lo in range(0, n, part))
-               if m.size]
-    slack = max(3, n // 5)
-    best = 0.0
-    for b in anchors:
-        lo = max(0, b.a - b.b - slack)
-        window = hay[lo:b.a - b.b + n + slack]
-        blocks = [m for m in SequenceMatcher(None, window, quote, autojunk=False).get_matching_blocks() if m.size]
-        if not blocks:
-            continue
-        matched = sum(m.size for m in blocks)
-        span = blocks[-1].a + blocks[-1].size - blocks[0].a
-        best = max(best, 2.0 * matched / (n + span))
-        if best >= 0.999:
-            break
-    return best
-
-
-def quote_found(quote: str, haystack: str, cutoff: float = QUOTE_CUTOFF) -> bool:
-    """Whether *quote* (after normalising) occurs in the already-normalised *haystack*.
-
-    Quotes joined with an ellipsis are checked piece by piece; a piece of at most 3 characters must
-    match exactly, longer ones may match approximately (difflib similarity >= *cutoff*).
-    """
-    q = _SPEAKER.sub("", normalise_text(quote))
-    pieces = [p.strip(_EDGES) for p in q.split("...")]
-    pieces = [p for p in pieces if p]
-    if not pieces:
-        return False
-    for p in pieces:
-        if p in haystack:
-            continue
-        if len(p) <= 3 or _similar(p, haystack) < cutoff:
-            return False
-    return True
-
-
-# -- one metric's conversation with the judge ------------------------------------------------------
 
 class JudgeFailed(Exception):
     """Raised inside a metric to stop at a failed or skipped verdict; carries the null result."""
@@ -533,39 +383,6 @@ class ScaleJudged(OneCall):
         value, note = self.adjust(ctx, normalise_scale(v.score, low, high), s)
         reason = f"{v.score}/{high}: {v.reasoning}" + (f" ({note})" if note else "")
         return s.result(value, reason, evidence, details)
-
-
-def turn_sections(ctx: MetricContext, *, expected: bool = False, context: bool = False,
-                  need_input: bool = True) -> Sequence[Section] | MetricResult:
-    """The current turn's user message and reply (and ground truth / context) as sections.
-
-    Missing reply -> missing_data, empty reply -> invalid_data; ``expected``/``context`` turn a
-    missing reference or context into missing_data.
-    """
-    t, i = ctx.turn, ctx.turn_index
-    if t is None or i is None:  # called on a whole trace: judge its last turn
-        i = len(ctx.trace.turns) - 1
-        t = ctx.trace.turns[i] if i >= 0 else None
-    bad = check_output(t)
-    if bad is not None:
-        return bad
-    assert t is not None and i is not None
-    out: list[Section] = []
-    if t.input is not None:
-        out.append(Section("USER_MESSAGE", t.input, "The user's message:"))
-    elif need_input:
-        return MetricContext.null(Warning.MISSING_DATA, "the turn has no user message")
-    if expected:
-        ref = turn_expected_output(ctx.trace, i)
-        if ref is None:
-            return MetricContext.null(Warning.MISSING_DATA, "no expected output (ground truth) for this turn")
-        out.append(Section("EXPECTED_ANSWER", ref, "The reference answer:"))
-    if context:
-        if not t.context:
-            return MetricContext.null(Warning.MISSING_DATA, "no context passages for this turn")
-        out += [Section(f"CONTEXT_{j}", c, f"Context passage {j}:") for j, c in enumerate(t.context, 1)]
-    out.append(Section("AGENT_RESPONSE", t.output or "", "The agent's response:"))
-    return out
 
 
 # -- the label family -----------------------------------------------------------------------------

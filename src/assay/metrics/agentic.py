@@ -29,7 +29,8 @@ from ..errors import ConfigError
 from ..model import MetricResult, Trace, Warning
 from ..stats import BayesianMode, FrequentistMode, StatisticalMode, quality_assessment
 from ._base import MetricContext, metric
-from ._judged import JudgeFailed, Section, Session
+from ._judged import JudgeFailed, Session
+from ._sections import Section
 from .agentic_tools import check_weights, tool_correctness_score
 from .reference import exact_match, numeric_score, token_f1
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ..model import MetricResult, Trace, Warning
 from ._base import MetricContext, metric
-from ._judged import ScaleJudged, Section, check_conversation, dialogue, exchanges, shows, turn_sections
+from ._judged import ScaleJudged, shows
+from ._sections import Section, check_conversation, dialogue, exchanges, turn_sections
 
 
 def conversation(ctx: MetricContext, *, min_exchanges: int = 0, tools: bool = True) -> list[Section] | MetricResult:

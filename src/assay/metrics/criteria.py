@@ -36,10 +36,8 @@ from typing import Any, ClassVar
 from ..errors import ConfigError
 from ..model import MetricResult
 from ._base import REGISTRY, MetricContext, Registry, metric
-from ._judged import (
-    LabelJudged, Rubric, ScaleJudged, Section, Session, check_conversation, dialogue, load_rubric, turn_expected_output,
-    turn_sections,
-)
+from ._judged import LabelJudged, Rubric, ScaleJudged, Session, load_rubric
+from ._sections import Section, check_conversation, dialogue, turn_expected_output, turn_sections
 from .conversation import expected_outcome
 
 KEYS = ("name", "criteria", "steps", "scale", "labels", "dimension", "threshold", "level")

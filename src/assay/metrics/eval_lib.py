@@ -20,7 +20,8 @@ import pydantic
 
 from ..model import MetricResult
 from ._base import MetricContext, metric
-from ._judged import JudgeFailed, Section, Session
+from ._judged import JudgeFailed, Session
+from ._sections import Section
 from .conversation import conversation
 
 FAILURE_WEIGHTS: dict[str, float] = {

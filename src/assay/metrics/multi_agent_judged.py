@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ..model import MetricResult, Trace, Warning
 from ._base import MetricContext, metric
-from ._judged import ScaleJudged, Section, dialogue, tool_text
+from ._judged import ScaleJudged
+from ._sections import Section, dialogue, tool_text
 from .conversation import expected_outcome
 
 FAILED_PENALTY = 0.5

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from ..model import MetricResult, Warning
 from ._base import MetricContext, metric
-from ._judged import ScaleJudged, Section, shows
+from ._judged import ScaleJudged, shows
+from ._sections import Section
 
 
 def reasoning_sections(ctx: MetricContext) -> list[Section] | MetricResult:

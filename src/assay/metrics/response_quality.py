@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import metric
-from ._judged import ScaleJudged, shows, turn_sections
+from ._judged import ScaleJudged, shows
+from ._sections import turn_sections
 
 
 @metric("answer_relevance", dimension="response_quality", requires=("judge",), level="turn", judge_calls=1,

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import metric
-from ._judged import ScaleJudged, shows, turn_sections
+from ._judged import ScaleJudged, shows
+from ._sections import turn_sections
 
 
 @metric("safety_score", dimension="responsible_ai", requires=("judge",), level="turn", judge_calls=1,
