@@ -136,3 +136,13 @@ def test_metrics_name_prints_the_metric_documentation():
     assert "  threshold = 0.7" in r.stdout and "Differs from\nUAEF" in r.stdout
     r = invoke("metrics", "paramter_quality")
     assert r.exit_code == 2 and "Did you mean 'parameter_quality'" in r.stderr
+
+
+def test_no_intervals_drops_intervals_and_statistics(tmp_path):
+    p = write(tmp_path, [good(i) for i in range(4)])
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy", "-f", "json", "--no-intervals", "--no-store")
+    out = json.loads(r.stdout)
+    assert r.exit_code == 0 and out["summary"]["tool_selection_accuracy"]["mean_ci"] is None
+    assert out["statistics"] == {}
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy", "-f", "json", "--no-store")
+    assert json.loads(r.stdout)["statistics"]["interval_level"] == 0.95

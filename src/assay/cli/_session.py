@@ -67,7 +67,7 @@ def open_store(store: str | None) -> RunStore:
 def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | None, judge_options: dict[str, Any],
                 weights: dict[str, float], thresholds: dict[str, float], input_format: str | None, strict: bool,
                 output: str | None, fmt: str, progress: bool, store: Path | None = None,
-                html: str | None = None, repeats: int = 1) -> RunResult:
+                html: str | None = None, repeats: int = 1, intervals: bool = True) -> RunResult:
     """Score ``paths``, streaming into ``store`` (when given) and the chosen output; ``html`` writes a report."""
     judge_obj = None
     if judge is not None:
@@ -126,7 +126,7 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
                 cb(item)
 
         result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=fmt != "jsonl",
-                                on_result=on_result)
+                                intervals=intervals, on_result=on_result)
         result.run["input_files"] = inputs
         if input_format:
             result.run["input_format"] = input_format

@@ -28,6 +28,8 @@ from ._judge_options import judge_options, pop_judge_options
               help="Run store file (default: $ASSAY_STORE, else runs.sqlite3 in the user data dir).")
 @click.option("--no-store", is_flag=True, help="Do not record this run in the run store.")
 @click.option("--html", type=click.Path(dir_okay=False), default=None, help="Also write an HTML report here.")
+@click.option("--intervals/--no-intervals", default=True, show_default=True,
+              help="Intervals and pass@k in the summary (keeps ~9 bytes per score; off: constant memory).")
 @click.option("--repeats", type=click.IntRange(1), default=1, show_default=True,
               help="Score each judge metric this many times (independent judge calls) and average.")
 @judge_options
@@ -35,7 +37,8 @@ from ._judge_options import judge_options, pop_judge_options
 @handle_errors
 def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str | None, output: str | None,
             fmt: str | None, input_format: str | None, strict: bool, judge: str | None, weights: tuple[str, ...],
-            progress: bool | None, store: str | None, no_store: bool, html: str | None, repeats: int, debug: bool,
+            progress: bool | None, store: str | None, no_store: bool, html: str | None, intervals: bool, repeats: int,
+            debug: bool,
             **judge_flags: object) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input."""
     from ..engine._config import RunConfig, load_config
@@ -62,6 +65,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     store_file = store_path(store, no_store)
     result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judge or cfg.judge,
                          judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,
+                         intervals=intervals,
                          input_format=input_format, strict=strict, output=output, fmt=fmt,
                          progress=sys.stderr.isatty() if progress is None else progress, store=store_file,
                          html=html)
