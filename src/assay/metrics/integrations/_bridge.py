@@ -143,3 +143,16 @@ def lacking(ctx: MetricContext, ex: Exchange, needs: tuple[str, ...]) -> MetricR
     if absent:
         return ctx.null(Warning.MISSING_DATA, "needs " + ", ".join(absent))
     return None
+
+
+def start(ctx: MetricContext, m: Any, package: str) -> MetricResult | tuple[Exchange, Recorder]:
+    """Everything a library metric checks before it runs: the extra is installed, the trace has
+    what the metric needs; then the exchange to score and a recorder of its judge calls."""
+    absent = not_installed(ctx, package)
+    if absent is not None:
+        return absent
+    ex = exchange(ctx.trace)
+    short = lacking(ctx, ex, m.needs)
+    if short is not None:
+        return short
+    return ex, Recorder(ctx.judge, f"{m.spec.name}@{package}-{version(package)}", ctx.repeat)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...model import MetricResult
 from .._base import MetricContext
-from ._bridge import Exchange, Recorder, exchange, lacking, not_installed, version
+from ._bridge import Exchange, Recorder, start, version
 
 
 @functools.cache
@@ -94,14 +94,10 @@ def _build(m: Any, model: Any, ex: Exchange) -> Any:
 
 async def score(m: Any, ctx: MetricContext) -> MetricResult:
     """Score one trace with the DeepEval metric named by ``m.library_metric``."""
-    absent = not_installed(ctx, "deepeval")
-    if absent is not None:
-        return absent
-    ex = exchange(ctx.trace)
-    short = lacking(ctx, ex, m.needs)
-    if short is not None:
-        return short
-    recorder = Recorder(ctx.judge, f"{m.spec.name}@deepeval-{version('deepeval')}", ctx.repeat)
+    started = start(ctx, m, "deepeval")
+    if isinstance(started, MetricResult):
+        return started
+    ex, recorder = started
     try:
         library_metric = _build(m, llm_class()(recorder), ex)
         await library_metric.a_measure(_test_case(ex), _show_indicator=False)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...model import MetricResult
 from .._base import MetricContext
-from ._bridge import Exchange, Recorder, exchange, lacking, not_installed, version
+from ._bridge import Exchange, Recorder, start, version
 
 
 @functools.cache
@@ -72,14 +72,10 @@ async def _run(kind: str, m: Any, llm: Any, ex: Exchange) -> Any:
 
 async def score(m: Any, ctx: MetricContext) -> MetricResult:
     """Score one trace with the RAGAS metric named by ``m.library_metric``."""
-    absent = not_installed(ctx, "ragas")
-    if absent is not None:
-        return absent
-    ex = exchange(ctx.trace)
-    short = lacking(ctx, ex, m.needs)
-    if short is not None:
-        return short
-    recorder = Recorder(ctx.judge, f"{m.spec.name}@ragas-{version('ragas')}", ctx.repeat)
+    started = start(ctx, m, "ragas")
+    if isinstance(started, MetricResult):
+        return started
+    ex, recorder = started
     try:
         llm = llm_class()(recorder) if ctx.judge is not None else None
         out = await _run(m.library_metric, m, llm, ex)
