@@ -1,0 +1,70 @@
+"""Run-level intervals: reproducible in every process, and the right method for 0/1 metrics."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from assay.engine._statistics import task_key
+
+TOOLS = ("search", "lookup", "weather", "book", "cancel", "refund", "email")
+
+
+def clustered_traces(path: Path, n_tasks: int = 40, trials: int = 3) -> Path:
+    """Tasks of varied difficulty, so every resampling of tasks gives a different mean."""
+    rng = random.Random(7)
+    rows = []
+    for t in range(n_tasks):
+        skill = rng.random()
+        for j in range(trials):
+            called = [name for name in TOOLS if rng.random() < (skill if name in TOOLS[:3] else 1 - skill)]
+            rows.append({"id": f"task{t}-{j}", "task_id": f"task{t}", "trial": j,
+                         "turns": [{"input": "q", "output": "a", "tool_calls": [{"name": c} for c in called]}],
+                         "expected": {"tool_calls": [{"name": c} for c in TOOLS[:3]]}})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_task_key_is_stable_across_processes():
+    code = "from assay.engine._statistics import task_key; print(task_key('task-7'), task_key('é'))"
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert outs == {f"{task_key('task-7')} {task_key('é')}\n"}
+
+
+def test_cli_intervals_are_bit_identical_across_hash_seeds(tmp_path):
+    data = clustered_traces(tmp_path / "t.jsonl")
+    seen = []
+    for seed in ("0", "1", "12345"):
+        r = subprocess.run([sys.executable, "-m", "assay", "run", str(data), "-f", "json", "--no-store",
+                            "-m", "tool_selection_accuracy", "-m", "tool_sequence_correctness"],
+                           capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert r.returncode in (0, 1), r.stderr
+        out = json.loads(r.stdout)
+        cis = {name: (s["mean_ci"], s["pass_rate_ci"]) for name, s in out["summary"].items()}
+        assert all(ci is not None for pair in cis.values() for ci in pair), cis
+        seen.append((cis, out["statistics"]))
+    assert seen[0] == seen[1] == seen[2]
+    # the clustered interval really is resampled (not a closed form that would be stable anyway)
+    assert "bootstrap" in seen[0][1]["interval_method"] or "cluster" in seen[0][1]["interval_method"]
+
+
+def test_a_binary_metric_mean_gets_the_wilson_interval_not_zero_width(tmp_path):
+    from click.testing import CliRunner
+
+    from assay.cli import main
+    from assay.stats import wilson_interval
+
+    rows = [{"id": f"t{i}", "turns": [{"input": "q", "output": "a", "tool_calls": [{"name": "weather"}]}],
+             "expected": {"tool_calls": [{"name": "search"}]}} for i in range(10)]
+    data = tmp_path / "t.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    r = CliRunner().invoke(main, ["run", str(data), "-f", "json", "--no-store", "-m", "tool_selection_accuracy"])
+    s = json.loads(r.stdout)["summary"]["tool_selection_accuracy"]
+    w = wilson_interval(0, 10)
+    assert s["mean"] == 0.0 and s["mean_ci"] == [w.low, w.high] == s["pass_rate_ci"]
+    assert s["mean_ci"][1] > 0.25
