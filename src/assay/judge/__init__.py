@@ -15,7 +15,10 @@ from ._anthropic import AnthropicJudge
 from ._base import Backend, Completion, Wrapper
 from ._budget import Budget, DryRun, Metered
 from ._cache import Cached, JudgeCache, cache_key, default_cache_path
-from ._factory import PROVIDERS, Spec, adapt, build_backend, compose, judge_from_env, make_judge, parse_spec
+from ._factory import (
+    PROVIDERS, BackendFactory, Spec, adapt, backends, build_backend, compose, judge_from_env, make_judge, parse_spec,
+    register_backend,
+)
 from ._fence import Fence, fence, neutralise
 from ._limits import Limited, TokenBucket, estimate_tokens
 from ._openai import OpenAICompatible
@@ -30,6 +33,7 @@ __all__ = [
     "Judge", "JudgeRequest", "Verdict", "errored",
     # building judges
     "make_judge", "judge_from_env", "compose", "adapt", "build_backend", "parse_spec", "Spec", "PROVIDERS",
+    "register_backend", "backends", "BackendFactory",
     # backends
     "Backend", "Completion", "OpenAICompatible", "AnthropicJudge", "LangChainJudge", "ClientJudge",
     "CallableJudge", "DryRun",

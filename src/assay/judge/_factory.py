@@ -3,16 +3,21 @@
 ``make_judge("anthropic:claude-3-5-sonnet-latest")`` resolves the provider, reads credentials from
 the standard environment variables (only now, never at import), builds the backend and wraps it
 in the default stack: Cached(Reasking(Retrying(Limited(Metered(backend))))).
+
+The prefix picks a backend factory: the built-in providers below, then the ``assay.judges``
+entry points of installed plugins, then ``register_backend("myprovider", factory)`` calls.
+A prefix claimed twice is an error unless the later one says ``replace=True``.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from assay import _plugins
 from assay.errors import ConfigError
 
 from ._adapters import CallableJudge, ClientJudge, LangChainJudge
@@ -58,6 +63,101 @@ PROVIDERS: Mapping[str, Provider] = {
 ALIASES = {"gemini": "google", "llama.cpp": "llamacpp", "llama-cpp": "llamacpp", "compatible": "openai-compatible",
            "lm-studio": "lmstudio", "azure-openai": "azure", "claude": "anthropic"}
 
+BackendFactory = Callable[..., Any]
+"""``factory(model, **options) -> Backend`` (or anything :func:`adapt` accepts: a client, a function).
+
+``options`` are what the caller passed to ``make_judge`` for the backend (``api_key``, ``timeout``,
+``prices``, ``max_tokens``, ...) plus ``base_url`` when the model string or environment gave one.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class BackendEntry:
+    """One judge prefix: what builds its backend and where it came from."""
+
+    factory: BackendFactory
+    origin: str
+    """'built-in', 'plugin DIST' or 'registered'."""
+    local: bool = False
+    """Runs on this machine: free, so dry runs price it at 0."""
+
+
+class _Backends:
+    """Prefix -> BackendEntry, layered: built-ins, plugins (read lazily), registrations."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, BackendEntry] = {}
+        self._plugins_read = False
+
+    def _read_plugins(self) -> None:
+        if self._plugins_read:
+            return
+        self._plugins_read = True
+        for ep in _plugins.entry_points("assay.judges"):
+            prefix = ep.name.lower()
+            entry = BackendEntry(_lazy(ep), _plugins.origin_of(ep))
+            self._claim(prefix, entry, replace=False)
+
+    def _claim(self, prefix: str, entry: BackendEntry, *, replace: bool) -> None:
+        builtin = ALIASES.get(prefix, prefix)
+        held = self._entries.get(prefix) or (BackendEntry(_builtin(builtin), "built-in", PROVIDERS[builtin].local)
+                                              if builtin in PROVIDERS else None)
+        if held is not None and not replace:
+            raise ConfigError(f"judge backend prefix {prefix!r} from {entry.origin} clashes with the one from "
+                              f"{held.origin}; pick another prefix or pass replace=True")
+        self._entries[prefix] = entry
+
+    def register(self, prefix: str, factory: BackendFactory, *, local: bool, replace: bool) -> None:
+        key = prefix.strip().lower()
+        if not key.replace("-", "_").replace(".", "_").isidentifier():
+            raise ConfigError(f"judge backend prefix {prefix!r}: expected a name like 'myprovider'")
+        if not callable(factory):
+            raise ConfigError(f"judge backend {prefix!r}: factory {factory!r} is not callable")
+        self._read_plugins()
+        self._claim(key, BackendEntry(factory, "registered", local), replace=replace)
+
+    def claimed(self) -> dict[str, BackendEntry]:
+        """Plugin and registered prefixes (read so far); built-ins are in PROVIDERS."""
+        return self._entries
+
+    def get(self, prefix: str) -> BackendEntry | None:
+        entry = self._entries.get(prefix)
+        if entry is None and prefix not in PROVIDERS:
+            self._read_plugins()
+            entry = self._entries.get(prefix)
+        if entry is None and prefix in PROVIDERS:
+            return BackendEntry(_builtin(prefix), "built-in", PROVIDERS[prefix].local)
+        return entry
+
+    def origins(self) -> dict[str, str]:
+        self._read_plugins()
+        return {**{p: "built-in" for p in PROVIDERS}, **{p: e.origin for p, e in self._entries.items()}}
+
+
+def _lazy(ep: Any) -> BackendFactory:
+    def factory(model: str, **options: Any) -> Any:
+        return _plugins.load(ep)(model, **options)
+    return factory
+
+
+_BACKENDS = _Backends()
+
+
+def register_backend(prefix: str, factory: BackendFactory, *, local: bool = False, replace: bool = False) -> None:
+    """Make ``--judge PREFIX:MODEL`` (and ``make_judge("PREFIX:MODEL")``) build ``factory(MODEL, **options)``.
+
+    The factory returns a :class:`Backend` (or a client or function, adapted as ``make_judge``
+    adapts objects); the default stack (cache, retries, limits, metering) wraps it. A prefix that
+    a built-in provider, a plugin or an earlier call already claims is an error unless
+    ``replace=True``. ``local=True`` marks a backend that runs on this machine (free).
+    """
+    _BACKENDS.register(prefix, factory, local=local, replace=replace)
+
+
+def backends() -> dict[str, str]:
+    """Every judge prefix and where it comes from ('built-in', 'plugin DIST', 'registered')."""
+    return dict(sorted(_BACKENDS.origins().items()))
+
 
 @dataclass(frozen=True, slots=True)
 class Spec:
@@ -78,13 +178,13 @@ def parse_spec(spec: str, *, base_url: str | None = None) -> Spec:
     if not text:
         raise ConfigError("empty judge model string; expected e.g. 'openai:gpt-4o-mini'")
     head, sep, rest = text.partition(":")
-    name = ALIASES.get(head.lower(), head.lower())
-    if sep and name in PROVIDERS and not rest.startswith("//"):
+    name = head.lower() if head.lower() in _BACKENDS.claimed() else ALIASES.get(head.lower(), head.lower())
+    if sep and not rest.startswith("//") and _BACKENDS.get(name) is not None:
         provider, model = name, rest
     elif sep and not rest.startswith("//") and head.isidentifier() and "/" not in head and "@" not in head \
             and not any(c.isdigit() for c in head):
         # "llama3:8b" (an Ollama tag) has digits; "foo:bar" is a typo'd provider.
-        raise ConfigError.unknown("judge provider", head, PROVIDERS)
+        raise ConfigError.unknown("judge provider", head, _BACKENDS.origins())
     else:
         lowered = text.lower()
         provider = ("openai-compatible" if base_url else "anthropic" if lowered.startswith("claude")
@@ -105,10 +205,27 @@ def _env(names: tuple[str, ...]) -> str | None:
     return next((os.environ[n] for n in names if os.environ.get(n)), None)
 
 
-def build_backend(spec: Spec, *, api_key: str | None = None, timeout: float | None = 60.0,
-                  prices: Mapping[str, Price | tuple[float, float]] | None = None,
-                  **backend_options: Any) -> Backend:
-    """The bare backend for *spec*, with credentials and base URL from options or the environment."""
+def build_backend(spec: Spec, **options: Any) -> Backend:
+    """The bare backend for *spec* from its prefix's factory (built-in, plugin or registered)."""
+    entry = _BACKENDS.get(spec.provider)
+    if entry is None:
+        raise ConfigError.unknown("judge provider", spec.provider, _BACKENDS.origins())
+    if spec.base_url:
+        options["base_url"] = spec.base_url
+    backend = entry.factory(spec.model, **options)
+    return backend if isinstance(backend, Backend) else adapt(backend, prices=options.get("prices"))
+
+
+def _builtin(provider: str) -> BackendFactory:
+    def factory(model: str, **options: Any) -> Backend:
+        return _provider_backend(Spec(provider, model, options.pop("base_url", None)), **options)
+    return factory
+
+
+def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float | None = 60.0,
+                      prices: Mapping[str, Price | tuple[float, float]] | None = None,
+                      **backend_options: Any) -> Backend:
+    """A built-in provider's backend, with credentials and base URL from options or the environment."""
     info = PROVIDERS[spec.provider]
     base_url = spec.base_url or (os.environ.get(info.url_env) if info.url_env else None) or info.base_url
     if spec.provider == "ollama" and base_url and not base_url.rstrip("/").endswith("/v1"):
@@ -186,7 +303,8 @@ def make_judge(spec: Any = None, **options: Any) -> Judge:
         if base_url and not resolved.base_url:
             resolved = Spec(resolved.provider, resolved.model, base_url)
         if dry_run:
-            local = PROVIDERS[resolved.provider].local or is_local_url(resolved.base_url)
+            entry = _BACKENDS.get(resolved.provider)
+            local = (entry is not None and entry.local) or is_local_url(resolved.base_url)
             price = resolve_price(resolved.model, local=local, overrides=options.get("prices"))
             return compose(DryRun(f"{resolved.provider}:{resolved.model}", price=price), **stack)
         return compose(build_backend(resolved, **options), **stack)

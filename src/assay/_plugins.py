@@ -1,0 +1,66 @@
+"""Third-party extensions: entry-point groups read lazily, and modules named by the user.
+
+A plugin distribution declares, in its pyproject.toml::
+
+    [project.entry-points."assay.metrics"]
+    polite = "my_pkg.metrics:Polite"          # a metric class (its spec name is the metric's name)
+    [project.entry-points."assay.judges"]
+    myprovider = "my_pkg.judge:make_backend"  # factory(model, **options) -> Backend
+    [project.entry-points."assay.importers"]
+    mylog = "my_pkg.importer:read_mylog"       # loaded like a --plugin module (it registers itself)
+
+Groups are read only when a name is looked up or listed, never at ``import assay``.
+``--plugin my_pkg.metrics`` (or ``plugins = [...]`` in assay.toml) imports a module whose
+``@metric`` / ``register_backend`` calls register what it defines.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterable
+from importlib import metadata
+from typing import Any
+
+from .errors import ConfigError
+
+GROUPS = ("assay.metrics", "assay.judges", "assay.importers")
+
+
+def entry_points(group: str) -> list[metadata.EntryPoint]:
+    """The installed entry points of *group*, sorted by name (stable order across runs)."""
+    return sorted(metadata.entry_points(group=group), key=lambda ep: ep.name)
+
+
+def origin_of(ep: metadata.EntryPoint) -> str:
+    """'plugin NAME' for the distribution that declares *ep* (its module when unknown)."""
+    dist = getattr(ep, "dist", None)
+    return f"plugin {dist.metadata['Name'] if dist is not None else ep.value.partition(':')[0]}"
+
+
+def load(ep: metadata.EntryPoint) -> Any:
+    """The object *ep* names; an import failure is a ConfigError naming the plugin."""
+    try:
+        return ep.load()
+    except Exception as exc:  # noqa: BLE001 - any failure inside third-party code
+        raise ConfigError(f"{origin_of(ep)}: entry point {ep.group}:{ep.name} = {ep.value!r} failed to load: "
+                          f"{type(exc).__name__}: {exc}") from exc
+
+
+def import_modules(modules: Iterable[str]) -> None:
+    """Import each ``module.path`` (``--plugin``, config ``plugins``); registration is theirs."""
+    for name in modules:
+        name = name.strip()
+        if not name:
+            continue
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except ConfigError:
+            raise
+        except ImportError as exc:
+            raise ConfigError(f"plugin {name!r} cannot be imported: {exc} (is it installed, or on PYTHONPATH?)") \
+                from exc
+        except Exception as exc:  # noqa: BLE001 - any failure inside third-party code
+            raise ConfigError(f"plugin {name!r} failed while importing: {type(exc).__name__}: {exc}") from exc
