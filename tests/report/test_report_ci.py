@@ -57,7 +57,8 @@ def test_junit_failure_error_skipped_and_counts(tmp_path):
 
 def test_junit_is_well_formed_with_hostile_text_and_control_characters(tmp_path):
     result, _ = hostile_run(tmp_path)
-    result.traces[0].metrics["quotes_output"].reason += " \x00\x07\x1b end"
+    metrics = result.traces[0].metrics  # results are frozen: file a changed copy
+    metrics["quotes_output"] = metrics["quotes_output"].replace(reason=metrics["quotes_output"].reason + " \x00\x07\x1b end")
     xml = to_junit(result)
     root = ET.fromstring(xml)  # parses: markup escaped, control characters dropped
     names = {c.get("name") for c in root.iter("testcase")}

@@ -17,7 +17,7 @@ from typing import Any
 from ..engine import Evaluation
 from ..engine._compare import compare_runs
 from ..errors import ConfigError, DataError
-from ..model import InputIssue, RunResult, TraceResult
+from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
 from ..report import MAX_TRACES, to_csv, to_junit, write_report
 from ..report.screenshot import screenshot as take_screenshot
 from ..store import RunStore, default_store_path, hash_inputs, load_run, load_traces
@@ -89,7 +89,7 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
         stored_inputs = {"passed": 0, "other": 0}
         sink = None
         if fmt == "jsonl":
-            sink = stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
+            sink = stack.enter_context(open(output, "wb")) if output else sys.stdout.buffer
         callbacks = []
         if evaluation.attach_traces:
             def keep(item: TraceResult | InputIssue) -> None:
@@ -98,13 +98,11 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
                     recorder.add(item, trace if trace is not None and _store_input(item, stored_inputs) else None)
                 if html and trace is not None and _worth_keeping(item, report_traces):  # type: ignore[arg-type]
                     report_traces[item.source or item.id] = trace  # type: ignore[union-attr]
-                if trace is not None:
-                    item.trace = None  # type: ignore[union-attr]  # results may be kept; their inputs need not be
             callbacks.append(keep)
         if sink is not None:
             def write(item: TraceResult | InputIssue) -> None:
                 if isinstance(item, TraceResult):
-                    sink.write(dumps(item.to_dict()) + "\n")
+                    sink.write(encode_trace(item) + b"\n")
             callbacks.append(write)
         if progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -134,16 +132,17 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
             result.run["run_id"] = recorder.run_id
             recorder.finish(result)
         if fmt == "jsonl" and sink is not None:
-            tail = result.to_dict()
-            tail.pop("traces")
-            sink.write(dumps({"summary_record": True, **tail}) + "\n")
+            sink.write(encode_summary_record(result) + b"\n")
+            sink.flush()
         elif fmt in ("json", "junit", "csv"):
-            text = {"json": lambda: dumps(result.to_dict(), indent=2) + "\n", "junit": lambda: to_junit(result),
-                    "csv": lambda: to_csv(result)}[fmt]()
+            data = encode_run(result, indent=2) + b"\n" if fmt == "json" else (
+                to_junit(result) if fmt == "junit" else to_csv(result)).encode("utf-8")
             if output:
-                Path(output).write_text(text, encoding="utf-8", newline="")
+                Path(output).write_bytes(data)
             else:
-                sys.stdout.write(text)
+                sys.stdout.flush()
+                sys.stdout.buffer.write(data)
+                sys.stdout.buffer.flush()
     if html:
         shown = result
         if not result.traces and store is not None and result.run.get("run_id"):

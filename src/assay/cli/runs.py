@@ -42,12 +42,13 @@ def command(ctx: click.Context, limit: int, as_json: bool, store: str | None, de
 def show(ctx: click.Context, ref: str, as_json: bool, store: str | None, debug: bool) -> None:
     """Show run REF (an id, a unique prefix, latest or latest~N): its information and summary table."""
     from . import _render
-    from ._session import dumps, open_store
+    from ..model import encode_run
+    from ._session import open_store
 
     st = open_store(store or ctx.obj.get("store"))
     info, result = st.info(ref), st.load(ref)
     if as_json:
-        click.echo(dumps(result.to_dict(), indent=2))
+        click.echo(encode_run(result, indent=2).decode())
     else:
         _render.run_detail(info, result)
 

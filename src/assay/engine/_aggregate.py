@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..model import DimensionScore, MetricResult, MetricSummary, TraceResult, Warning
+from ..model import DimensionScore, MetricResult, MetricSummary, Warning
 from ..model._result import ERROR_WARNINGS
 
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -45,11 +45,12 @@ class Dimensions:
         return self.thresholds.get(dim, OTHER_THRESHOLD)
 
 
-def group(result: TraceResult, dimension_of: Mapping[str, str], dims: Dimensions) -> None:
-    """Fill ``result.dimensions``, ``overall`` and ``passed`` from ``result.metrics``."""
+def group(metrics: Mapping[str, MetricResult], dimension_of: Mapping[str, str],
+          dims: Dimensions) -> tuple[dict[str, DimensionScore], float | None, bool | None]:
+    """A trace's ``dimensions``, ``overall`` and ``passed`` from its metric results."""
     sums: dict[str, list[float]] = {}
     any_failed = False
-    for name, r in result.metrics.items():
+    for name, r in metrics.items():
         score = r.score
         if score is None:
             continue
@@ -73,10 +74,10 @@ def group(result: TraceResult, dimension_of: Mapping[str, str], dims: Dimensions
         dimensions[dim] = DimensionScore(mean, passed, thr, w, n)
         total_w += w
         weighted += w * mean
-    result.dimensions = dimensions
-    result.overall = weighted / total_w if total_w > 0 else (None if not dimensions else
-                                                              sum(d.score for d in dimensions.values()) / len(dimensions))
-    result.passed = None if not dimensions else not any_failed
+    if not dimensions:
+        return dimensions, None, None
+    overall = weighted / total_w if total_w > 0 else sum(d.score for d in dimensions.values()) / len(dimensions)
+    return dimensions, overall, not any_failed
 
 
 class SummaryBuilder:
@@ -93,8 +94,8 @@ class SummaryBuilder:
         for name, r in metrics.items():
             s = summaries.get(name)
             if s is None:
-                s = summaries[name] = MetricSummary(name, self._dimension_of.get(name, "custom"),
-                                                    self._thresholds.get(name))
+                s = summaries[name] = MetricSummary(name=name, dimension=self._dimension_of.get(name, "custom"),
+                                                    threshold=self._thresholds.get(name))
                 sums[name] = 0.0
             score = r.score
             if score is None:

@@ -125,11 +125,9 @@ class Evaluation:
         self.window = window
 
     def _result(self, trace: Trace, loc: str, metrics: dict[str, Any]) -> TraceResult:
-        r = TraceResult(trace.id, trace.task, trace.trial, metrics, source=loc)
-        group(r, self.dimension_of, self.dims)
-        if self.attach_traces:
-            r.trace = trace
-        return r
+        dimensions, overall, passed = group(metrics, self.dimension_of, self.dims)
+        return TraceResult(trace.id, trace.task, trace.trial, metrics, dimensions, overall, passed, loc,
+                           trace if self.attach_traces else None)
 
     async def astream(self, source: Source, *, input_format: str | None = None,
                       strict: bool = False) -> AsyncIterator[TraceResult | InputIssue]:
@@ -194,10 +192,10 @@ class Evaluation:
                 summary.add(item.metrics)
                 if collector is not None:
                     collector.add(item)
-                if keep_traces:
-                    traces.append(item)
             if on_result is not None:
                 on_result(item)
+            if keep_traces and type(item) is TraceResult:
+                traces.append(item if item.trace is None else item.replace(trace=None))  # inputs are not kept
         finished = time.time()
         run = {
             "assay_version": __version__,

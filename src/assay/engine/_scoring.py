@@ -12,9 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from ..errors import ProviderError
 from ..metrics import MetricContext
 from ..metrics._base import data_meets, is_async_metric
+from ..metrics._memo import TraceView
 from ..model import MetricResult, Trace, Warning
 
 
@@ -47,27 +50,36 @@ def _applicable(m: Any, trace: Trace) -> bool:
 
 
 def finish(m: Any, r: Any) -> MetricResult:
-    """Stamp name/threshold/passed; a bad return value becomes a metric error."""
+    """The result as published: named, with threshold and passed; a bad value becomes a metric error.
+
+    Results made by ``ctx.result`` / ``ctx.null`` come complete and are returned as they are;
+    others (plain numbers, results built without a context) are completed in a copy.
+    """
+    name, threshold = m.spec.name, m.threshold
     if type(r) is not MetricResult and not isinstance(r, MetricResult):
         if isinstance(r, (int, float)) and not isinstance(r, bool):
-            r = MetricContext.result(r)
+            r = MetricResult(name, float(r), None, threshold)
         else:
-            r = MetricContext.null(Warning.METRIC_ERROR, f"score() returned {type(r).__name__}, expected a MetricResult")
-    r.name = m.spec.name
-    r.threshold = threshold = m.threshold
+            return MetricResult(name, None, None, threshold,
+                                f"score() returned {type(r).__name__}, expected a MetricResult", [],
+                                Warning.METRIC_ERROR, {})
     score = r.score
-    if score is not None:
-        if 0.0 <= score <= 1.0:  # False for NaN too
-            r.passed = score >= threshold
-        else:
-            r.details["bad_score"] = score
-            r.score, r.warning = None, Warning.METRIC_ERROR
-            r.reason = f"metric returned a score outside [0, 1]: {score!r}"
-    return r
+    if score is None:
+        if r.name == name and r.threshold == threshold and r.passed is None:
+            return r
+        return msgspec.structs.replace(r, name=name, threshold=threshold, passed=None)
+    if 0.0 <= score <= 1.0:  # False for NaN too
+        passed = score >= threshold
+        if r.name == name and r.threshold == threshold and r.passed is passed:
+            return r
+        return msgspec.structs.replace(r, name=name, threshold=threshold, passed=passed)
+    return msgspec.structs.replace(r, name=name, threshold=threshold, passed=None, score=None,
+                                   warning=Warning.METRIC_ERROR, details={**r.details, "bad_score": score},
+                                   reason=f"metric returned a score outside [0, 1]: {score!r}")
 
 
 def _error(exc: BaseException) -> MetricResult:
-    return MetricContext.null(Warning.METRIC_ERROR, f"{type(exc).__name__}: {exc}")
+    return MetricResult("", None, None, None, f"{type(exc).__name__}: {exc}", [], Warning.METRIC_ERROR, {})
 
 
 def combine_turns(parts: list[MetricResult], unit: str = "turn") -> MetricResult:
@@ -82,27 +94,26 @@ def combine_turns(parts: list[MetricResult], unit: str = "turn") -> MetricResult
     calls = sum(p.judge_calls for p in parts)
     tokens = sum(p.tokens for p in parts)
     costs = [p.cost_usd for p in parts if p.cost_usd is not None]
+    cost = sum(costs) if costs else None
     reason = " | ".join(f"{unit} {i + 1}: {p.reason}" for i, p in enumerate(parts) if p.reason)
     evidence = [e for p in parts for e in p.evidence]
     if not scored:
         first = next((p for p in parts if p.warning), None)
         warning = first.warning if first else Warning.MISSING_DATA
-        out = MetricContext.null(warning, reason or "no turn could be scored", details)
         if any(p.errored for p in parts):
-            out.warning = Warning.JUDGE_ERROR if any(p.warning == Warning.JUDGE_ERROR for p in parts) else Warning.METRIC_ERROR
-    else:
-        out = MetricContext.result(sum(p.score for p in scored) / len(scored), reason, evidence, details)  # type: ignore[misc]
-        if len(scored) < len(parts):
-            out.details[f"{unit}s_without_score"] = len(parts) - len(scored)
-    out.judge_calls, out.tokens = calls, tokens
-    out.cost_usd = sum(costs) if costs else None
-    return out
+            warning = Warning.JUDGE_ERROR if any(p.warning == Warning.JUDGE_ERROR for p in parts) else Warning.METRIC_ERROR
+        return MetricResult(score=None, warning=warning, reason=reason or "no turn could be scored", details=details,
+                            judge_calls=calls, tokens=tokens, cost_usd=cost)
+    if len(scored) < len(parts):
+        details[f"{unit}s_without_score"] = len(parts) - len(scored)
+    return MetricResult(score=sum(p.score for p in scored) / len(scored), reason=reason,  # type: ignore[misc]
+                        evidence=evidence, details=details, judge_calls=calls, tokens=tokens, cost_usd=cost)
 
 
 def score_sync(trace: Trace, plan: Plan, ctx_judge: Any = None) -> dict[str, MetricResult]:
     """All metrics on one trace, for plans without async metrics (the fast path)."""
     results: dict[str, MetricResult] = {}
-    ctx = MetricContext(trace, ctx_judge, results)
+    ctx = MetricContext(trace, ctx_judge, results, memo=TraceView(trace))
     only_applicable = plan.only_applicable
     met: dict[Any, bool] = {}  # requirement -> whether this trace meets it (checked once per trace)
     steps = plan.steps or tuple((m, m.spec.name, tuple(m.spec.requires), m.spec.level == "turn")
@@ -119,6 +130,7 @@ def score_sync(trace: Trace, plan: Plan, ctx_judge: Any = None) -> dict[str, Met
                     break
             if not ok:
                 continue
+        ctx.metric_name, ctx.metric_threshold = name, m.threshold  # one metric at a time: one context
         try:
             if per_turn:
                 r = combine_turns([finish(m, m.score(ctx.for_turn(i))) for i in range(len(trace.turns))])
@@ -133,6 +145,7 @@ def score_sync(trace: Trace, plan: Plan, ctx_judge: Any = None) -> dict[str, Met
 
 
 async def _one(m: Any, ctx: MetricContext) -> MetricResult:
+    ctx = ctx.for_metric(m.spec.name, m.threshold)
     try:
         r = m.score(ctx)
         if asyncio.iscoroutine(r) or isinstance(r, asyncio.Future):
@@ -154,7 +167,7 @@ async def _run_once(m: Any, ctx: MetricContext) -> MetricResult:
 async def _run_metric(m: Any, ctx: MetricContext, repeats: int) -> MetricResult:
     if repeats <= 1 or not m.spec.needs_judge:
         return await _run_once(m, ctx)
-    parts = await asyncio.gather(*(_run_once(m, MetricContext(ctx.trace, ctx.judge, ctx.results, None, r))
+    parts = await asyncio.gather(*(_run_once(m, MetricContext(ctx.trace, ctx.judge, ctx.results, None, r, memo=ctx.memo))
                                    for r in range(repeats)))
     return combine_turns(list(parts), unit="repeat")
 
@@ -162,7 +175,7 @@ async def _run_metric(m: Any, ctx: MetricContext, repeats: int) -> MetricResult:
 async def score_async(trace: Trace, plan: Plan, judge: Any = None, repeat: int = 0) -> dict[str, MetricResult]:
     """All metrics on one trace; metrics of a phase run concurrently."""
     results: dict[str, MetricResult] = {}
-    ctx = MetricContext(trace, judge, results, None, repeat)
+    ctx = MetricContext(trace, judge, results, None, repeat, memo=TraceView(trace))
     for phase in plan.phases:
         todo = [m for m in phase if not (plan.only_applicable and not _applicable(m, trace))]
         done = await asyncio.gather(*(_run_metric(m, ctx, plan.repeats) for m in todo))

@@ -21,6 +21,7 @@ import dataclasses
 import inspect
 import json
 import math
+import types
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -109,6 +110,36 @@ class MetricSpec:
         return Requirement.JUDGE in self.requires
 
 
+class _ContextMethod:
+    """A method usable on the class too: ``MetricContext.null(...)`` (shared helpers that have no
+    context) builds a result the engine names afterwards; ``ctx.null(...)`` builds it complete."""
+
+    __slots__ = ("f",)
+
+    def __init__(self, f: Callable[..., Any]) -> None:
+        self.f = f
+
+    def __get__(self, obj: Any, cls: Any = None) -> Callable[..., Any]:
+        return types.MethodType(self.f, _NO_CONTEXT if obj is None else obj)
+
+
+def _result(ctx: Any, score: float, reason: str = "", evidence: Iterable[str] = (),
+            details: dict[str, Any] | None = None, warning: Warning | None = None) -> MetricResult:
+    """A scored result; name, threshold and passed come from the metric being scored."""
+    score = float(score)
+    threshold = ctx.metric_threshold
+    return MetricResult(ctx.metric_name, score,
+                        None if threshold is None or not 0.0 <= score <= 1.0 else score >= threshold,
+                        threshold, reason, list(evidence) if evidence else [], warning,
+                        {} if details is None else details)
+
+
+def _null(ctx: Any, warning: Warning | str, reason: str, details: dict[str, Any] | None = None) -> MetricResult:
+    """No score, and why: never a silent 0."""
+    return MetricResult(ctx.metric_name, None, None, ctx.metric_threshold, reason, [], Warning(warning),
+                        {} if details is None else details)
+
+
 @dataclass(slots=True)
 class MetricContext:
     """What a metric sees: the trace, the judge (if any) and earlier results on this trace."""
@@ -120,26 +151,32 @@ class MetricContext:
     turn_index: int | None = None
     """Set for turn-level metrics: the turn being scored."""
     repeat: int = 0
+    metric_name: str = ""
+    """The metric being scored (set by the engine), so ``result`` / ``null`` build complete results."""
+    metric_threshold: float | None = None
+    memo: Any = None
+    """Derived data shared by the metrics of one scoring pass (``metrics._memo``)."""
 
     @property
     def turn(self) -> Turn | None:
         return None if self.turn_index is None else self.trace.turns[self.turn_index]
 
     def for_turn(self, index: int) -> "MetricContext":
-        return MetricContext(self.trace, self.judge, self.results, index, self.repeat)
+        return MetricContext(self.trace, self.judge, self.results, index, self.repeat, self.metric_name,
+                             self.metric_threshold, self.memo)
 
-    @staticmethod
-    def result(score: float, reason: str = "", evidence: Iterable[str] = (), details: dict[str, Any] | None = None,
-               warning: Warning | None = None) -> MetricResult:
-        """A scored result; the engine adds name, threshold and passed."""
-        return MetricResult(score=float(score), reason=reason, evidence=list(evidence),
-                            details=details if details is not None else {}, warning=warning)
+    def for_metric(self, name: str, threshold: float | None) -> "MetricContext":
+        """This context for scoring metric ``name`` (its own object: async metrics run concurrently)."""
+        return MetricContext(self.trace, self.judge, self.results, self.turn_index, self.repeat, name, threshold,
+                             self.memo)
 
-    @staticmethod
-    def null(warning: Warning | str, reason: str, details: dict[str, Any] | None = None) -> MetricResult:
-        """No score, and why: never a silent 0."""
-        return MetricResult(score=None, warning=Warning(warning), reason=reason,
-                            details=details if details is not None else {})
+    result = _ContextMethod(_result)
+    """``ctx.result(score, reason="", evidence=(), details=None, warning=None)``: a scored result."""
+    null = _ContextMethod(_null)
+    """``ctx.null(warning, reason, details=None)``: no score, and why (never a silent 0)."""
+
+
+_NO_CONTEXT = MetricContext(None)  # type: ignore[arg-type]
 
 
 class Metric:
@@ -197,15 +234,15 @@ def _function_metric(fn: Callable[..., Any]) -> type:
     """Wrap ``def f(ctx) -> float | MetricResult`` (sync or async) as a metric class."""
     is_async = inspect.iscoroutinefunction(fn)
 
-    def coerce(value: Any) -> MetricResult:
-        return value if isinstance(value, MetricResult) else MetricContext.result(value)
+    def coerce(ctx: MetricContext, value: Any) -> MetricResult:
+        return value if isinstance(value, MetricResult) else ctx.result(value)
 
     if is_async:
         async def score(self: Any, ctx: MetricContext) -> MetricResult:
-            return coerce(await fn(ctx))
+            return coerce(ctx, await fn(ctx))
     else:
         def score(self: Any, ctx: MetricContext) -> MetricResult:
-            return coerce(fn(ctx))
+            return coerce(ctx, fn(ctx))
 
     return type(fn.__name__, (), {"__doc__": fn.__doc__, "__module__": fn.__module__, "score": score,
                                   "__annotations__": {"threshold": float}, "threshold": 0.7})

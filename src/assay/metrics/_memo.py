@@ -1,25 +1,25 @@
 """Derived data that several metrics read from the same trace, computed once per scoring pass.
 
-The engine scores one trace with one ``MetricContext`` whose ``results`` dict is new for every
-pass, and metrics never modify the trace; so a value computed from ``ctx.trace`` stays valid
-while ``ctx.results`` and ``ctx.trace`` are the same objects. The view holds them (not their
-ids), so a later pass is never mistaken for this one. Only the last pass is kept.
+The engine gives every scoring pass of a trace a fresh ``TraceView`` on its ``MetricContext``
+(``ctx.memo``), shared by the per-metric and per-turn contexts derived from it; metrics never
+modify the trace, so a value computed from ``ctx.trace`` stays valid for the whole pass. No
+module-level state: concurrent passes (async metrics, threads) cannot see each other's view.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..model import ExpectedToolCall, MetricResult, ToolCall, Trace, Usage
+from ..model import ExpectedToolCall, ToolCall, Trace, Usage
 
 
 class TraceView:
     """Lazily computed, shared facts about one trace."""
 
-    __slots__ = ("results", "trace", "_tools", "_names", "_usage")
+    __slots__ = ("trace", "_tools", "_names", "_usage")
 
-    def __init__(self, results: Any, trace: Trace) -> None:
-        self.results, self.trace = results, trace
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
         self._tools: tuple[list[ExpectedToolCall] | None, list[ToolCall]] | None = None
         self._names: tuple[list[str] | None, list[str]] | None = None
         self._usage: Any = self
@@ -44,22 +44,10 @@ class TraceView:
         return self._usage
 
 
-_last = TraceView(None, None)  # type: ignore[arg-type]
-
-
 def view(ctx: Any) -> TraceView:
-    """The shared view of ``ctx.trace`` for this scoring pass."""
-    global _last
-    v = _last
-    if v.results is not ctx.results or v.trace is not ctx.trace:
-        v = _last = TraceView(ctx.results, ctx.trace)
+    """The shared view of ``ctx.trace`` for this scoring pass (made here for a context built by hand)."""
+    v = ctx.memo
+    if v is None or v.trace is not ctx.trace:
+        v = ctx.memo = TraceView(ctx.trace)
     return v
 
-
-def scored(score: float, reason: str = "", evidence: list[str] | None = None,
-           details: dict[str, Any] | None = None) -> MetricResult:
-    """``MetricContext.result`` for the built-in metrics' hot paths: the same result, built with
-    positional arguments (about half the cost of the keyword call; ~12 of these per trace).
-    ``evidence`` must be a new list, as ``MetricContext.result`` would copy it."""
-    return MetricResult("", float(score), None, None, reason, [] if evidence is None else evidence, None,
-                        {} if details is None else details)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..model import AgentRun, MetricResult, Trace, Warning
-from . import _memo
 from ._base import MetricContext, metric
 
 
@@ -62,7 +61,7 @@ class AgentUtilization:
         reason = f"work per agent {work}"
         if idle:
             reason += f"; idle: {idle}"
-        return _memo.scored(s, reason, details={"work": work})
+        return ctx.result(s, reason, details={"work": work})
 
 
 @metric("coordination_efficiency", dimension="multi_agent", requires=("multi_agent",),
@@ -91,5 +90,5 @@ class CoordinationEfficiency:
             return ctx.null(Warning.MISSING_DATA, "no work performed by the agents")
         n = len(trace.handoffs)
         s = coordination(n, work, self.ideal_ratio, self.decay)
-        return _memo.scored(s, f"{n} handoffs for {work} units of work (ratio {n / work:.2f}, ideal "
+        return ctx.result(s, f"{n} handoffs for {work} units of work (ratio {n / work:.2f}, ideal "
                              f"<= {self.ideal_ratio:g})", details={"handoffs": n, "work": work, "ratio": n / work})

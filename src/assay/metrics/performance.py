@@ -76,7 +76,7 @@ class LatencyScore:
         if latency < 0 or not math.isfinite(latency):
             return ctx.null(Warning.INVALID_DATA, f"latency must be a non-negative number, got {latency!r}")
         s = 1.0 if latency <= self.threshold_ms else self.threshold_ms / latency
-        return _memo.scored(s, f"{latency:.0f} ms against a {self.threshold_ms:.0f} ms budget",
+        return ctx.result(s, f"{latency:.0f} ms against a {self.threshold_ms:.0f} ms budget",
                             details={"latency_ms": latency})
 
 
@@ -91,7 +91,7 @@ def _usage_efficiency(ctx: MetricContext, key: str, used: Any, what: str, expect
         return ctx.null(warning or Warning.MISSING_DATA, source)
     s = efficiency(quality, used, expected, exponent)
     ratio = used / expected
-    return _memo.scored(s, f"quality {quality:.2f} ({source}); {what} {used:g} = {ratio:.2f}x expected",
+    return ctx.result(s, f"quality {quality:.2f} ({source}); {what} {used:g} = {ratio:.2f}x expected",
                         details={key: used, "quality_score": quality, "quality_source": source, "ratio": ratio})
 
 
@@ -159,7 +159,7 @@ class Throughput:
             return ctx.null(Warning.MISSING_DATA, "no throughput_rps on the trace")
         if rps < 0 or not math.isfinite(rps):
             return ctx.null(Warning.INVALID_DATA, f"throughput_rps must be non-negative, got {rps!r}")
-        return _memo.scored(min(1.0, rps / self.target_rps), f"{rps:g} rps against a target of {self.target_rps:g}",
+        return ctx.result(min(1.0, rps / self.target_rps), f"{rps:g} rps against a target of {self.target_rps:g}",
                             details={"throughput_rps": rps})
 
 
@@ -196,6 +196,6 @@ class TurnEfficiency:
         else:
             completeness, source = 1.0, "assumed 1.0 (no conversation_completeness score)"
         eff = min(1.0, expected / turns)
-        return _memo.scored(completeness * eff, f"{turns} user turns, {expected} expected; completeness {source}",
+        return ctx.result(completeness * eff, f"{turns} user turns, {expected} expected; completeness {source}",
                             details={"user_turns": turns, "expected_turns": expected, "turn_efficiency": eff,
                                    "completeness": completeness, "completeness_source": source})

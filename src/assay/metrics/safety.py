@@ -22,7 +22,6 @@ from typing import Any
 import msgspec
 
 from ..model import MetricResult, Warning
-from . import _memo
 from ._base import MetricContext, metric
 
 # --------------------------------------------------------------------------- normalisation
@@ -386,7 +385,7 @@ class PromptInjectionDetection:
             return ctx.null(Warning.MISSING_DATA, "no user input, tool result or context to scan")
         # fast path: one memoised lookup per text, one prefilter for all structured results
         if not _any_injection(strings) and not (structured and _any_injection(result_strings(structured))):
-            return _memo.scored(1.0, f"no injection pattern in {scanned} texts", details={"texts_scanned": scanned})
+            return ctx.result(1.0, f"no injection pattern in {scanned} texts", details={"texts_scanned": scanned})
         evidence: list[str] = []
         kinds: dict[str, int] = {}
 
@@ -406,5 +405,5 @@ class PromptInjectionDetection:
             if self.include_context:
                 for j, passage in enumerate(t.context, 1):
                     scan(f"turn {i} context {j}", passage)
-        return _memo.scored(0.0, f"{len(evidence)} injection attempt(s): " + ", ".join(sorted(kinds)),
+        return ctx.result(0.0, f"{len(evidence)} injection attempt(s): " + ", ".join(sorted(kinds)),
                             evidence, details={"kinds": kinds, "texts_scanned": scanned})

@@ -144,8 +144,8 @@ class ToolSelectionAccuracy:
         exp_names, act_names = sorted(exp_names), sorted(act_names)
         if exp_names == act_names:
             if not exp_names:
-                return _memo.scored(1.0, "no tools expected and none called")
-            return _memo.scored(1.0, f"{len(exp_names)} matched of {len(exp_names)} expected and called",
+                return ctx.result(1.0, "no tools expected and none called")
+            return ctx.result(1.0, f"{len(exp_names)} matched of {len(exp_names)} expected and called",
                                 details={"matched": len(exp_names), "missing": [], "unexpected": []})
         missing, extra = multiset_diff(exp_names, act_names)
         e, a = len(exp_names), len(act_names)
@@ -155,7 +155,7 @@ class ToolSelectionAccuracy:
             reason += f"; missing {missing}"
         if extra:
             reason += f"; unexpected {extra}"
-        return _memo.scored(matched / (e + a - matched), reason,
+        return ctx.result(matched / (e + a - matched), reason,
                             details={"matched": matched, "missing": missing, "unexpected": extra})
 
 
@@ -188,9 +188,9 @@ class ToolSequenceCorrectness:
                 common += len(exp) if exp == act else lcs_length(exp, act)
             total += max(len(exp), len(act))
         if total == 0:
-            return _memo.scored(1.0, "no tools expected and none called")
+            return ctx.result(1.0, "no tools expected and none called")
         how = "in any order" if unordered else "in order"
-        return _memo.scored(common / total, f"{common} of {total} calls match {how}",
+        return ctx.result(common / total, f"{common} of {total} calls match {how}",
                             details={"common": common, "length": total, "order_ignored": unordered})
 
 
@@ -252,7 +252,7 @@ class ParameterQuality:
             reason += f", scaled by {len(expected)}/{len(actual)} for extra calls"
         if notes:
             reason += "; " + "; ".join(notes)
-        return _memo.scored(mean * scale, reason, details={"per_call": per_call, "extra_call_scale": scale})
+        return ctx.result(mean * scale, reason, details={"per_call": per_call, "extra_call_scale": scale})
 
 
 _MCP_PREFIX = re.compile(r"mcp(?:__|[_.:/])", re.IGNORECASE)
@@ -348,4 +348,4 @@ class MCPCompliance:
         ok = len(calls) - len(problems)
         reason = f"{ok} of {len(calls)} MCP calls compliant"
         evidence = [f"{k.split(':', 1)[1]}: {'; '.join(v)}" for k, v in problems.items()]
-        return _memo.scored(ok / len(calls), reason, evidence, details={"violations": problems})
+        return ctx.result(ok / len(calls), reason, evidence, details={"violations": problems})

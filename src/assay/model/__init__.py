@@ -1,7 +1,8 @@
 """Typed data: the trace format (input contract) and the result types."""
 
 from ._result import (
-    DimensionScore, InputIssue, MetricResult, MetricSummary, RunResult, TraceResult, Warning,
+    DimensionScore, InputIssue, MetricResult, MetricSummary, RunResult, TraceResult, Warning, decode_issue, decode_run, decode_trace,
+    encode, encode_run, encode_summary_record, encode_trace, read_results, run_from_builtins,
 )
 from ._trace import (
     AgentRun, Expected, ExpectedToolCall, Handoff, ToolCall, Trace, TraceValidationError, Turn, TurnExpected, Usage,
@@ -10,4 +11,6 @@ from ._trace import (
 __all__ = [
     "AgentRun", "DimensionScore", "Expected", "ExpectedToolCall", "Handoff", "InputIssue", "MetricResult",
     "MetricSummary", "RunResult", "ToolCall", "Trace", "TraceResult", "TraceValidationError", "Turn", "TurnExpected", "Usage", "Warning",
+    "decode_issue", "decode_run", "decode_trace", "encode", "encode_run", "encode_summary_record", "encode_trace", "read_results",
+    "run_from_builtins",
 ]

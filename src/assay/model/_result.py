@@ -1,14 +1,22 @@
-"""Result types. Plain slotted dataclasses: a run can produce millions of them.
+"""Result types: typed msgspec Structs, one codec (``_codec``) for every results format.
 
 A score is in [0, 1] or None. None never counts as 0: it is excluded from averages and
 counted, and ``warning`` says why it is missing.
+
+Per-trace results (``MetricResult``, ``DimensionScore``, ``TraceResult``) are frozen: a metric
+creates its result once (``ctx.result`` / ``ctx.null``), the engine never stamps it afterwards,
+and a run can produce millions of them, so they are also untracked by the garbage collector.
+Run-level types (``MetricSummary``, ``RunResult``) are few and filled in as a run finishes.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
+
+import msgspec
+
+from ..errors import DataError
 
 
 class Warning(StrEnum):  # noqa: A001 - the seed's name for the field
@@ -28,18 +36,17 @@ class Warning(StrEnum):  # noqa: A001 - the seed's name for the field
 ERROR_WARNINGS = frozenset({Warning.JUDGE_ERROR, Warning.METRIC_ERROR})
 
 
-@dataclass(slots=True)
-class MetricResult:
-    """One metric on one trace."""
+class MetricResult(msgspec.Struct, frozen=True, gc=False):
+    """One metric on one trace. Immutable: derive a changed copy with ``replace``."""
 
     name: str = ""
     score: float | None = None
     passed: bool | None = None
     threshold: float | None = None
     reason: str = ""
-    evidence: list[str] = field(default_factory=list)
+    evidence: list[str] = []
     warning: Warning | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = {}
     judge_calls: int = 0
     tokens: int = 0
     cost_usd: float | None = None
@@ -48,28 +55,22 @@ class MetricResult:
     def errored(self) -> bool:
         return self.warning in ERROR_WARNINGS
 
+    def replace(self, **changes: Any) -> "MetricResult":
+        """A copy with ``changes`` applied (the result itself is frozen)."""
+        return msgspec.structs.replace(self, **changes)
+
     def to_dict(self) -> dict[str, Any]:
-        d = {"score": self.score, "passed": self.passed, "threshold": self.threshold,
-             "warning": None if self.warning is None else str(self.warning), "reason": self.reason}
-        if self.evidence:
-            d["evidence"] = self.evidence
-        if self.details:
-            d["details"] = self.details
-        if self.judge_calls:
-            d.update(judge_calls=self.judge_calls, tokens=self.tokens, cost_usd=self.cost_usd)
-        return d
+        """The results-file form (the name is the key it is filed under)."""
+        return msgspec.to_builtins(_metric_out(self), enc_hook=_enc_hook)
 
     @classmethod
     def from_dict(cls, name: str, d: dict[str, Any]) -> "MetricResult":
-        w = d.get("warning")
-        return cls(name=name, score=d.get("score"), passed=d.get("passed"), threshold=d.get("threshold"),
-                   reason=d.get("reason") or "", evidence=list(d.get("evidence") or []),
-                   warning=None if w is None else Warning(w), details=dict(d.get("details") or {}),
-                   judge_calls=d.get("judge_calls", 0), tokens=d.get("tokens", 0), cost_usd=d.get("cost_usd"))
+        r = msgspec.convert(d, cls)
+        msgspec.structs.force_setattr(r, "name", name)
+        return r
 
 
-@dataclass(slots=True)
-class DimensionScore:
+class DimensionScore(msgspec.Struct, frozen=True, gc=False):
     """Mean of the non-null metric scores of one dimension."""
 
     score: float | None
@@ -80,40 +81,39 @@ class DimensionScore:
     """Metrics that contributed a score."""
 
 
-@dataclass(slots=True)
-class TraceResult:
+class TraceResult(msgspec.Struct, frozen=True):
     """Every metric on one trace, grouped by dimension, with an overall verdict."""
 
     id: str
     task_id: str
     trial: int | None
     metrics: dict[str, MetricResult]
-    dimensions: dict[str, DimensionScore] = field(default_factory=dict)
+    dimensions: dict[str, DimensionScore] = {}
     overall: float | None = None
     passed: bool | None = None
     source: str | None = None
     """Where the trace came from: ``file:line``."""
-    trace: Any = field(default=None, repr=False, compare=False)
+    trace: Any = None
     """The input Trace, when the engine was asked to attach it (``attach_traces``); never serialised."""
 
+    def __repr__(self) -> str:
+        return (f"TraceResult(id={self.id!r}, task_id={self.task_id!r}, trial={self.trial!r}, "
+                f"overall={self.overall!r}, passed={self.passed!r}, metrics={sorted(self.metrics)!r})")
+
+    def replace(self, **changes: Any) -> "TraceResult":
+        return msgspec.structs.replace(self, **changes)
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "task_id": self.task_id, "trial": self.trial, "source": self.source,
-            "overall": self.overall, "passed": self.passed,
-            "dimensions": {k: asdict(v) for k, v in self.dimensions.items()},
-            "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
-        }
+        return msgspec.to_builtins(_trace_out(self), enc_hook=_enc_hook)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TraceResult":
-        return cls(id=d["id"], task_id=d.get("task_id") or d["id"], trial=d.get("trial"),
-                   metrics={k: MetricResult.from_dict(k, v) for k, v in d.get("metrics", {}).items()},
-                   dimensions={k: DimensionScore(**v) for k, v in (d.get("dimensions") or {}).items()},
-                   overall=d.get("overall"), passed=d.get("passed"), source=d.get("source"))
+        if "task_id" not in d and "id" in d:
+            d = {**d, "task_id": d["id"]}
+        return _named(msgspec.convert(d, cls))
 
 
-@dataclass(slots=True)
-class MetricSummary:
+class MetricSummary(msgspec.Struct, kw_only=True):
     """Run-level aggregate of one metric."""
 
     name: str
@@ -130,21 +130,16 @@ class MetricSummary:
     pass_rate: float | None = None
     mean_ci: tuple[float, float] | None = None
     pass_rate_ci: tuple[float, float] | None = None
-    warnings: dict[str, int] = field(default_factory=dict)
+    warnings: dict[str, int] = {}
     judge_calls: int = 0
     tokens: int = 0
     cost_usd: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        for k in ("mean_ci", "pass_rate_ci"):
-            if d[k] is not None:
-                d[k] = list(d[k])
-        return d
+        return msgspec.to_builtins(self, enc_hook=_enc_hook)
 
 
-@dataclass(slots=True)
-class InputIssue:
+class InputIssue(msgspec.Struct, frozen=True):
     """A line of input that could not be used, and why."""
 
     source: str
@@ -157,15 +152,14 @@ class InputIssue:
         return ": ".join(p for p in (where, self.field, self.message) if p)
 
 
-@dataclass(slots=True)
-class RunResult:
+class RunResult(msgspec.Struct):
     """A whole evaluation: per-trace results, per-metric summaries, run information."""
 
     traces: list[TraceResult]
     summary: dict[str, MetricSummary]
-    run: dict[str, Any] = field(default_factory=dict)
-    input_issues: list[InputIssue] = field(default_factory=list)
-    statistics: dict[str, Any] = field(default_factory=dict)
+    run: dict[str, Any] = {}
+    input_issues: list[InputIssue] = []
+    statistics: dict[str, Any] = {}
     """pass@k families and other run-level statistics, when computed."""
 
     @property
@@ -177,22 +171,175 @@ class RunResult:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunResult":
         """Inverse of ``to_dict`` (results files written by ``assay run --output``)."""
-        summary = {}
-        for name, s in (d.get("summary") or {}).items():
-            s = dict(s)
-            for key in ("mean_ci", "pass_rate_ci"):
-                if s.get(key) is not None:
-                    s[key] = tuple(s[key])
-            summary[name] = MetricSummary(**s)
-        return cls(traces=[TraceResult.from_dict(t) for t in d.get("traces") or []], summary=summary,
-                   run=dict(d.get("run") or {}), input_issues=[InputIssue(**i) for i in d.get("input_issues") or []],
-                   statistics=dict(d.get("statistics") or {}))
+        return run_from_builtins(d)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "run": self.run,
-            "summary": {k: v.to_dict() for k, v in self.summary.items()},
-            "statistics": self.statistics,
-            "input_issues": [asdict(i) for i in self.input_issues],
-            "traces": [t.to_dict() for t in self.traces],
-        }
+        return msgspec.to_builtins(_RunDoc(self.run, self.summary, self.statistics, self.input_issues,
+                                           [_trace_out(t) for t in self.traces]), enc_hook=_enc_hook)
+
+
+# --------------------------------------------------------------------------- the one codec
+# Every writer (``-o`` json / jsonl, the run store) and every reader (``load_run``, ``compare``,
+# ``report``, ``runs show``) goes through these functions; the file format is unchanged from the
+# hand-written codecs they replace. Encoding builds light "out" Structs (a trace's metrics are
+# keyed by name, so the name is not repeated) and lets msgspec write the bytes in one call.
+
+class _MetricOut(msgspec.Struct, gc=False):
+    score: float | None
+    passed: bool | None
+    threshold: float | None
+    warning: Warning | None
+    reason: str
+    evidence: list[str] | msgspec.UnsetType = msgspec.UNSET
+    details: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    judge_calls: int | msgspec.UnsetType = msgspec.UNSET
+    """Judge accounting: written (all three) for judged results only."""
+    tokens: int | msgspec.UnsetType = msgspec.UNSET
+    cost_usd: float | None | msgspec.UnsetType = msgspec.UNSET
+
+
+class _TraceOut(msgspec.Struct, gc=False):
+    id: str
+    task_id: str
+    trial: int | None
+    source: str | None
+    overall: float | None
+    passed: bool | None
+    dimensions: dict[str, DimensionScore]
+    metrics: dict[str, _MetricOut]
+
+
+class _RunDoc(msgspec.Struct):
+    run: dict[str, Any] = {}
+    summary: dict[str, MetricSummary] = {}
+    statistics: dict[str, Any] = {}
+    input_issues: list[InputIssue] = []
+    traces: list[TraceResult] = []
+
+
+class _SummaryRecord(msgspec.Struct):
+    """The last line of a JSON Lines results file: everything but the traces."""
+
+    summary_record: bool
+    run: dict[str, Any]
+    summary: dict[str, MetricSummary]
+    statistics: dict[str, Any]
+    input_issues: list[InputIssue]
+
+
+def _enc_hook(o: Any) -> Any:
+    item = getattr(o, "item", None)  # numpy scalars
+    if callable(item):
+        return item()
+    return str(o)
+
+
+def _metric_out(r: MetricResult, unset: Any = msgspec.UNSET) -> _MetricOut:
+    if r.judge_calls:
+        return _MetricOut(r.score, r.passed, r.threshold, r.warning, r.reason, r.evidence or unset,
+                          r.details or unset, r.judge_calls, r.tokens, r.cost_usd)
+    return _MetricOut(r.score, r.passed, r.threshold, r.warning, r.reason, r.evidence or unset, r.details or unset)
+
+
+def _trace_out(t: TraceResult, out: Any = _metric_out) -> _TraceOut:
+    return _TraceOut(t.id, t.task_id, t.trial, t.source, t.overall, t.passed, t.dimensions,
+                     {k: out(r) for k, r in t.metrics.items()})
+
+
+def _named(t: TraceResult) -> TraceResult:
+    """Decoded metric results get their name from the key they are filed under."""
+    for k, r in t.metrics.items():
+        if r.name != k:
+            msgspec.structs.force_setattr(r, "name", k)
+    return t
+
+
+_encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
+_trace_decoder = msgspec.json.Decoder(TraceResult)
+_doc_decoder = msgspec.json.Decoder(_RunDoc)
+_issue_decoder = msgspec.json.Decoder(InputIssue)
+
+
+def encode(obj: Any) -> bytes:
+    """Any JSON-ready value (run information, configuration) in the codec's encoding."""
+    return _encoder.encode(obj)
+
+
+def encode_trace(t: TraceResult) -> bytes:
+    """One trace's results: a line of a JSON Lines results file, a row of the run store."""
+    return _encoder.encode(_trace_out(t))
+
+
+def encode_run(result: RunResult, *, indent: int | None = None) -> bytes:
+    """A whole results file (``-f json``)."""
+    data = _encoder.encode(_RunDoc(result.run, result.summary, result.statistics, result.input_issues,
+                                   [_trace_out(t) for t in result.traces]))  # type: ignore[misc]
+    return data if indent is None else msgspec.json.format(data, indent=indent)
+
+
+def encode_summary_record(result: RunResult) -> bytes:
+    """The last line of a JSON Lines results file (summaries, statistics, run information)."""
+    return _encoder.encode(_SummaryRecord(True, result.run, result.summary, result.statistics, result.input_issues))
+
+
+def decode_trace(data: bytes | str) -> TraceResult:
+    """Inverse of ``encode_trace``; raises ``msgspec.DecodeError`` (a ValueError) on bad data."""
+    return _named(_trace_decoder.decode(data))
+
+
+def decode_issue(data: bytes | str) -> InputIssue:
+    return _issue_decoder.decode(data)
+
+
+def decode_run(data: bytes | str, traces: list[TraceResult] | None = None) -> RunResult:
+    """Inverse of ``encode_run`` / ``encode_summary_record`` (``traces`` given when stored apart)."""
+    return _run_from_doc(_doc_decoder.decode(data), traces)
+
+
+def run_from_builtins(d: dict[str, Any], traces: list[TraceResult] | None = None) -> RunResult:
+    """Inverse of ``RunResult.to_dict`` (``traces`` given when stored apart)."""
+    return _run_from_doc(msgspec.convert(d, _RunDoc), traces)
+
+
+def _run_from_doc(doc: _RunDoc, traces: list[TraceResult] | None) -> RunResult:
+    if traces is None:
+        traces = [_named(t) for t in doc.traces]
+    summary = {k: s if s.name else msgspec.structs.replace(s, name=k) for k, s in doc.summary.items()}
+    return RunResult(traces, summary, doc.run, doc.input_issues, doc.statistics)
+
+
+def read_results(data: bytes, source: str) -> RunResult:
+    """A results file from ``assay run --output``, JSON (``-f json``) or JSON Lines (``-f jsonl``)."""
+    try:
+        doc = _doc_decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise DataError(f"not an assay results file: {exc}", source=source) from None
+    except msgspec.DecodeError:
+        return _read_jsonl(data, source)
+    if not doc.run and not doc.summary:
+        try:
+            _trace_decoder.decode(data)
+        except msgspec.DecodeError:
+            pass
+        else:  # one trace record and nothing else
+            return _read_jsonl(data, source)
+        raise DataError("not an assay results file (expected an object with 'run' and 'summary')", source=source)
+    return _run_from_doc(doc, None)
+
+
+def _read_jsonl(data: bytes, source: str) -> RunResult:
+    traces: list[TraceResult] = []
+    tail: _RunDoc | None = None
+    for lineno, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            if b'"summary_record"' in line[:32]:
+                tail = _doc_decoder.decode(line)
+            else:
+                traces.append(_named(_trace_decoder.decode(line)))
+        except msgspec.DecodeError as exc:  # ValidationError included
+            raise DataError(f"not an assay results record: {exc}", source=source, line=lineno) from None
+    if tail is None:
+        raise DataError("no summary record: an unfinished JSON Lines results file?", source=source)
+    return _run_from_doc(tail, traces)

@@ -21,8 +21,7 @@ from typing import Any
 
 from ..engine._aggregate import SummaryBuilder
 from ..errors import ConfigError
-from ..model import RunResult, Trace, TraceResult
-from ._codec import issue_from_dict, result_from_dict
+from ..model import RunResult, Trace, TraceResult, decode_issue, decode_run, decode_trace
 from ._record import RunRecorder
 from ._sql import write_transaction
 
@@ -220,12 +219,12 @@ class RunStore:
         with self._conn() as conn:
             row = conn.execute(f"SELECT {_INFO_COLUMNS}, result FROM runs WHERE id = ?", (run_id,)).fetchone()
             info = _info(row[:-1])
-            traces = [TraceResult.from_dict(json.loads(r[0])) for r in
+            traces = [decode_trace(r[0]) for r in
                       conn.execute("SELECT result FROM results WHERE run_id = ? ORDER BY seq", (run_id,))]
-            issues = [issue_from_dict(json.loads(r[0])) for r in
+            issues = [decode_issue(r[0]) for r in
                       conn.execute("SELECT issue FROM issues WHERE run_id = ? ORDER BY seq", (run_id,))]
         if row[-1] is not None:
-            result = result_from_dict(json.loads(row[-1]), traces)
+            result = decode_run(row[-1], traces)
         else:
             result = _rebuild(info, traces)
         result.input_issues = issues or result.input_issues

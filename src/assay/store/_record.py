@@ -6,11 +6,10 @@ import os
 import socket
 import sqlite3
 import time
-from dataclasses import asdict
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from ..model import InputIssue, RunResult, Trace, TraceResult
+from ..model import InputIssue, RunResult, Trace, TraceResult, encode_trace
 from ._codec import dumps, new_run_id
 from ._sql import utcnow, write_transaction
 
@@ -63,13 +62,13 @@ class RunRecorder:
     def add(self, item: TraceResult | InputIssue, trace: Trace | None = None) -> None:
         """Buffer one streamed item (with its input trace when known); flushes by size or time."""
         if isinstance(item, InputIssue):
-            self._issues.append((self.run_id, self._issue_seq, dumps(asdict(item))))
+            self._issues.append((self.run_id, self._issue_seq, dumps(item)))
             self._issue_seq += 1
             self._counts["n_issues"] += 1
         else:
             text = None if trace is None else trace.model_dump_json(by_alias=True, exclude_none=True)
             self._results.append((self.run_id, self._seq, item.id, item.source,
-                                  None if item.passed is None else int(item.passed), dumps(item.to_dict()), text))
+                                  None if item.passed is None else int(item.passed), encode_trace(item).decode(), text))
             self._seq += 1
             c = self._counts
             c["n_traces"] += 1
@@ -103,7 +102,7 @@ class RunRecorder:
 
     def finish(self, result: RunResult) -> None:
         """Mark the run completed and store its summary, statistics and run information."""
-        doc = {"run": result.run, "summary": {k: v.to_dict() for k, v in result.summary.items()},
+        doc = {"run": result.run, "summary": result.summary,
                "statistics": result.statistics}  # traces and issues are rows already
         cost = _run_cost(result)
         judge = result.run.get("judge")

@@ -72,10 +72,9 @@ class Recorder:
 
     def finish(self, r: MetricResult) -> MetricResult:
         made = [v for v in self.verdicts if not v.skipped]
-        r.judge_calls = len(made)
-        r.tokens = sum(v.input_tokens + v.output_tokens for v in made)
         costs = [v.cost_usd for v in made]
-        r.cost_usd = None if not made or any(c is None for c in costs) else sum(costs)  # type: ignore[misc]
+        r = r.replace(judge_calls=len(made), tokens=sum(v.input_tokens + v.output_tokens for v in made),
+                      cost_usd=None if not made or any(c is None for c in costs) else sum(costs))  # type: ignore[misc]
         if made:
             r.details.setdefault("judge_model", made[-1].model)
         return r
