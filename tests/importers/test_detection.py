@@ -91,11 +91,11 @@ def test_a_broken_sniffer_does_not_stop_detection(monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_registered_importer_is_used_by_name(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from assay.model import Trace
+    from assay.model import Trace, Turn
 
     def read(stream, source):  # type: ignore[no-untyped-def]
         for n, raw in enumerate(stream, 1):
-            yield f"{source}:{n}", Trace(id=raw.decode().strip(), turns=[])
+            yield f"{source}:{n}", Trace(id=raw.decode().strip(), turns=[Turn(input="hi")])
 
     monkeypatch.setitem(_IMPORTERS, "ids", _IMPORTERS["assay"])  # keep the dict restorable
     register_importer(Importer("ids", "one id a line", read, lambda head, name: False))
@@ -120,7 +120,8 @@ def test_sniffers_see_64_kib_even_through_a_pipe(monkeypatch: pytest.MonkeyPatch
             self.data = self.data[n:]
             return n
 
-    big = {"session_id": "s", "assistant_id": "a", "context": "x" * 30_000, "conversation": []}
+    big = {"session_id": "s", "assistant_id": "a", "context": "x" * 30_000,
+           "conversation": [{"qa_id": "q", "query": "hi", "assistant": "hello"}]}
     data = json.dumps(big, indent=2).encode()
     seen: list[int] = []
 

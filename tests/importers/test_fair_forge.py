@@ -70,6 +70,7 @@ def test_dataset_to_trace_takes_dicts_and_models() -> None:
 
 
 def test_a_line_holding_a_list_of_datasets(in_tmp: Path) -> None:
-    d = {"session_id": "s", "assistant_id": "a", "context": "", "conversation": []}
+    d = {"session_id": "s", "assistant_id": "a", "context": "",
+         "conversation": [{"qa_id": "q", "query": "hi", "assistant": "hello"}]}
     (in_tmp / "ff.jsonl").write_text(json.dumps([d, {**d, "session_id": "s2"}]) + "\n" + json.dumps({**d, "session_id": "s3"}) + "\n")
     assert [(loc, t.id) for loc, t in read_all("ff.jsonl")] == [("ff.jsonl:1", "s"), ("ff.jsonl:1", "s2"), ("ff.jsonl:2", "s3")]

@@ -14,7 +14,7 @@ from typing import IO, Any
 from ..model import InputIssue, Trace, TraceValidationError
 from ._errors import json_type
 from ._sniff import inspect
-from ._stream import iter_values
+from ._stream import iter_values, parse_line
 
 Record = tuple[str, "Trace | InputIssue"]
 
@@ -63,10 +63,29 @@ def read_native(stream: IO[bytes], source: str) -> Iterator[Record]:
     for item in iter_values(stream, source, raw_lines=True):
         if isinstance(item, InputIssue):
             yield f"{source}:{item.line}", item
+        elif item.mode == "lines" and item.value.lstrip(b"\xef\xbb\xbf \t")[:1] == b"[":
+            yield from _list_line(item.value, source, item.line)
         elif item.mode == "lines":
             yield f"{source}:{item.line}", parse_trace(item.value, source, item.line)
         else:
             yield f"{source}:{item.line}", trace_from_value(item.value, source, item.line)
+
+
+def _list_line(line: bytes, source: str, lineno: int) -> Iterator[Record]:
+    """A JSON Lines line holding a list of traces: each element is one trace (or issue)."""
+    value = parse_line(line, source, lineno)
+    loc = f"{source}:{lineno}"
+    if isinstance(value, InputIssue):
+        yield loc, value
+        return
+    if not any(isinstance(v, dict) for v in value):  # not a list of records: one issue for the line
+        yield loc, InputIssue(source, lineno, None, "expected a trace object, got array" + ("" if value else " (empty)"))
+        return
+    for i, element in enumerate(value):
+        item = trace_from_value(element, source, lineno)
+        if isinstance(item, InputIssue):
+            item = InputIssue(source, lineno, f"[{i}]" + (f".{item.field}" if item.field else ""), item.message)
+        yield loc, item
 
 
 read_jsonl = read_native

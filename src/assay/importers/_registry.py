@@ -143,6 +143,8 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
             name = input_format or detect_format(head, source)
             try:
                 for loc, item in _IMPORTERS[name].read(stream, source):
+                    if isinstance(item, Trace) and _empty(item):
+                        item = _empty_issue(item, loc, source)
                     if strict and isinstance(item, InputIssue):
                         raise DataError(item.message, source=item.source, line=item.line, field=item.field)
                     yield loc, item
@@ -153,6 +155,18 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
         finally:
             if raw is not sys.stdin.buffer:
                 raw.close()
+
+
+def _empty(trace: Trace) -> bool:
+    return not trace.turns and not any(a.turns for a in trace.agents.values())
+
+
+def _empty_issue(trace: Trace, loc: str, source: str) -> InputIssue:
+    """A trace with nothing to score is reported where it came from, not scored as empty."""
+    _, _, tail = loc.rpartition(":")
+    return InputIssue(source, int(tail) if tail.isdigit() else None, None,
+                      f"trace {trace.id!r} has no turns: no user message, answer or tool call was found in it, "
+                      "so there is nothing to score")
 
 
 def load_traces(paths: str | Path | Iterable[str | Path], **kwargs: object) -> tuple[list[Trace], list[InputIssue]]:
