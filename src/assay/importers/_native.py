@@ -8,6 +8,7 @@ or an InputIssue naming file, line and field.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -19,7 +20,10 @@ from ._stream import iter_values, parse_line
 Record = tuple[str, "Trace | InputIssue"]
 
 _BOM = b"\xef\xbb\xbf"
-_TRACE_KEYS = frozenset(Trace.__struct_encode_fields__)
+_ANTHROPIC = re.compile(r'"type"\s*:\s*"(?:tool_use|tool_result)"')
+"""Anthropic content blocks: messages the native reader would read without their tool calls."""
+TRACE_KEYS = frozenset(Trace.__struct_encode_fields__)
+"""The top-level fields of a trace."""
 
 
 def parse_trace(text: str | bytes, source: str, line: int | None) -> Trace | InputIssue:
@@ -100,13 +104,13 @@ def sniff_native(head: bytes, filename: str) -> bool:
     if h.container == "array" and isinstance(rec, list):
         return False
     keys = h.keys
-    if "id" not in keys or not keys <= _TRACE_KEYS:
+    if "id" not in keys or not keys <= TRACE_KEYS:
         return False
     if not ({"turns", "messages"} & keys) and h.complete:
         return False  # (when the first record is cut, 'turns' may come after the head)
     if isinstance(rec, dict) and isinstance(rec.get("messages"), list) and rec["messages"]:
         first = rec["messages"][0]
-        return isinstance(first, dict) and "role" in first
+        return isinstance(first, dict) and "role" in first and not _ANTHROPIC.search(h.text)
     return True
 
 

@@ -48,7 +48,8 @@ register_importer(Importer("assay", "assay's trace format: JSON Lines, a JSON ar
                            read_native, sniff_native))
 
 _BUILTIN_MODULES: tuple[str, ...] = (
-    ".otel", ".openinference", ".uaef", ".fair_forge", ".eval_lib", ".deepeval", ".langchain",
+    ".otel", ".openinference", ".uaef", ".fair_forge", ".eval_lib", ".deepeval", ".langchain", ".openai_chat",
+    ".anthropic_messages",
 )
 """Modules of further built-in importers, imported on first use to keep 'import assay' light."""
 _loaded = False

@@ -1,0 +1,375 @@
+"""Chat-API logs -> traces: the part the OpenAI chat and Anthropic Messages importers share.
+
+Both APIs send a list of ``{"role", "content"}`` messages and answer with one more; they differ
+in where tool calls live. OpenAI: assistant ``tool_calls`` (JSON-string arguments) answered by
+``tool`` messages with ``tool_call_id``. Anthropic: ``tool_use`` content blocks in the assistant
+message answered by ``tool_result`` blocks (``tool_use_id``) in the next user message. One
+builder reads both spellings, so a file whose flavour was guessed wrong still reads right.
+
+A user message opens a turn, except one that only carries tool results; assistant text is the
+turn's output (joined when there are several), ``thinking`` / ``reasoning_content`` its
+reasoning; system and developer messages (or a top-level ``system``) are the system prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from ..errors import DataError
+from ..model import InputIssue, Trace
+from ._common import (
+    Record, arguments, array, build_trace, convert_value, integer, join, maybe_json, number, obj, prefixed, usage, wrong,
+)
+from ._sniff import Head
+from ._stream import Value, iter_values
+
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+_TEXT = {"text", "input_text", "output_text"}
+_THINK = {"thinking", "reasoning"}
+_RECORD = {"id", "task_id", "trial", "expected", "metadata", "system", "status", "latency_ms", "usage", "messages"}
+"""Top-level fields of a ``{"messages"}`` record with a meaning; the rest goes to metadata."""
+
+
+# ---------------------------------------------------------------- messages -> turns
+
+def _blocks(content: Any, path: str) -> tuple[list[str], list[str], list[tuple[str, dict[str, Any]]],
+                                              list[tuple[str, dict[str, Any]]]]:
+    """(texts, thoughts, tool_use blocks, tool_result blocks) of a message's content."""
+    texts: list[str] = []
+    thoughts: list[str] = []
+    uses: list[tuple[str, dict[str, Any]]] = []
+    results: list[tuple[str, dict[str, Any]]] = []
+    if content is None:
+        return texts, thoughts, uses, results
+    if isinstance(content, str):
+        return [content], thoughts, uses, results
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        raise wrong(path, "a string or a list of content blocks", content)
+    for i, block in enumerate(content):
+        if isinstance(block, str):
+            texts.append(block)
+            continue
+        if not isinstance(block, dict):
+            raise wrong(join(path, i), "a content block object", block)
+        kind = block.get("type")
+        if kind in _TEXT and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif kind in _THINK:
+            thought = block.get("thinking") or block.get("text")
+            if isinstance(thought, str):
+                thoughts.append(thought)
+        elif kind in ("tool_use", "server_tool_use"):
+            uses.append((join(path, i), block))
+        elif kind == "tool_result":
+            results.append((join(path, i), block))
+    return texts, thoughts, uses, results
+
+
+def _result_text(block: dict[str, Any], path: str) -> Any:
+    content = block.get("content")
+    if isinstance(content, list):
+        texts, _, _, _ = _blocks(content, join(path, "content"))
+        return maybe_json("\n".join(texts))
+    return maybe_json(content)
+
+
+def _call(c: Any, path: str) -> dict[str, Any]:
+    """An OpenAI ``tool_calls`` entry (or a legacy ``function_call``)."""
+    c = obj(c, path)
+    fn = c.get("function") if isinstance(c.get("function"), dict) else c
+    fpath = join(path, "function") if fn is not c else path
+    name = fn.get("name")
+    if not isinstance(name, str):
+        raise DataError("required field is missing" if name is None else "expected a string", field=join(fpath, "name"))
+    out = {"name": name, "arguments": arguments(fn.get("arguments"), join(fpath, "arguments"))}
+    if c.get("id") is not None:
+        out["id"] = str(c["id"])
+    return out
+
+
+def build_turns(messages: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """``{"turns", "system"}`` from (field path, message) pairs; raises DataError naming the field."""
+    system: list[str] = []
+    turns: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+
+    def open_turn(user_input: str | None) -> dict[str, Any]:
+        turn: dict[str, Any] = {"input": user_input, "tool_calls": []}
+        turns.append(turn)
+        return turn
+
+    def answer(call_id: Any, where: str) -> dict[str, Any]:
+        target = by_id.get(str(call_id)) if call_id is not None else None
+        if target is None:
+            raise DataError(f"no earlier tool call has id {call_id!r}", field=where)
+        return target
+
+    for where, m in messages:
+        m = obj(m, where, "a message object")
+        role = m.get("role")
+        if role not in ROLES:
+            raise DataError(f"expected one of {', '.join(map(repr, ROLES))}, got {role!r}", field=join(where, "role"))
+        cpath = join(where, "content")
+        texts, thoughts, uses, results = _blocks(m.get("content"), cpath)
+        body = "\n".join(texts) if texts else None
+        if role in ("system", "developer"):
+            if body:
+                system.append(body)
+        elif role == "user":
+            for rpath, block in results:
+                target = answer(block.get("tool_use_id"), join(rpath, "tool_use_id"))
+                if block.get("is_error"):
+                    target["error"] = str(_result_text(block, rpath) or "error")
+                else:
+                    target["result"] = _result_text(block, rpath)
+            if texts or not results:
+                current = open_turn(body)
+        elif role == "assistant":
+            if current is None:
+                current = open_turn(None)
+            if body:
+                current["output"] = body if current.get("output") is None else current["output"] + "\n" + body
+            extra = m.get("reasoning_content", m.get("reasoning"))
+            if isinstance(extra, str) and extra:
+                thoughts.append(extra)
+            if thoughts:
+                prior = current.get("reasoning")
+                current["reasoning"] = "\n".join(([prior] if prior else []) + thoughts)
+            calls = [_call(c, join(join(where, "tool_calls"), j)) for j, c in enumerate(array(m, where, "tool_calls"))]
+            if isinstance(m.get("function_call"), dict):
+                calls.append(_call(m["function_call"], join(where, "function_call")))
+            for upath, block in uses:
+                name = block.get("name")
+                if not isinstance(name, str):
+                    raise DataError("required field is missing", field=join(upath, "name"))
+                call = {"name": name, "arguments": arguments(block.get("input"), join(upath, "input"))}
+                if block.get("id") is not None:
+                    call["id"] = str(block["id"])
+                calls.append(call)
+            for call in calls:
+                current["tool_calls"].append(call)
+                if call.get("id"):
+                    by_id[call["id"]] = call
+        else:  # tool / function
+            call_id = m.get("tool_call_id")
+            if call_id is None and role == "function" and current is not None:
+                target = next((c for c in reversed(current["tool_calls"])
+                               if c["name"] == m.get("name") and "result" not in c), None)
+                if target is None:
+                    raise DataError(f"no earlier function call is named {m.get('name')!r}", field=join(where, "name"))
+            else:
+                target = answer(call_id, join(where, "tool_call_id"))
+            target["result"] = maybe_json(body)
+    return {"turns": turns, "system": "\n\n".join(system) or None}
+
+
+def usage_of(value: Any, path: str) -> dict[str, Any] | None:
+    """Either API's usage object as assay's Usage (Anthropic's cache tokens count as input)."""
+    if value is None:
+        return None
+    u = obj(value, path)
+    tokens_in = integer(u, path, "input_tokens", "prompt_tokens")
+    for cached in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+        extra = integer(u, path, cached)
+        if extra:
+            tokens_in = (tokens_in or 0) + extra
+    return usage(tokens_in, integer(u, path, "output_tokens", "completion_tokens"), integer(u, path, "total_tokens"),
+                 number(u, path, "cost_usd", "cost"))
+
+
+# ---------------------------------------------------------------- records
+
+def _system(d: dict[str, Any], path: str) -> str | None:
+    """A top-level ``system``: a string, or (Anthropic) a list of text blocks."""
+    if d.get("system") is None:
+        return None
+    texts, _, _, _ = _blocks(d["system"], join(path, "system"))
+    return "\n\n".join(texts) or None
+
+
+def _finish(data: dict[str, Any], system: str | None) -> Trace:
+    systems = [s for s in (system, data.pop("system", None)) if s]
+    if systems:
+        data["system"] = "\n\n".join(systems)
+    return build_trace({k: v for k, v in data.items() if v is not None})
+
+
+def _record(d: dict[str, Any], path: str, fallback: str) -> Trace:
+    """``{"messages": [...], ...}``: fine-tuning / evals JSONL, with or without an id."""
+    mpath = join(path, "messages")
+    data = build_turns((join(mpath, i), m) for i, m in enumerate(array(d, path, "messages")))
+    meta = {k: v for k, v in d.items() if k not in _RECORD}
+    meta.update(obj(d.get("metadata") or {}, join(path, "metadata")))
+    data.update({"id": str(d["id"]) if d.get("id") is not None else fallback, "metadata": meta,
+                 "usage": usage_of(d.get("usage"), join(path, "usage"))})
+    for key in ("task_id", "trial", "expected", "status", "latency_ms"):
+        data[key] = d.get(key)
+    return _finish(data, _system(d, path))
+
+
+def _unwrap_body(d: dict[str, Any], path: str, inner: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """A Batch-API style ``{"body": {...}}`` wrapper, opened: (body, its path, the wrapper's other fields)."""
+    if inner not in d and isinstance(d.get("body"), dict):
+        return d["body"], join(path, "body"), {k: v for k, v in d.items() if k != "body"}
+    return d, path, {}
+
+
+def _exchange(d: dict[str, Any], path: str, fallback: str) -> Trace:
+    """``{"request": {...}, "response": {...}}``: one API call as logged by a proxy or a wrapper."""
+    rpath = join(path, "request")
+    req, rpath, _ = _unwrap_body(obj(d.get("request") or {}, rpath), rpath, "messages")
+    mpath = join(rpath, "messages")
+    pairs: list[tuple[str, Any]] = [(join(mpath, i), m) for i, m in enumerate(array(req, rpath, "messages"))]
+    meta: dict[str, Any] = {}
+    resp = d.get("response")
+    ppath = join(path, "response")
+    status = None
+    use = None
+    if resp is not None:
+        resp, ppath, wrapper = _unwrap_body(obj(resp, ppath), ppath, "choices")
+        code = wrapper.get("status_code")
+        if isinstance(code, int) and code >= 400:
+            status = "failed"
+            meta["status_code"] = code
+        choices = array(resp, ppath, "choices")
+        if choices:
+            cpath = join(join(ppath, "choices"), 0)
+            choice = obj(choices[0], cpath)
+            if choice.get("message") is not None:
+                pairs.append((join(cpath, "message"), choice["message"]))
+            if choice.get("finish_reason") is not None:
+                meta["finish_reason"] = choice["finish_reason"]
+        elif resp.get("type") == "message" or (resp.get("role") == "assistant" and "content" in resp):
+            pairs.append((ppath, {"role": "assistant", "content": resp.get("content")}))
+            if resp.get("stop_reason") is not None:
+                meta["stop_reason"] = resp["stop_reason"]
+        if resp.get("error") is not None or resp.get("type") == "error":
+            status = "failed"
+            meta["error"] = resp.get("error")
+        use = usage_of(resp.get("usage"), join(ppath, "usage"))
+        if resp.get("id") is not None:
+            meta["response_id"] = resp["id"]
+    if d.get("error") is not None:
+        status = "failed"
+        meta["error"] = d["error"]
+    data = build_turns(pairs)
+    model = (resp or {}).get("model") or req.get("model")
+    if model is not None:
+        meta["model"] = model
+    params = {k: v for k, v in req.items() if k not in ("messages", "system", "model")}
+    if params:
+        meta["request"] = params
+    meta.update({k: v for k, v in d.items() if k not in ("request", "response", "id", "metadata", "error", "latency_ms")})
+    meta.update(obj(d.get("metadata") or {}, join(path, "metadata")))
+    record_id = d.get("id", d.get("custom_id"))
+    data.update({"id": str(record_id) if record_id is not None else fallback, "metadata": meta, "usage": use,
+                 "status": status, "latency_ms": number(d, path, "latency_ms")})
+    return _finish(data, _system(req, rpath))
+
+
+def _one(value: Any, path: str, fallback: str) -> Trace:
+    d = obj(value, path, "a chat record object")
+    if "request" in d or "response" in d:
+        return _exchange(d, path, fallback)
+    if "messages" in d:
+        return _record(d, path, fallback)
+    raise DataError(f"expected a record with 'messages' (or 'request' and 'response'), got an object with keys "
+                    f"{sorted(d)[:6]}", field=path or None)
+
+
+def is_message(value: Any) -> bool:
+    """A chat message: a role, and no ``type`` (LangChain and Responses items carry one)."""
+    return isinstance(value, dict) and value.get("role") in ROLES and "type" not in value
+
+
+def convert(value: Any, fallback: str) -> Iterator[Trace]:
+    """One JSON value: a record, a list of messages (one conversation) or a list of records."""
+    if isinstance(value, list):
+        if not value:
+            raise DataError("expected a list of messages or of records, got an empty array")
+        if isinstance(value[0], dict) and "role" in value[0]:
+            data = build_turns((f"[{i}]", m) for i, m in enumerate(value))
+            yield _finish({**data, "id": fallback}, None)
+            return
+        for i, item in enumerate(value):  # several records (read() reports each one's issue apart)
+            yield _one(item, f"[{i}]", f"{fallback}.{i + 1}")
+        return
+    yield _one(value, "", fallback)
+
+
+def read(stream: IO[bytes], source: str) -> Iterator[Record]:
+    """Every trace of the file; a file that is one array of messages is one conversation."""
+    pending: list[Value] = []
+    broken = False
+    n = 0
+    for item in iter_values(stream, source):
+        if isinstance(item, InputIssue):
+            broken = broken or bool(pending)
+            yield f"{source}:{item.line}", item
+        elif item.mode == "array" and is_message(item.value):
+            pending.append(item)
+        elif isinstance(item.value, list) and item.value and not is_message(item.value[0]):
+            n += 1  # a line holding several records: one trace or one issue each
+            for i, element in enumerate(item.value):
+                yield from convert_value(Value(element, item.line, f"[{i}]", item.mode, "[]"), source, n,
+                                         lambda v, fid, i=i: convert(v, f"{fid}.{i + 1}"))
+        else:
+            n += 1
+            yield from convert_value(item, source, n, convert)
+    if pending:
+        first = pending[0]
+        if broken:
+            yield f"{source}:{first.line}", InputIssue(source, first.line, None,
+                                                       "the conversation starting here was not read to its end")
+            return
+        yield from convert_value(Value([p.value for p in pending], first.line), source, n + 1, convert)
+
+
+# ---------------------------------------------------------------- detection
+
+_ANTHROPIC = re.compile(r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacted_thinking)"|"stop_reason"\s*:'
+                        r'|"model"\s*:\s*"claude')
+
+
+def is_chat(h: Head, native_keys: frozenset[str]) -> bool:
+    """Whether the head looks like chat-API data (either flavour) that assay's own reader does not take."""
+    rec = h.record
+    if isinstance(rec, list):  # a JSON Lines line holding a list
+        rec = rec[0] if rec else None
+    if isinstance(rec, dict):
+        if is_message(rec):
+            return True
+        if isinstance(rec.get("request"), dict):
+            req = rec["request"]
+            body = req.get("body") if isinstance(req.get("body"), dict) else req
+            return isinstance(body.get("messages"), list)
+        msgs = rec.get("messages")
+        if not (isinstance(msgs, list) and (not msgs or is_message(msgs[0]))):
+            return False
+        return not _native(frozenset(rec), native_keys) or anthropic(h)
+    if h.complete:
+        return False
+    keys = h.keys
+    if {"request", "response"} <= keys:
+        return h.has('"messages"')
+    return "messages" in keys and h.has('"role"') and (not _native(keys, native_keys) or anthropic(h))
+
+
+def _native(keys: frozenset[str], native_keys: frozenset[str]) -> bool:
+    return "id" in keys and keys <= native_keys
+
+
+def anthropic(h: Head) -> bool:
+    """Anthropic's markers: tool_use / tool_result / thinking blocks, stop_reason, a Claude model, a top-level system."""
+    if _ANTHROPIC.search(h.text):
+        return True
+    rec = h.record
+    return isinstance(rec, dict) and "messages" in rec and "system" in rec and "id" not in rec
+
+
+__all__ = ["anthropic", "build_turns", "convert", "is_chat", "is_message", "read", "usage_of"]
