@@ -23,6 +23,9 @@ SAMPLES = {
     "eval_lib_cases.jsonl": "eval_lib", "eval_lib_conversation.json": "eval_lib",
     "deepeval_cases.json": "deepeval", "deepeval_malformed.jsonl": "deepeval",
     "langchain_conversations.jsonl": "langchain", "langchain_single.json": "langchain",
+    "openai_finetune.jsonl": "openai", "openai_request_response.jsonl": "openai",
+    "openai_message_lists.jsonl": "openai", "openai_conversation.json": "openai", "openai_malformed.jsonl": "openai",
+    "anthropic_messages.jsonl": "anthropic", "anthropic_malformed.jsonl": "anthropic",
 }
 
 
@@ -32,7 +35,7 @@ def test_every_sample_file_is_listed() -> None:
 
 def test_all_importers_are_registered() -> None:
     assert set(importers()) == {"assay", "otel", "openinference", "uaef", "fair_forge", "eval_lib", "deepeval",
-                                "langchain"}
+                                "langchain", "openai", "anthropic"}
 
 
 @pytest.mark.parametrize(("name", "fmt"), sorted(SAMPLES.items()), ids=sorted(SAMPLES))
@@ -65,7 +68,7 @@ def test_first_record_beyond_the_sniff_head_is_still_detected(in_tmp: Path) -> N
 
 def test_unknown_content_is_a_config_error_listing_the_formats(in_tmp: Path) -> None:
     (in_tmp / "x.json").write_text('{"foo": 1}\n')
-    with pytest.raises(ConfigError, match=r"x.json: cannot tell the input format; .* one of: assay, deepeval"):
+    with pytest.raises(ConfigError, match=r"x.json: cannot tell the input format; .* one of: anthropic, assay, deepeval"):
         read_all("x.json")
 
 

@@ -147,6 +147,8 @@ def build_turns(messages: Iterable[tuple[str, Any]]) -> dict[str, Any]:
                 name = block.get("name")
                 if not isinstance(name, str):
                     raise DataError("required field is missing", field=join(upath, "name"))
+                if isinstance(block.get("input"), str):  # Anthropic sends an object, never JSON text
+                    raise wrong(join(upath, "input"), "an object", block["input"])
                 call = {"name": name, "arguments": arguments(block.get("input"), join(upath, "input"))}
                 if block.get("id") is not None:
                     call["id"] = str(block["id"])
