@@ -57,7 +57,7 @@ def test_a_binary_metric_mean_gets_the_wilson_interval_not_zero_width(tmp_path):
     from click.testing import CliRunner
 
     from assay.cli import main
-    from assay.stats import wilson_interval
+    from assay.stats import bounded_mean_interval
 
     rows = [{"id": f"t{i}", "turns": [{"input": "q", "output": "a", "tool_calls": [{"name": "weather"}]}],
              "expected": {"tool_calls": [{"name": "search"}]}} for i in range(10)]
@@ -65,6 +65,7 @@ def test_a_binary_metric_mean_gets_the_wilson_interval_not_zero_width(tmp_path):
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     r = CliRunner().invoke(main, ["run", str(data), "-f", "json", "--no-store", "-m", "tool_selection_accuracy"])
     s = json.loads(r.stdout)["summary"]["tool_selection_accuracy"]
-    w = wilson_interval(0, 10)
+    w = bounded_mean_interval([0.0] * 10)
+    assert w.method == "wilson"
     assert s["mean"] == 0.0 and s["mean_ci"] == [w.low, w.high] == s["pass_rate_ci"]
     assert s["mean_ci"][1] > 0.25

@@ -75,9 +75,9 @@ def test_unique_clusters_use_t_repeated_use_the_cluster_bootstrap():
     resid = [0.6 - 2 * 0.475, 1.3 - 2 * 0.475]
     se = (2 / 1 * sum(r * r for r in resid)) ** 0.5 / 4
     assert few.high - few.estimate == pytest.approx(12.7062047 * se, rel=1e-6)
-    many = [0.1 * (i % 10) for i in range(60)]
-    clustered = mean_interval(many, [i // 3 for i in range(60)], n_boot=500)
-    assert (clustered.method, clustered.n, clustered.n_clusters) == ("cluster_bootstrap", 60, 20)
+    many = [0.1 * (i % 10) for i in range(150)]
+    clustered = mean_interval(many, [i // 3 for i in range(150)], n_boot=500)
+    assert (clustered.method, clustered.n, clustered.n_clusters) == ("cluster_bootstrap", 150, 50)
     assert mean_interval(values, method="bootstrap", n_boot=500).method == "bootstrap"
     assert mean_interval(values, ["a", "a", "b", "b"], method="t").method == "t"
 
@@ -91,8 +91,8 @@ def test_one_cluster_has_no_interval():
 def test_bootstrap_is_seeded():
     pytest.importorskip("numpy")
     rng = random.Random(5)
-    values = [rng.random() for _ in range(60)]
-    clusters = [i // 3 for i in range(60)]
+    values = [rng.random() for _ in range(150)]
+    clusters = [i // 3 for i in range(150)]
     a = mean_interval(values, clusters, seed=11)
     assert mean_interval(values, clusters, seed=11) == a
     assert mean_interval(values, clusters, seed=12) != a

@@ -78,7 +78,7 @@ def test_unbiased_by_simulation(p, n, k):
 
 def test_aggregate_counts_undefined_tasks_and_names_the_family():
     pytest.importorskip("numpy")
-    r = trial_pass_k([(10, 7), (2, 2), (5, 0), (0, 0)], k=3, n_boot=200)
+    r = trial_pass_k([(10, 7), (2, 2), (5, 0), (0, 0)], k=3, n_boot=200, method="bootstrap")
     assert (r.family, r.method, r.k) == (TRIAL_UNBIASED, "t_over_tasks", 3)  # 2 tasks: too few to bootstrap
     assert (r.n_tasks, r.n_undefined) == (2, 2)
     assert r.pass_at_k == pytest.approx((unbiased_pass_at_k(10, 7, 3) + 0.0) / 2)
@@ -93,9 +93,22 @@ def test_no_defined_task_gives_none_not_a_guess():
 
 
 def test_one_task_has_no_bootstrap_interval():
-    r = trial_pass_k([(10, 7)], k=3)
+    r = trial_pass_k([(10, 7)], k=3, method="bootstrap")
     assert r.pass_at_k == unbiased_pass_at_k(10, 7, 3)
     assert (r.pass_at_k_ci_low, r.pass_at_k_ci_high, r.pass_pow_k_ci_low, r.pass_pow_k_ci_high) == (None,) * 4
+
+
+def test_wilson_over_tasks_counts_one_task_as_one_draw_and_never_collapses():
+    pytest.importorskip("numpy")
+    one = trial_pass_k([(10, 7)], k=3)
+    assert one.method == "task_wilson" and 0.0 < one.pass_at_k_ci_low < one.pass_at_k <= one.pass_at_k_ci_high == 1.0
+    # every task saturates: the interval is Wilson over the 20 tasks, not [1, 1]
+    easy = trial_pass_k([(5, 5)] * 20, k=5)
+    assert easy.pass_at_k == 1.0 and easy.pass_at_k_ci_high == 1.0 and 0.8 < easy.pass_at_k_ci_low < 0.9
+    hard = trial_pass_k([(5, 0)] * 20, k=5)
+    assert hard.pass_pow_k == 0.0 and hard.pass_pow_k_ci_low == 0.0 and 0.1 < hard.pass_pow_k_ci_high < 0.2
+    # counts= is the same as listing the tasks
+    assert trial_pass_k([(5, 5), (5, 1)], 2, counts=[7, 3]) == trial_pass_k([(5, 5)] * 7 + [(5, 1)] * 3, 2)
 
 
 task_lists = st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)).map(lambda t: (max(t), min(t))),
@@ -163,12 +176,12 @@ def test_many_tasks_use_a_t_interval_over_tasks_close_to_the_bootstrap():
 
     rng = random.Random(5)
     tasks = [(10, sum(rng.random() < p for _ in range(10))) for p in (rng.random() for _ in range(1200))]
-    fast = trial_pass_k(tasks, 3)
+    fast = trial_pass_k(tasks, 3, method="bootstrap")
     assert fast.method == "t_over_tasks"
     limit = _trials.BOOTSTRAP_MAX_TASKS
     try:
         _trials.BOOTSTRAP_MAX_TASKS = 10**9
-        slow = trial_pass_k(tasks, 3, n_boot=1000)
+        slow = trial_pass_k(tasks, 3, n_boot=1000, method="bootstrap")
     finally:
         _trials.BOOTSTRAP_MAX_TASKS = limit
     assert slow.method == "task_bootstrap" and slow.pass_at_k == fast.pass_at_k

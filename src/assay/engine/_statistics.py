@@ -1,8 +1,10 @@
 """Run-level statistics: an interval on every aggregate, and pass@k over repeated trials.
 
-Intervals: a metric's mean gets a bootstrap clustered by task when tasks repeat (trials of one
-task are not independent), else a t interval; a pass rate gets a Wilson interval, or the
-clustered bootstrap when tasks repeat. Everything is seeded, so a rerun prints the same numbers.
+Intervals (the rule and its coverage: README "Statistics", ``benchmarks/coverage.py``): every
+mean and pass rate gets ``bounded_mean_interval`` - Wilson for 0/1 values, the effective-sample-size
+Wilson (cluster-robust variance, t-corrected) for scores and when tasks repeat (trials of one task
+are not independent). Tasks are grouped by a stable hash of their id, so a rerun in any process
+prints the same numbers.
 
 pass@k here is the *trial* family (Inspect-AI style, unbiased estimators over the n trials of
 each task); the seed's per-conversation family lives in the agentic metric's details. The two
@@ -40,8 +42,8 @@ class StatisticsCollector:
     never as a dict of strings.
     """
 
-    def __init__(self, level: float = 0.95, seed: int = 0) -> None:
-        self.level, self.seed = level, seed
+    def __init__(self, level: float = 0.95, seed: int = 0, task_set: str = "common") -> None:
+        self.level, self.seed, self.task_set = level, seed, task_set
         self._task = array("q")
         """Per trace: hash of its task id."""
         self._passed = array("b")
@@ -69,55 +71,27 @@ class StatisticsCollector:
             return {}
         import numpy as np
 
-        from ..stats import mean_interval, wilson_interval
-
         _, task_of_trace = np.unique(np.frombuffer(self._task, dtype=np.int64), return_inverse=True)
         repeat = int(task_of_trace.max()) + 1 < len(task_of_trace)
         for name, (scores, positions, passed) in self._scores.items():
             s = summaries.get(name)
             if s is None or not scores:
                 continue
-            values = np.frombuffer(scores, dtype=np.float64)
-            flags = np.frombuffer(passed, dtype=np.int8).astype(np.float64)
             clusters = task_of_trace[np.frombuffer(positions, dtype=np.int32)] if repeat else None
-            binary = bool(((values == 0.0) | (values == 1.0)).all())
-            if binary and not repeat:  # a 0/1 metric's mean is a proportion: a t interval can reach [0, 0]
-                mi = wilson_interval(int(values.sum()), len(values), level=self.level)
-            else:
-                mi = mean_interval(values, clusters, level=self.level, seed=self.seed)
+            mi, pi = score_intervals(np.frombuffer(scores, dtype=np.float64),
+                                     np.frombuffer(passed, dtype=np.int8), clusters, self.level)
             if mi is not None and mi.low is not None:
-                s.mean_ci = _clip(mi.low, mi.high)
-            if repeat:
-                pi = mean_interval(flags, clusters, level=self.level, seed=self.seed)
-            else:
-                pi = wilson_interval(int(flags.sum()), len(flags), level=self.level)
+                s.mean_ci = (mi.low, mi.high)
             if pi is not None and pi.low is not None:
-                s.pass_rate_ci = _clip(pi.low, pi.high)
-        out: dict[str, Any] = {"interval_level": self.level,
-                               "interval_method": "clustered by task: bootstrap, or a cluster-robust t interval "
-                                                  "under 20 or over 1000 tasks (means and pass rates)" if repeat
-                               else "t interval (means), Wilson (pass rates)"}
+                s.pass_rate_ci = (pi.low, pi.high)
+        out: dict[str, Any] = {"interval_level": self.level, "interval_method": INTERVAL_METHOD_CLUSTERED if repeat
+                               else INTERVAL_METHOD}
         if repeat:
             out["trials"] = self._trials(np, task_of_trace)
         return out
 
     def _trials(self, np: Any, task_of_trace: Any) -> dict[str, Any]:
-        from ..stats import TRIAL_UNBIASED, trial_pass_k
-
-        def curve(tasks: Any, successes: Any) -> list[dict[str, Any]]:
-            """pass@k rows for k = 1..K from per-trial task ids and success flags."""
-            g = int(task_of_trace.max()) + 1
-            n = np.bincount(tasks, minlength=g)
-            c = np.bincount(tasks, weights=successes, minlength=g).astype(np.int64)
-            keep = n > 0
-            pairs, mult = np.unique(np.stack([n[keep], c[keep]], axis=1), axis=0, return_counts=True)
-            pairs_list = [(int(a), int(b)) for a, b in pairs]
-            top = min(K_MAX, int(n.max()))
-            rows = []
-            for k in range(1, top + 1):
-                r = trial_pass_k(pairs_list, k, level=self.level, seed=self.seed, counts=mult.tolist())
-                rows.append({key: v for key, v in asdict(r).items() if key not in ("family", "level")})
-            return rows
+        from ..stats import TRIAL_UNBIASED
 
         verdict = np.frombuffer(self._passed, dtype=np.int8)
         has = verdict >= 0
@@ -126,20 +100,81 @@ class StatisticsCollector:
         for name, (_, positions, passed) in self._scores.items():
             tasks = task_of_trace[np.frombuffer(positions, dtype=np.int32)]
             if len(np.unique(tasks)) < len(tasks):
-                by_metric[name] = curve(tasks, np.frombuffer(passed, dtype=np.int8).astype(np.float64))
+                by_metric[name] = passk_curve(tasks, np.frombuffer(passed, dtype=np.int8), self.level, self.task_set)
         sizes = np.bincount(trace_tasks) if len(trace_tasks) else np.zeros(0, dtype=np.int64)
         sizes = sizes[sizes > 0]
+        common = self.task_set == "common"
         return {
             "family": TRIAL_UNBIASED,
+            "task_set": self.task_set,
             "about": "unbiased pass@k = 1 - C(n-c,k)/C(n,k) and pass^k = C(c,k)/C(n,k) per task over its n trials, "
-                     "averaged over tasks with n >= k; intervals: task bootstrap (t over tasks past 1000 tasks)",
+                     + ("averaged over one common set of tasks (those with n >= the largest k shown)" if common else
+                        "averaged at each k over the tasks with n >= k (the task set differs between k)")
+                     + "; intervals: effective-sample-size Wilson over tasks",
             "n_tasks": int(len(sizes)),
             "trials_per_task": {"min": int(sizes.min()), "max": int(sizes.max())} if len(sizes) else None,
-            "trace_passed": curve(trace_tasks, verdict[has].astype(np.float64)) if len(trace_tasks) else [],
+            "trace_passed": passk_curve(trace_tasks, verdict[has], self.level, self.task_set) if len(trace_tasks) else [],
             "by_metric": by_metric,
         }
 
 
-def _clip(low: float, high: float) -> tuple[float, float]:
-    """Scores and rates live in [0, 1]; so do their intervals."""
-    return max(0.0, low), min(1.0, high)
+INTERVAL_METHOD = "Wilson (0/1 means and pass rates), effective-sample-size Wilson with a t correction (scores)"
+INTERVAL_METHOD_CLUSTERED = ("clustered by task: effective-sample-size Wilson on the cluster-robust variance, "
+                             "t-corrected for the number of tasks (means and pass rates)")
+TASK_SETS = ("common", "all")
+
+
+def score_intervals(scores: Any, passed: Any, clusters: Any, level: float = 0.95) -> tuple[Any, Any]:
+    """The statistics seam: one metric's columns -> (mean interval, pass-rate interval).
+
+    *scores* (float64, in [0, 1]) and *passed* (0/1) are per scored result; *clusters* is the task
+    index of each (None when no task repeats). Both intervals are ``bounded_mean_interval``: Wilson
+    for 0/1 values, never zero width when every value is 0 or 1, always containing the estimate.
+    """
+    import numpy as np
+
+    from ..stats import bounded_mean_interval
+
+    if len(scores) == 0:
+        return None, None
+    flags = np.asarray(passed, dtype=np.float64)
+    return (bounded_mean_interval(np.asarray(scores, dtype=np.float64), clusters, level=level),
+            bounded_mean_interval(flags, clusters, level=level))
+
+
+def passk_curve(tasks: Any, successes: Any, level: float = 0.95, task_set: str = "common",
+                k_max: int = K_MAX) -> list[dict[str, Any]]:
+    """pass@k rows for k = 1..K from per-trial task indices (0..G-1) and 0/1 success flags.
+
+    ``task_set="common"``: every k is computed on the same tasks, those with n >= K, where K is the
+    largest k (at most *k_max*) that at least half of the tasks reach; the others are counted in
+    each row's ``n_undefined``. So pass^k cannot rise with k because easy tasks drop out.
+    ``"all"``: each k on every task with n >= k (K = the most trials any task has).
+    """
+    import numpy as np
+
+    from ..stats import trial_pass_k
+
+    if task_set not in TASK_SETS:
+        from ..errors import ConfigError
+        raise ConfigError.unknown("pass@k task set", task_set, TASK_SETS)
+    tasks = np.asarray(tasks, dtype=np.int64)
+    g = int(tasks.max()) + 1
+    n = np.bincount(tasks, minlength=g)
+    c = np.bincount(tasks, weights=np.asarray(successes, dtype=np.float64), minlength=g).astype(np.int64)
+    n, c = n[n > 0], c[n > 0]
+    if task_set == "common":
+        top = min(k_max, int(np.sort(n)[(len(n) - 1) // 2]))  # the lower median: half the tasks reach it
+        keep = n >= top
+    else:
+        top, keep = min(k_max, int(n.max())), n > 0
+    excluded = int((~keep).sum())
+    pairs, mult = np.unique(np.stack([n[keep], c[keep]], axis=1), axis=0, return_counts=True)
+    pairs_list = [(int(a), int(b)) for a, b in pairs]
+    rows = []
+    for k in range(1, top + 1):
+        r = trial_pass_k(pairs_list, k, level=level, counts=mult.tolist())
+        row = {key: v for key, v in asdict(r).items() if key not in ("family", "level")}
+        row["n_undefined"] += excluded
+        rows.append(row)
+    return rows

@@ -12,7 +12,7 @@ Python; numpy (the ``stats`` extra) is imported inside the functions that resamp
 
 from assay.stats._beta import beta_cdf, beta_interval, beta_ppf, normal_ppf, t_ppf
 from assay.stats._compare import Comparison, holm, paired_compare
-from assay.stats._intervals import Interval, mean_interval, wilson_interval
+from assay.stats._intervals import Interval, bounded_mean_interval, mean_interval, wilson_interval
 from assay.stats._passk import (
     PER_CONVERSATION,
     BayesianMode,
@@ -47,6 +47,7 @@ __all__ = [
     "TrialPlan",
     "VarianceComponents",
     "beta_cdf",
+    "bounded_mean_interval",
     "beta_interval",
     "beta_ppf",
     "holm",

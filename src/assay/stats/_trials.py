@@ -66,11 +66,11 @@ class TrialPassK:
     """Tasks left out because they had fewer than k trials."""
     level: float
     method: str
-    """"task_bootstrap", "t_over_tasks" (fewer than MIN_BOOTSTRAP_TASKS or more than BOOTSTRAP_MAX_TASKS
-    tasks) or "posterior_draws"."""
+    """"task_wilson" (the default), "task_bootstrap", "t_over_tasks" (the bootstrap method with fewer
+    than MIN_BOOTSTRAP_TASKS or more than BOOTSTRAP_MAX_TASKS tasks) or "posterior_draws"."""
 
 
-_METHODS = ("bootstrap", "bayesian")
+_METHODS = ("wilson", "bootstrap", "bayesian")
 
 
 def trial_pass_k(
@@ -79,7 +79,7 @@ def trial_pass_k(
     level: float = 0.95,
     n_boot: int = 2000,
     seed: int = 0,
-    method: str = "bootstrap",
+    method: str = "wilson",
     prior: tuple[float, float] = (1.0, 1.0),
     counts: Sequence[int] | None = None,
 ) -> TrialPassK:
@@ -92,8 +92,13 @@ def trial_pass_k(
     million tasks has only a few hundred distinct pairs. It is exactly the same as listing each
     pair that many times.
 
-    ``method="bootstrap"`` (family "trial_unbiased"): the mean of the per-task unbiased estimates,
-    with a percentile interval from resampling whole tasks (the trials of a task are one cluster).
+    ``method="wilson"`` (family "trial_unbiased", the default): the mean of the per-task unbiased
+    estimates with the effective-sample-size Wilson interval over tasks (``assay.stats._bounded``):
+    n_eff = m (1 - m) / v from the between-task variance v of the mean, capped at the trials / k
+    behind it, and the number of tasks when every task saturates (all pass@k 1 or 0), so the
+    interval never collapses to [1, 1]. Chosen by the coverage simulation (``benchmarks/coverage.py``).
+    ``method="bootstrap"`` (family "trial_unbiased"): the same mean, with a percentile interval from
+    resampling whole tasks (the trials of a task are one cluster); zero width when tasks saturate.
     ``method="bayesian"`` (family "trial_bayesian"): each task's success rate gets its own
     independent Beta(prior_a + c, prior_b + n - c) posterior; the estimate is the average of the
     exact posterior means of 1 - (1 - p)^k and p^k, and the interval the equal-tailed percentile
@@ -114,9 +119,13 @@ def trial_pass_k(
     if counts is not None:
         if len(counts) != len(tasks) or any(int(m) < 0 for m in counts):
             raise ValueError(f"{who}: counts must give a multiplicity >= 0 for each of the {len(tasks)} tasks")
+        if method == "wilson":
+            return _wilson_over_tasks(tasks, [int(m) for m in counts], k, level, who)
         if method == "bootstrap" and sum(counts) > BOOTSTRAP_MAX_TASKS:
             return _weighted_t(tasks, [int(m) for m in counts], k, level, who)
         tasks = [t for t, m in zip(tasks, counts) for _ in range(int(m))]
+    if method == "wilson":
+        return _wilson_over_tasks(tasks, [1] * len(tasks), k, level, who)
     checked = []
     seen: set[tuple[int, int]] = set()  # tasks repeat a few (n, c) pairs: check each pair once
     for i, task in enumerate(tasks):
@@ -167,6 +176,41 @@ BOOTSTRAP_MAX_TASKS = 1000
 """Above this many tasks the unbiased family's interval is a t interval over tasks (see above)."""
 MIN_BOOTSTRAP_TASKS = 20
 """Below this many tasks, too: the same rule as ``mean_interval``'s clusters."""
+
+
+def _wilson_over_tasks(pairs: Sequence[tuple[int, int]], mult: list[int], k: int, level: float,
+                       who: str) -> TrialPassK:
+    """The unbiased family with the effective-sample-size Wilson interval, from distinct (n, c) pairs."""
+    from assay.stats._bounded import ess_wilson
+
+    np = require_numpy(who)
+    merged: dict[tuple[int, int], int] = {}
+    undefined = 0
+    for i, (pair, m) in enumerate(zip(pairs, mult)):
+        try:
+            n, c = pair
+        except (TypeError, ValueError):
+            raise ValueError(f"{who}: tasks[{i}] must be an (n, c) pair, got {pair!r}") from None
+        n, c = check_counts(n, c, k, f"{who}: tasks[{i}]", min_n=0)[:2]
+        if n < k:
+            undefined += m
+        elif m:
+            merged[(n, c)] = merged.get((n, c), 0) + m
+    total = sum(merged.values())
+    if total == 0:
+        return TrialPassK(TRIAL_UNBIASED, k, None, None, None, None, None, None, 0, undefined, level, "task_wilson")
+    keys = sorted(merged)  # sorted: results ignore the order of tasks
+    w = [merged[key] for key in keys]
+    trials = math.fsum(n * m for (n, _), m in zip(keys, w))
+    out = []
+    for j in (0, 1):
+        v = [_unbiased_pair(n, c, k)[j] for n, c in keys]
+        mean = math.fsum(x * m for x, m in zip(v, w)) / total
+        var = math.fsum(m * (x - mean) ** 2 for x, m in zip(v, w)) / (total - 1) / total if total > 1 else 0.0
+        low, high = ess_wilson(np, mean, var, total, trials / k, level)
+        out.append((mean, float(low), float(high)))
+    (at, at_lo, at_hi), (pw, pw_lo, pw_hi) = out
+    return TrialPassK(TRIAL_UNBIASED, k, at, at_lo, at_hi, pw, pw_lo, pw_hi, total, undefined, level, "task_wilson")
 
 
 def _weighted_t(pairs: Sequence[tuple[int, int]], mult: list[int], k: int, level: float, who: str) -> TrialPassK:
