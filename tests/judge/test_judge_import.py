@@ -46,7 +46,7 @@ def test_seam_matches_the_architecture_contract():
     from assay.judge import JudgeRequest, Verdict
 
     assert [f.name for f in dataclasses.fields(JudgeRequest)] == [
-        "messages", "schema", "key", "repeat", "temperature", "max_tokens"]
+        "messages", "schema", "key", "repeat", "temperature", "max_tokens", "content_key"]
     assert [f.name for f in dataclasses.fields(Verdict)] == [
         "parsed", "raw", "model", "input_tokens", "output_tokens", "cost_usd", "latency_s", "cached", "attempts",
         "error", "skipped"]

@@ -63,7 +63,8 @@ def test_with_a_judge_one_call_per_interaction():
     assert d["correct_indices"] == [0] and d["is_fully_correct"] is False
     assert r.score == 0.5 and r.passed is False  # passed iff fully correct
     assert all("EXPECTED_ANSWER" in q.messages[1]["content"] for q in j.requests)
-    assert len({q.messages[0]["content"] for q in j.requests}) == 2  # one fence nonce per interaction
+    assert len({q.messages[0]["content"] for q in j.requests}) == 1  # one static rubric: a reusable prefix
+    assert len({q.messages[1]["content"].split("\n", 1)[0] for q in j.requests}) == 2  # one fence nonce each
 
 
 def test_correct_iff_correctness_reaches_the_threshold():

@@ -24,13 +24,13 @@ from ._limits import Limited, TokenBucket, estimate_tokens
 from ._openai import OpenAICompatible
 from ._parse import ParseError, extract_json, parse_verdict, repair_json
 from ._prices import PRICES, Price, is_local_url, lookup_price, resolve_price
-from ._protocol import Judge, JudgeRequest, Verdict, errored
+from ._protocol import Judge, JudgeRequest, Verdict, content_digest, errored
 from ._retry import Reasking, Retrying
 from ._stats import JudgeStats
 
 __all__ = [
     # the seam
-    "Judge", "JudgeRequest", "Verdict", "errored",
+    "Judge", "JudgeRequest", "Verdict", "errored", "content_digest",
     # building judges
     "make_judge", "judge_from_env", "compose", "adapt", "build_backend", "parse_spec", "Spec", "PROVIDERS",
     "register_backend", "backends", "BackendFactory",

@@ -44,10 +44,14 @@ def default_cache_path() -> Path:
 
 
 def cache_key(model: str, request: JudgeRequest) -> str:
-    """sha256 over everything that can change the verdict, including the repeat index."""
+    """sha256 over everything that can change the verdict, including the repeat index.
+
+    A request built from fenced data carries ``content_key`` (its content before fencing), which
+    stands in for the messages: they hold per-run fence nonces that must not defeat the cache.
+    """
     material = {
         "model": model,
-        "messages": list(request.messages),
+        "messages": request.content_key or list(request.messages),
         "schema": json_schema(request.schema),
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,

@@ -6,6 +6,8 @@ behind ``Judge.judge`` so a metric never knows which model or transport produced
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -22,6 +24,19 @@ class JudgeRequest:
     repeat: int = 0        # repeat index: independent cache entries for --repeats
     temperature: float = 0.0
     max_tokens: int | None = None
+    content_key: str = ""  # digest of what the request says with fence nonces left out (see content_digest)
+
+
+def content_digest(parts: Iterable[str]) -> str:
+    """A digest of a request's content before fencing: the cache key uses it instead of the messages.
+
+    Fence nonces carry a per-run secret, so messages differ between runs; the content does not.
+    """
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x1e")
+    return h.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

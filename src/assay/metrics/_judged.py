@@ -37,7 +37,7 @@ from typing import Any, ClassVar, Literal
 import pydantic
 
 from ..errors import ConfigError
-from ..judge import Fence, JudgeRequest, Verdict
+from ..judge import Fence, JudgeRequest, Verdict, content_digest
 from ..model import MetricResult, Warning
 from ._base import MetricContext
 from ._sections import Section, clip, normalise_text, quote_found
@@ -237,17 +237,19 @@ class Session:
         fence = Fence.for_seed(*self.identity(call))
         system = string.Template(self.rubric.prompt(prompt or call)).safe_substitute(
             {**(substitutions or {}), "fence_notice": fence.notice()})
-        parts = []
+        parts, content = [fence.code_line()], [system]
         for s in sections:
             text = clip(s.text)
             if s.source:
                 self.seen.append(text)
+            content += (s.heading, s.label, text)
             parts.append(f"{s.heading}\n{fence.wrap(text, s.label)}" if s.heading else fence.wrap(text, s.label))
         parts.append("Fill in the fields in the order the schema lists them: quotes and reasoning first, "
                      "the verdict last.")
         request = JudgeRequest(messages=({"role": "system", "content": system},
                                          {"role": "user", "content": "\n\n".join(parts)}),
-                               schema=schema, key=self.key, repeat=self.ctx.repeat, max_tokens=self.max_tokens)
+                               schema=schema, key=self.key, repeat=self.ctx.repeat, max_tokens=self.max_tokens,
+                               content_key=content_digest(content))
         verdict = await self.ctx.judge.judge(request)
         self.verdicts.append(verdict)
         if verdict.skipped:
