@@ -127,6 +127,19 @@ def test_schema_violation_is_reasked_with_the_error(make, judge_server):
     assert verdict.input_tokens > 0 and verdict.output_tokens > 0
 
 
+def test_truncated_reply_is_asked_afresh_tighter_never_sent_back(make, judge_server):
+    runaway = '{"reason": "' + "the answer is fine because " * 60
+    judge_server.push(text(runaway, finish_reason="length"), obj(GOOD))
+    judge = make()
+    verdict = run_one(judge, max_tokens=400)
+    assert verdict.parsed == Score(**GOOD) and judge.stats.reasks == 1
+    first, second = (r.json for r in judge_server.requests)
+    assert all(m["content"] != runaway for m in second["messages"])  # the runaway text never goes back
+    assert second["messages"][:len(first["messages"])] == first["messages"]  # a fresh start of the same question
+    assert "cut off" in second["messages"][-1]["content"]
+    assert second["max_tokens"] == 200 and second["temperature"] > 0 == first["temperature"]
+
+
 def test_persistent_violation_ends_as_an_errored_verdict_keeping_raw(make, judge_server):
     judge_server.default = malformed('{"score": "high"')
     judge = make(reasks=2)

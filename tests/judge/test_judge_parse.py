@@ -29,14 +29,14 @@ CASES = [
     ('{"score": 1, "reason": "raw\nnewline"}', {"score": 1, "reason": "raw\nnewline"}),
     ('<think>maybe {"score": 0}</think>{"score": 0.9, "reason": "d"}', {"score": 0.9, "reason": "d"}),
     ('I think {this} matters. {"score": 0.4, "reason": "brace } in string"}', {"score": 0.4, "reason": "brace } in string"}),
-    ('{"score": 0.5, "reason": "ok"} and a second {"score": 0.1, "reason": "no"}', {"score": 0.5, "reason": "ok"}),
+    ('{"score": 0.5, "reason": "ok"} and a second {"score": 0.1, "reason": "no"}', {"score": 0.1, "reason": "no"}),
 ]
 
 
 @pytest.mark.parametrize("text,expected", CASES, ids=[
     "plain", "fenced-json", "fenced-bare", "prose-around-fence", "prose-around-object", "trailing-comma",
     "nested-trailing-comma", "latex-frac-sqrt", "latex-escapes-that-look-like-json", "real-escapes-kept",
-    "raw-newline-in-string", "think-block", "braces-in-prose-and-strings", "first-object-wins"])
+    "raw-newline-in-string", "think-block", "braces-in-prose-and-strings", "last-object-wins"])
 def test_extract_json(text, expected):
     assert extract_json(text) == expected
 

@@ -72,17 +72,18 @@ class AnthropicJudge(Backend):
 
     async def _complete(self, request: JudgeRequest) -> Completion:
         response = await self._client.get().messages.create(**self._params(request))
-        text = ""
+        text, structured = "", False
         for block in response.content:
             if block.type == "tool_use":
-                text = json.dumps(block.input, ensure_ascii=False)
+                text, structured = json.dumps(block.input, ensure_ascii=False), True
                 break
             if block.type == "text":
                 text += block.text
         usage = response.usage
         note = "truncated at max_tokens" if response.stop_reason == "max_tokens" else None
         return Completion(text=text, input_tokens=usage.input_tokens or 0, output_tokens=usage.output_tokens or 0,
-                          model=f"anthropic:{response.model}" if response.model else None, note=note)
+                          model=f"anthropic:{response.model}" if response.model else None, note=note,
+                          structured=structured, truncated=note is not None)
 
 
 def _alternate(messages: list[dict[str, str]]) -> list[dict[str, str]]:

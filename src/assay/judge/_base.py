@@ -140,6 +140,8 @@ class Completion:
     cost_usd: float | None = None   # when the client reports it; else computed from the price
     model: str | None = None        # the model the server says answered
     note: str | None = None         # appended to a parse error ("truncated at max_tokens")
+    structured: bool = False        # the text is a structured-output object (schema format, tool call)
+    truncated: bool = False         # the reply hit max_tokens (a re-ask starts fresh, tighter)
 
 
 async def guarded(layer: Any, request: JudgeRequest) -> Verdict:
@@ -230,7 +232,7 @@ class Backend:
                      cost_usd=cost, latency_s=latency)
         model = completion.model or self.model
         try:
-            parsed = parse_verdict(completion.text, request.schema)
+            parsed = parse_verdict(completion.text, request.schema, structured=completion.structured)
         except ParseError as exc:
             note = f" ({completion.note})" if completion.note else ""
             return errored(model, f"{exc}{note}", raw=completion.text, **usage)

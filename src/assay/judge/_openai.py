@@ -137,17 +137,20 @@ class OpenAICompatible(Backend):
         choice = choices[0]
         message = choice.get("message") or {}
         text = message.get("content") or ""
+        structured = mode == "json_schema"
         for call in message.get("tool_calls") or ():
             arguments = (call.get("function") or {}).get("arguments") if isinstance(call, dict) else None
             if arguments:
-                text = arguments
+                text, structured = arguments, True
                 break
         if not text and message.get("refusal"):
             text = f"refused: {message['refusal']}"
         usage = reply.get("usage") or {}
-        note = "truncated at max_tokens" if choice.get("finish_reason") == "length" else None
+        truncated = choice.get("finish_reason") == "length"
+        note = "truncated at max_tokens" if truncated else None
         model = reply.get("model")
         return Completion(text=text if isinstance(text, str) else json.dumps(text),
                           input_tokens=int(usage.get("prompt_tokens") or 0),
                           output_tokens=int(usage.get("completion_tokens") or 0),
-                          model=f"{self.provider}:{model}" if model else None, note=note)
+                          model=f"{self.provider}:{model}" if model else None, note=note,
+                          structured=structured and isinstance(text, str), truncated=truncated)

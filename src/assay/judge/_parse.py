@@ -1,8 +1,22 @@
-"""Turn a judge's raw reply into a validated verdict, tolerating what models actually write.
+"""Turn a judge's raw reply into a validated verdict, strictly.
 
-Judges wrap JSON in ```json fences, add prose around it, leave trailing commas and write LaTeX
-(``\\frac``) with single backslashes. We repair exactly those and nothing that could change a
-well-formed answer; anything still invalid becomes an error message the judge can be re-asked with.
+Which object is the verdict:
+
+- With structured output (a JSON-schema response format or a tool call), the reply *is* the
+  object: the whole text (a single surrounding code fence aside) must be one object that
+  validates; nothing is searched for.
+- From free text, every complete top-level JSON object is a candidate, and the verdict is the
+  *last* one that validates against the schema. Judges quote the evaluated text, so an agent's
+  ``{"score": 5}`` echoed in the judge's prose must never win over the judge's own verdict (it
+  rarely validates against the full schema; when it does and disagrees, see the next point).
+- Several valid candidates that disagree are an error (a ``judge_error`` with the raw reply
+  kept), never a silent pick.
+
+Validation is strict: ``true`` is not a number, ``"5"`` is not 5, ``1`` is not ``true``. The one
+documented coercion is an integral number written with a fraction (``5.0``), which counts as 5.
+
+Repairs stay what models actually get wrong and cannot change a well-formed answer: code fences,
+trailing commas, and LaTeX (``\\frac``) written with single backslashes.
 """
 
 from __future__ import annotations
@@ -29,21 +43,28 @@ class ParseError(ValueError):
     """The reply holds no usable JSON object, or the object does not fit the schema."""
 
 
-def _candidates(text: str) -> Iterator[str]:
-    """JSON-looking substrings of *text*, most likely first."""
-    text = _THINK.sub("", text).strip()
-    for match in _FENCED.finditer(text):
-        yield match.group(1).strip()
-    yield text
-    start, tried = text.find("{"), 0
-    while start != -1 and tried < 20:
+def _objects(text: str) -> list[dict[str, Any]]:
+    """Every complete top-level JSON object in *text*, in order (after repairs)."""
+    out: list[dict[str, Any]] = []
+    start = text.find("{")
+    while start != -1 and len(out) < 50:
         end = _balanced_end(text, start)
+        value = None
         if end is not None:
-            tried += 1
-            yield text[start:end + 1]
-        start = text.find("{", start + 1)
-    if "{" in text and "}" in text:
-        yield text[text.index("{"):text.rindex("}") + 1]
+            try:
+                value = json.loads(repair_json(text[start:end + 1]), strict=False)
+            except ValueError:
+                value = None
+        if isinstance(value, dict):
+            out.append(value)
+            start = text.find("{", end + 1)  # type: ignore[operator]
+        else:
+            start = text.find("{", start + 1)
+    return out
+
+
+def _strip(text: str) -> str:
+    return _THINK.sub("", text).strip()
 
 
 def _balanced_end(text: str, start: int) -> int | None:
@@ -113,32 +134,76 @@ def _escape(text: str, i: int) -> str:
     return "\\\\" + nxt  # an invalid JSON escape (\sqrt, \alpha, \(): keep the backslash literally
 
 
-def extract_json(text: str) -> dict[str, Any]:
-    """The first JSON object in *text*, after repairs; ParseError when there is none."""
-    for candidate in _candidates(text):
-        try:
-            value = json.loads(repair_json(candidate), strict=False)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
+def _snippet(text: str) -> str:
     snippet = text.strip().replace("\n", " ")
-    snippet = snippet[:120] + ("..." if len(snippet) > 120 else "")
+    return snippet[:120] + ("..." if len(snippet) > 120 else "")
+
+
+def extract_json(text: str) -> dict[str, Any]:
+    """The last complete JSON object in *text*, after repairs; ParseError when there is none."""
+    found = _objects(_strip(text))
+    if found:
+        return found[-1]
+    snippet = _snippet(text)
     raise ParseError(f"no JSON object found in the reply: {snippet!r}" if snippet else "empty reply")
 
 
+def _integral(value: Any) -> Any:
+    """5.0 -> 5 (the documented coercion); everything else unchanged."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
 def validate(obj: Any, schema: type[pydantic.BaseModel]) -> pydantic.BaseModel:
-    """*obj* validated against *schema*; ParseError naming each bad field otherwise."""
+    """*obj* validated strictly against *schema*; ParseError naming each bad field otherwise."""
     try:
-        return schema.model_validate(obj)
-    except pydantic.ValidationError as exc:
+        return schema.model_validate_json(json.dumps(_integral(obj)), strict=True)
+    except (pydantic.ValidationError, TypeError, ValueError) as exc:
+        if not isinstance(exc, pydantic.ValidationError):
+            raise ParseError(f"reply does not match {schema.__name__}: {exc}") from None
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors())
         raise ParseError(f"reply does not match {schema.__name__}: {problems}") from None
 
 
-def parse_verdict(text: str, schema: type[pydantic.BaseModel]) -> pydantic.BaseModel:
-    """Extract, repair and validate a reply in one step."""
-    return validate(extract_json(text), schema)
+def parse_verdict(text: str, schema: type[pydantic.BaseModel], *, structured: bool = False) -> pydantic.BaseModel:
+    """The verdict in *text* (see the module docstring for which object that is)."""
+    body = _strip(text)
+    if structured:
+        fenced = _FENCED.fullmatch(body)
+        if fenced:
+            body = fenced.group(1).strip()
+        try:
+            value = json.loads(repair_json(body), strict=False)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            snippet = _snippet(text)
+            raise ParseError(f"structured reply is not one JSON object: {snippet!r}" if snippet else "empty reply")
+        return validate(value, schema)
+    found = _objects(body)
+    if not found:
+        snippet = _snippet(text)
+        raise ParseError(f"no JSON object found in the reply: {snippet!r}" if snippet else "empty reply")
+    valid: list[pydantic.BaseModel] = []
+    last_error: ParseError | None = None
+    for obj in found:
+        try:
+            valid.append(validate(obj, schema))
+        except ParseError as exc:
+            last_error = exc
+    if not valid:
+        assert last_error is not None
+        raise last_error
+    final = valid[-1]
+    if any(v != final for v in valid[:-1]):
+        raise ParseError(f"the reply holds {len(valid)} different verdicts that each match {schema.__name__}; "
+                         "cannot tell which is the judge's")
+    return final
 
 
 @lru_cache(maxsize=256)

@@ -2,7 +2,10 @@
 
 Two different loops: Retrying repeats the *same* call after a 429, 5xx, timeout or dropped
 connection (never after 400/401/403/404, which would fail again); Reasking continues the
-*conversation*, showing the judge its invalid reply and the validation error.
+*conversation*, showing the judge its invalid reply and the validation error - except after a
+reply cut off at max_tokens (usually a small model looping in its reasoning): that runaway text
+is never sent back (it would only fill the context); the judge is asked afresh, told to be
+brief, with a tighter max_tokens and, at temperature 0, a small temperature to leave the loop.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import random
 from assay.errors import ProviderError
 
 from ._base import Wrapper, call_inner
-from ._parse import reask_message
+from ._parse import output_guess, reask_message
 from ._protocol import Judge, JudgeRequest, Verdict
 from ._stats import JudgeStats
 
@@ -67,6 +70,21 @@ def combine(first: Verdict, second: Verdict) -> Verdict:
         latency_s=first.latency_s + second.latency_s, attempts=first.attempts + second.attempts)
 
 
+TRUNCATED = "truncated at max_tokens"
+BRIEF = ("Your previous answer was cut off at the length limit. Answer again from the start, briefly: at most "
+         "three short quotes, one or two sentences of reasoning, then the verdict.")
+FRESH_TEMPERATURE = 0.3
+
+
+def fresh_request(request: JudgeRequest) -> JudgeRequest:
+    """The original request, told to be brief, with half the token room (never below what a verdict needs)."""
+    room = request.max_tokens or 1024
+    floor = 2 * output_guess(request.schema)
+    messages = (*request.messages, {"role": "user", "content": BRIEF})
+    return dataclasses.replace(request, messages=messages, max_tokens=max(floor, room // 2),
+                               temperature=request.temperature or FRESH_TEMPERATURE)
+
+
 class Reasking(Wrapper):
     """Re-ask up to ``reasks`` times when the reply does not parse or validate, then give up with
     an errored Verdict that keeps the last raw reply (never a silent 0 or pass)."""
@@ -79,14 +97,18 @@ class Reasking(Wrapper):
 
     async def call(self, request: JudgeRequest) -> Verdict:
         verdict = await call_inner(self.inner, request)
-        total, messages = verdict, request.messages
+        total, current = verdict, request
         for _ in range(self.reasks):
             if verdict.error is None or verdict.skipped:
                 break
-            messages = (*messages, {"role": "assistant", "content": verdict.raw},
-                        {"role": "user", "content": reask_message(verdict.error, request.schema)})
+            if TRUNCATED in verdict.error:
+                current = fresh_request(current)
+            else:
+                current = dataclasses.replace(current, messages=(
+                    *current.messages, {"role": "assistant", "content": verdict.raw},
+                    {"role": "user", "content": reask_message(verdict.error, request.schema)}))
             self.stats.reasks += 1
-            verdict = await call_inner(self.inner, dataclasses.replace(request, messages=messages))
+            verdict = await call_inner(self.inner, current)
             if verdict.skipped:  # the budget ran out mid-conversation: report the last real failure
                 break
             total = combine(total, verdict)
