@@ -8,7 +8,9 @@ from typing import Any
 import click
 
 _FLAGS = ("judge_base_url", "concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens",
-          "dry_run", "cache", "no_cache")
+          "dry_run", "cache", "no_cache", "max_tokens", "temperature", "seed", "judge_threads", "judge_ctx")
+_BACKEND = {"max_tokens": "max_tokens", "temperature": "temperature", "seed": "seed", "judge_threads": "threads",
+            "judge_ctx": "n_ctx"}
 
 
 def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -20,7 +22,16 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Judge requests per minute."),
         click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Judge tokens per minute."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-                     help="Seconds per judge call (default 60)."),
+                     help="Seconds per judge call (default 60; 600 for a local server; none in-process)."),
+        click.option("--max-tokens", type=click.IntRange(1), default=None,
+                     help="Most tokens a judge may write per verdict (default: the server's)."),
+        click.option("--temperature", type=click.FloatRange(min=0), default=None,
+                     help="Judge sampling temperature (default 0)."),
+        click.option("--seed", type=click.INT, default=None, help="Judge sampling seed, where the provider has one."),
+        click.option("--judge-threads", type=click.IntRange(1), default=None,
+                     help="CPU threads of a local:PATH.gguf judge (default half the cores)."),
+        click.option("--judge-ctx", type=click.IntRange(256), default=None,
+                     help="Context size in tokens of a local:PATH.gguf judge (default 8192)."),
         click.option("--retries", type=click.IntRange(0), default=None, help="Retries on transient errors (default 5)."),
         click.option("--budget-usd", type=click.FloatRange(min=0), default=None,
                      help="Stop making judge calls once this much is spent; the rest are not evaluated."),
@@ -44,6 +55,9 @@ def pop_judge_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     for key in ("concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens"):
         if raw[key] is not None:
             out[key] = raw[key]
+    for flag, option in _BACKEND.items():
+        if raw[flag] is not None:
+            out[option] = raw[flag]
     if raw["dry_run"]:
         out["dry_run"] = True
     if raw["no_cache"]:

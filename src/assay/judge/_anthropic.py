@@ -28,8 +28,8 @@ class AnthropicJudge(Backend):
     backend = "anthropic"
 
     def __init__(self, name: str, *, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float | None = 60.0, max_tokens: int = 1024, structured: str = "tools",
-                 price: Price | None = None) -> None:
+                 timeout: float | None = 60.0, max_tokens: int | None = 1024, structured: str = "tools",
+                 price: Price | None = None, temperature: float | None = None, seed: int | None = None) -> None:
         if structured not in MODES:
             raise ConfigError.unknown("structured-output mode for anthropic", structured, MODES)
         if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
@@ -40,7 +40,8 @@ class AnthropicJudge(Backend):
         except ImportError:
             raise ConfigError.missing_extra("an Anthropic judge", "anthropic", "anthropic") from None
         self._anthropic = anthropic
-        self.base_url, self.max_tokens, self.mode = base_url, max_tokens, structured
+        self.base_url, self.max_tokens, self.mode = base_url, max_tokens or 1024, structured
+        self.temperature = temperature  # seed: the Messages API has none, so it is accepted and unused
         self._api_key = api_key
         # Recent SDKs dropped `temperature` (newer models fix it); send it only where it still exists.
         create = anthropic.resources.messages.AsyncMessages.create
@@ -58,7 +59,8 @@ class AnthropicJudge(Backend):
         messages = [{"role": m["role"], "content": m["content"]} for m in request.messages if m["role"] != "system"]
         params: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens or self.max_tokens}
         if self._takes_temperature:
-            params["temperature"] = request.temperature
+            params["temperature"] = request.temperature if self.temperature is None or request.temperature \
+                else self.temperature
         if system:
             params["system"] = system
         if self.mode == "tools":

@@ -26,6 +26,7 @@ from ._base import Backend
 from ._budget import Budget, DryRun, Metered
 from ._cache import Cached, JudgeCache
 from ._limits import Limited
+from ._local import local_backend
 from ._openai import OpenAICompatible
 from ._prices import Price, is_local_url, resolve_price
 from ._protocol import Judge
@@ -86,7 +87,8 @@ class _Backends:
     """Prefix -> BackendEntry, layered: built-ins, plugins (read lazily), registrations."""
 
     def __init__(self) -> None:
-        self._entries: dict[str, BackendEntry] = {}
+        # Built-ins that are not an HTTP provider: the in-process llama.cpp judge.
+        self._entries: dict[str, BackendEntry] = {"local": BackendEntry(local_backend, "built-in", True)}
         self._plugins_read = False
 
     def _read_plugins(self) -> None:
@@ -222,16 +224,26 @@ def _builtin(provider: str) -> BackendFactory:
     return factory
 
 
-def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float | None = 60.0,
+REMOTE_TIMEOUT, LOCAL_TIMEOUT = 60.0, 600.0
+"""Default seconds per call: a local server on a CPU often needs minutes for one verdict."""
+
+
+def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float | None | str = "auto",
                       prices: Mapping[str, Price | tuple[float, float]] | None = None,
                       **backend_options: Any) -> Backend:
     """A built-in provider's backend, with credentials and base URL from options or the environment."""
     info = PROVIDERS[spec.provider]
+    local_only = sorted(k for k in ("threads", "n_ctx", "gpu_layers") if backend_options.pop(k, None) is not None)
+    if local_only:
+        raise ConfigError(f"judge option(s) {', '.join(local_only)} apply only to an in-process judge "
+                          f"(local:PATH.gguf), not to {spec.provider}:{spec.model}")
     base_url = spec.base_url or (os.environ.get(info.url_env) if info.url_env else None) or info.base_url
     if spec.provider == "ollama" and base_url and not base_url.rstrip("/").endswith("/v1"):
         base_url = base_url.rstrip("/") + "/v1"
         base_url = base_url if "//" in base_url else f"http://{base_url}"  # OLLAMA_HOST may be "host:port"
     local = info.local or is_local_url(base_url)
+    if timeout == "auto":
+        timeout = LOCAL_TIMEOUT if local else REMOTE_TIMEOUT
     api_key = api_key or _env(info.key_env)
     if api_key is None and not local and spec.provider != "openai-compatible":
         names = " or ".join(info.key_env)

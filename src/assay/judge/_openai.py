@@ -59,7 +59,7 @@ class OpenAICompatible(Backend):
                  provider: str = "openai", timeout: float | None = 60.0, structured: str = "json_schema",
                  max_tokens: int | None = None, seed: int | None = None, price: Price | None = None,
                  api_version: str | None = None, extra_body: dict[str, Any] | None = None,
-                 default_headers: dict[str, str] | None = None) -> None:
+                 default_headers: dict[str, str] | None = None, temperature: float | None = None) -> None:
         if structured not in MODES:
             raise ConfigError.unknown("structured-output mode", structured, MODES)
         if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
@@ -67,7 +67,7 @@ class OpenAICompatible(Backend):
         super().__init__(name, backend=provider, timeout=timeout, price=price)
         self._openai = import_openai()
         self.provider, self.base_url = provider, base_url
-        self.mode, self.max_tokens, self.seed = structured, max_tokens, seed
+        self.mode, self.max_tokens, self.seed, self.temperature = structured, max_tokens, seed, temperature
         self._api_key, self._api_version = api_key, api_version
         self._extra_body, self._headers = extra_body, default_headers
         self._client = LoopLocal(self._new_client, lambda client: client.close(), eager=True)
@@ -88,7 +88,9 @@ class OpenAICompatible(Backend):
         params: dict[str, Any] = {"model": self.name}
         reasoning = self.provider in ("openai", "azure") and self.name.startswith(_REASONING_PREFIXES)
         if not reasoning:  # reasoning models accept only the default temperature
-            params["temperature"] = request.temperature
+            # The judge's --temperature replaces the requests' default 0; a re-ask's own stays.
+            params["temperature"] = request.temperature if self.temperature is None or request.temperature \
+                else self.temperature
         max_tokens = request.max_tokens or self.max_tokens
         if max_tokens:
             params["max_completion_tokens" if reasoning else "max_tokens"] = max_tokens
