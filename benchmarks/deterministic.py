@@ -19,6 +19,16 @@ mode (the target is < 300 MB at 1,000,000 traces).
     python benchmarks/deterministic.py --rss-only --n 1000000              # intervals=False
     python benchmarks/deterministic.py --rss-only --intervals --n 1000000  # the default run
     python benchmarks/deterministic.py --profile          # cProfile of (b), top 30
+
+``--small`` is the case a user meets first: ~800-byte traces (``make_small_traces``: one turn,
+3 tool calls, expected calls, latency, usage, quality in metadata) and the five metrics a
+hand-written script would compute (``handwritten_loop.py``). It prints, from one run, CPU rates
+relative to ``json.loads`` for that script and for ``assay run`` in three modes (default: store
+and intervals; ``--no-store -o x.jsonl``; ``--no-store --no-intervals``), their peak RSS and the
+store's bytes per metric result; with ``--rss-only``, the default run alone (for 1,000,000 traces).
+
+    python benchmarks/deterministic.py --small --n 200000
+    python benchmarks/deterministic.py --small --rss-only --n 1000000 --out /tmp/small-1m.jsonl
 """
 
 from __future__ import annotations
@@ -136,6 +146,40 @@ def generate(path: Path, n: int, seed: int = 7) -> None:
             f.write("\n")
 
 
+SMALL_METRICS = ("tool_selection_accuracy", "tool_sequence_correctness", "parameter_quality", "latency_score",
+                 "token_efficiency")
+"""The five metrics of the small-trace case (the formulas ``handwritten_loop.py`` computes)."""
+SMALL_TOOLS = ("search_docs", "get_weather", "calculator", "lookup_order")
+
+
+def make_small_trace(i: int, r: random.Random) -> dict:
+    """~800 bytes: one turn, 3 tool calls, expected calls, latency, usage, quality in metadata."""
+    names = [r.choice(SMALL_TOOLS) for _ in range(3)]
+    calls = [{"name": n, "arguments": TOOLS[n](r)} for n in names]
+    expected = [{"name": c["name"], "arguments": dict(c["arguments"])} for c in calls]
+    if r.random() < 0.2:  # a wrong tool
+        expected[-1] = {"name": r.choice(SMALL_TOOLS), "arguments": {"query": "other"}}
+    if r.random() < 0.2:  # a wrong argument
+        k = next(iter(expected[0]["arguments"]))
+        expected[0]["arguments"][k] = "something else"
+    return {"id": f"trace-{i:07d}", "task_id": f"task-{i // 3:06d}", "trial": i % 3,
+            "turns": [{"input": r.choice(USER_INPUTS).format(city=r.choice(CITIES), a=r.randint(2, 40),
+                                                          b=r.randint(5, 300), n=r.randint(10000, 99999)),
+                       "output": _output(r)[:160], "tool_calls": calls, "latency_ms": round(r.uniform(300, 3000), 1),
+                       "usage": {"input_tokens": r.randint(200, 900), "output_tokens": r.randint(40, 300)}}],
+            "expected": {"tool_calls": expected},
+            "metadata": {"quality_score": round(r.uniform(0.5, 1.0), 3)}}
+
+
+def make_small_traces(path: Path, n: int, seed: int = 7) -> None:
+    """Write ``n`` small traces (``make_small_trace``) as JSON Lines."""
+    r = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps(make_small_trace(i, r), separators=(",", ":")))
+            f.write("\n")
+
+
 def peak_rss_mb() -> float:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
@@ -162,6 +206,58 @@ def bench_assay(path: Path, intervals: bool = False) -> tuple[int, float, float,
     return run.run["n_traces"], time.perf_counter() - w0, time.process_time() - c0, run
 
 
+def run_child(cmd: list[str]) -> tuple[float, float, float, int]:
+    """Run ``cmd``: (wall seconds, CPU seconds, peak RSS in MB, exit status) of that process alone."""
+    import os
+    import subprocess
+
+    w0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - w0
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err}")
+    rss = usage.ru_maxrss / (1024 * 1024) if sys.platform == "darwin" else usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, rss, proc.returncode
+
+
+def small_case(path: Path, n: int, rss_only: bool = False) -> None:
+    """The small-trace case: json.loads, the hand-written loop and assay's three modes, as ratios."""
+    assay = [sys.executable, "-m", "assay", "run", str(path), *(a for m in SMALL_METRICS for a in ("-m", m))]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store.sqlite3"
+        if rss_only:
+            wall, cpu, rss, _ = run_child([*assay, "--store", str(store), "--no-progress"])
+            print(f"assay run (default flags, store and intervals): {n} traces in {wall:.1f}s wall, {cpu:.1f}s CPU; "
+                  f"peak RSS {rss:.0f} MB (target < 300 MB at 1,000,000); store {_store_bytes(store) / (5 * n):.0f} "
+                  "bytes per metric result")
+            return
+        n_json, _, cpu_json = bench_json(path)
+        json_rate = n_json / cpu_json
+        print(f"json.loads:                {json_rate:9,.0f} lines/s per CPU second (1.000)")
+        rows = [("hand-written loop", [sys.executable, str(Path(__file__).with_name("handwritten_loop.py")), str(path),
+                                       str(Path(tmp) / "hand.jsonl")]),
+                ("assay run (default)", [*assay, "--store", str(store), "--no-progress"]),
+                ("--no-store -o x.jsonl", [*assay, "--no-store", "-o", str(Path(tmp) / "x.jsonl"), "--no-progress"]),
+                ("--no-store --no-intervals", [*assay, "--no-store", "--no-intervals", "--no-progress"])]
+        for label, cmd in rows:
+            wall, cpu, rss, _ = run_child(cmd)
+            print(f"{label + ':':26} {n / cpu:9,.0f} traces/s per CPU second ({n / cpu / json_rate:.3f})   "
+                  f"wall {wall:5.1f}s  peak RSS {rss:4.0f} MB")
+        print(f"store: {_store_bytes(store) / (5 * n):.0f} bytes per metric result (target <= 100)")
+
+
+def _store_bytes(store: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(store)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return sum(p.stat().st_size for p in store.parent.glob(store.name + "*"))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20000, help="traces to generate (default 20000)")
@@ -172,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--intervals", action="store_true",
                     help="also time a default run (keeps per-trace scores for intervals and pass@k)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--small", action="store_true",
+                    help="the small-trace case (~800 bytes, 5 metrics) through the CLI, against a hand-written loop")
     args = ap.parse_args(argv)
 
     tmp = None
@@ -182,9 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not (args.reuse and path.exists()):
             t0 = time.perf_counter()
-            generate(path, args.n, args.seed)
+            (make_small_traces if args.small else generate)(path, args.n, args.seed)
             print(f"generated {args.n} traces in {time.perf_counter() - t0:.1f}s: {path} "
                   f"({path.stat().st_size / 1e6:.1f} MB)")
+        if args.small:
+            small_case(path, args.n, rss_only=args.rss_only)
+            return 0
         if args.rss_only:
             n, wall, cpu, _ = bench_assay(path, intervals=args.intervals)
             mode = "default run (intervals and pass@k kept)" if args.intervals else "constant-memory run"

@@ -43,15 +43,16 @@ def table(result: RunResult, console: Any = None) -> None:
         by_reason.setdefault(why, []).append(name)
     for why, names in by_reason.items():  # once per reason, not per metric or trace
         console.print(f"[dim]skipped {len(names)} metric(s) ({', '.join(names)}): {why}[/]")
-    failed = [tr for tr in result.traces if tr.passed is False]
+    failed = [tr for tr in result.traces if tr.passed is False] or result.failed
+    n_failed = len(failed) if result.traces else result.run.get("n_failed", len(failed))
     if failed:
-        console.print(f"\n[bold red]{len(failed)} trace(s) failed[/]")
+        console.print(f"\n[bold red]{n_failed} trace(s) failed[/]")
         for tr in failed[:10]:
             bad = [f"{n} {_fmt(r.score, 2)}<{_fmt(r.threshold, 2)}" for n, r in tr.metrics.items() if r.passed is False]
             dims = [f"{d} {_fmt(v.score, 2)}<{v.threshold:.2f}" for d, v in tr.dimensions.items() if v.passed is False]
             console.print(f"  {tr.id} ({tr.source}): " + ", ".join(bad + [f"dimension {x}" for x in dims]))
-        if len(failed) > 10:
-            console.print(f"  ... and {len(failed) - 10} more")
+        if n_failed > 10:
+            console.print(f"  ... and {n_failed - 10} more")
     judge = result.run.get("judge")
     if judge:
         console.print(f"\njudge {judge.get('model')}: " + ", ".join(f"{k} {v}" for k, v in judge.items() if k != "model"))

@@ -20,19 +20,7 @@ from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
 from ..report import MAX_TRACES, to_csv, to_junit, write_report
 from ..report.screenshot import screenshot as take_screenshot
-from ..store import RunStore, default_store_path, hash_inputs, load_run, load_traces
-
-
-def count_records(paths: list[str]) -> int | None:
-    """Line count of plain files (a progress total); None when unknown (stdin)."""
-    total = 0
-    for p in paths:
-        if p == "-" or not os.path.isfile(p):
-            return None
-        with open(p, "rb") as f:
-            while chunk := f.read(1 << 22):
-                total += chunk.count(b"\n")
-    return total or None
+from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
 
 
 def _json_default(o: Any) -> Any:
@@ -78,7 +66,8 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
     for p in paths:  # before the store records a run that cannot start
         if p != "-" and not os.path.exists(p):
             raise DataError("no such file", source=p)
-    inputs = hash_inputs(paths)
+    tap = InputTap(paths)  # hashes and sizes taken while the inputs are scored: each is read once
+    inputs = [{"path": p, "sha256": None, "bytes": None} for p in tap.paths]
     with ExitStack() as stack:
         recorder = None
         if store is not None:
@@ -105,26 +94,34 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
                     sink.write(encode_trace(item) + b"\n")
             callbacks.append(write)
         if progress:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-            bar = stack.enter_context(Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+            bar = stack.enter_context(Progress(TextColumn("scoring"), BarColumn(), TaskProgressColumn(),
                                                TimeRemainingColumn(), TextColumn("{task.fields[extra]}"),
                                                transient=True))
-            task = bar.add_task("scoring", total=count_records(paths), extra="")
+            task = bar.add_task("scoring", total=tap.total_bytes(), extra="")
             judge_stats = getattr(judge_obj, "stats", None)
+            seen = [0]
 
             def tick(item: TraceResult | InputIssue) -> None:
-                extra = ""
+                seen[0] += 1
+                if seen[0] % 64 and judge_stats is None:  # the bar redraws ~10 times a second anyway
+                    return
+                extra = f"{seen[0]:,} records"
                 if judge_stats is not None:
-                    extra = _judge_line(judge_stats)
-                bar.update(task, advance=1, extra=extra)
+                    extra += "  " + _judge_line(judge_stats)
+                bar.update(task, completed=tap.bytes_read(), extra=extra)
             callbacks.append(tick)
 
         def on_result(item: TraceResult | InputIssue) -> None:
             for cb in callbacks:
                 cb(item)
 
-        result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=fmt != "jsonl",
-                                intervals=intervals, on_result=on_result)
+        # per-trace results are kept only for whole-document outputs (and a report with no store to
+        # read them back from); the table reads summaries and the first failed traces
+        keep = fmt in ("json", "junit", "csv") or (bool(html) and store is None)
+        result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=keep,
+                                intervals=intervals, on_result=on_result, tap=tap)
+        inputs = tap.info()
         result.run["input_files"] = inputs
         if input_format:
             result.run["input_format"] = input_format

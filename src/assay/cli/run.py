@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, debug_option, handle_errors
 from ._judge_options import judge_options, pop_judge_options
+
+
+_SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit", ".csv": "csv", ".json": "json"}
 
 
 @click.command("run")
@@ -17,7 +21,8 @@ from ._judge_options import judge_options, pop_judge_options
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="TOML or JSON config file.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write results to this file.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "jsonl", "junit", "csv"]), default=None,
-              help="Output format (default: table on the terminal, json into --output). junit: JUnit XML, "
+              help="Output format (default: table on the terminal; into --output, from its suffix: .jsonl, "
+                   ".xml (junit), .csv, else json). junit: JUnit XML, "
                    "one test case per trace x metric; csv: one row per trace x metric.")
 @click.option("--input-format", default=None, help="Input format (default: detected).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input record.")
@@ -61,7 +66,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
             raise ConfigError(f"--weight {w!r}: expected DIMENSION=NUMBER") from None
         if not eq:
             raise ConfigError(f"--weight {w!r}: expected DIMENSION=NUMBER")
-    fmt = fmt or ("json" if output else "table")
+    fmt = fmt or (_SUFFIX_FORMATS.get(Path(output).suffix.lower(), "json") if output else "table")
     store_file = store_path(store, no_store)
     result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judge or cfg.judge,
                          judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,

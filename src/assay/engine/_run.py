@@ -30,6 +30,8 @@ from ._scoring import Plan, score_async, score_sync
 from ._statistics import StatisticsCollector
 
 NO_JUDGE = "no judge configured: pass --judge or set ASSAY_JUDGE"
+FAILED_KEPT = 10
+"""Failed traces a run keeps when it keeps no per-trace results (what the terminal table lists)."""
 Source = str | Path | Iterable[Any]
 
 
@@ -79,13 +81,14 @@ def resolve_metrics(metrics: Iterable[Any] | None, *, registry: Registry = REGIS
     return out, {}
 
 
-def _records(source: Source, input_format: str | None, strict: bool) -> Iterator[tuple[str, Trace | InputIssue]]:
+def _records(source: Source, input_format: str | None, strict: bool,
+             tap: Any = None) -> Iterator[tuple[str, Trace | InputIssue]]:
     if isinstance(source, (str, Path)):
-        yield from read_traces(source, input_format=input_format, strict=strict)
+        yield from read_traces(source, input_format=input_format, strict=strict, tap=tap)
         return
     items = list(source) if not isinstance(source, Iterator) else source
     if items and all(isinstance(i, (str, Path)) for i in items):  # type: ignore[union-attr]
-        yield from read_traces(items, input_format=input_format, strict=strict)  # type: ignore[arg-type]
+        yield from read_traces(items, input_format=input_format, strict=strict, tap=tap)  # type: ignore[arg-type]
         return
     for i, item in enumerate(items):
         loc = f"<input>[{i}]"
@@ -129,8 +132,8 @@ class Evaluation:
         return TraceResult(trace.id, trace.task, trace.trial, metrics, dimensions, overall, passed, loc,
                            trace if self.attach_traces else None)
 
-    async def astream(self, source: Source, *, input_format: str | None = None,
-                      strict: bool = False) -> AsyncIterator[TraceResult | InputIssue]:
+    async def astream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
+                      tap: Any = None) -> AsyncIterator[TraceResult | InputIssue]:
         """Results (and input issues) in input order, scored concurrently within a window."""
         pending: deque[asyncio.Future[Any]] = deque()
         loop = asyncio.get_running_loop()
@@ -143,7 +146,7 @@ class Evaluation:
             return self._result(trace, loc, metrics)
 
         try:
-            for loc, item in _records(source, input_format, strict):
+            for loc, item in _records(source, input_format, strict, tap):
                 if isinstance(item, InputIssue):
                     fut = loop.create_future()
                     fut.set_result(item)
@@ -158,31 +161,37 @@ class Evaluation:
             for fut in pending:
                 fut.cancel()
 
-    def stream(self, source: Source, *, input_format: str | None = None,
-               strict: bool = False) -> Iterator[TraceResult | InputIssue]:
-        """Synchronous stream of results; no event loop unless a metric is async."""
+    def stream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
+               tap: Any = None) -> Iterator[TraceResult | InputIssue]:
+        """Synchronous stream of results; no event loop unless a metric is async.
+
+        ``tap`` wraps each input file as it is opened (see ``importers.read_traces``).
+        """
         if not self.plan.is_async:
-            for loc, item in _records(source, input_format, strict):
+            for loc, item in _records(source, input_format, strict, tap):
                 yield item if isinstance(item, InputIssue) else self._result(item, loc, score_sync(item, self.plan))
             return
-        yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict))
+        yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict, tap=tap))
 
     def run(self, source: Source, *, input_format: str | None = None, strict: bool = False,
             keep_traces: bool = True, intervals: bool = True,
-            on_result: Callable[[TraceResult | InputIssue], None] | None = None) -> RunResult:
+            on_result: Callable[[TraceResult | InputIssue], None] | None = None,
+            tap: Any = None) -> RunResult:
         """Evaluate everything.
 
-        ``keep_traces=False`` keeps no per-trace results (stream them with ``on_result``);
-        ``intervals=False`` also drops the per-trace scores kept for intervals and pass@k, so
-        memory stays constant whatever the run's size.
+        ``keep_traces=False`` keeps no per-trace results (stream them with ``on_result``) but
+        the first ``FAILED_KEPT`` failed ones (``RunResult.failed``); ``intervals=False`` also
+        drops the per-trace scores kept for intervals and pass@k, so memory stays constant
+        whatever the run's size.
         """
         started = time.time()
         summary = SummaryBuilder(self.dimension_of, {m.spec.name: m.threshold for m in self.metrics})
         collector = StatisticsCollector() if intervals else None
         traces: list[TraceResult] = []
+        failed: list[TraceResult] = []
         issues: list[InputIssue] = []
         n = n_passed = n_failed = 0
-        for item in self.stream(source, input_format=input_format, strict=strict):
+        for item in self.stream(source, input_format=input_format, strict=strict, tap=tap):
             if isinstance(item, InputIssue):
                 issues.append(item)
             else:
@@ -194,8 +203,9 @@ class Evaluation:
                     collector.add(item)
             if on_result is not None:
                 on_result(item)
-            if keep_traces and type(item) is TraceResult:
-                traces.append(item if item.trace is None else item.replace(trace=None))  # inputs are not kept
+            if type(item) is TraceResult and (keep_traces or (item.passed is False and len(failed) < FAILED_KEPT)):
+                kept = item if item.trace is None else item.replace(trace=None)  # inputs are not kept
+                (traces if keep_traces else failed).append(kept)
         finished = time.time()
         run = {
             "assay_version": __version__,
@@ -217,7 +227,7 @@ class Evaluation:
             run["inputs"] = [str(s) for s in source]
         summaries = summary.finish()
         statistics = collector.finish(summaries) if collector is not None else {}
-        return RunResult(traces, summaries, run, issues, statistics)
+        return RunResult(traces, summaries, run, issues, statistics, failed)
 
 
 def _params(m: Any) -> dict[str, Any]:

@@ -115,22 +115,25 @@ def _with_head(stream: IO[bytes]) -> tuple[IO[bytes], bytes]:
     return io.BufferedReader(_Replay(head, stream), _SNIFF_BYTES), head
 
 
-def _open(path: str) -> tuple[IO[bytes], str]:
+def _open(path: str, tap: Callable[[str, IO[bytes]], IO[bytes]] | None = None) -> tuple[IO[bytes], str]:
     if path == "-":
-        return sys.stdin.buffer, "<stdin>"
+        return (sys.stdin.buffer if tap is None else tap(path, sys.stdin.buffer)), "<stdin>"
     p = Path(path)
     if not p.exists():
         raise DataError("no such file", source=path)
     if p.is_dir():
         raise DataError("is a directory; give the trace files inside it", source=path)
-    return open(p, "rb"), path
+    f = open(p, "rb")
+    return (f if tap is None else tap(path, f)), path
 
 
 def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str | None = None,
-                strict: bool = False) -> Iterator[Record]:
+                strict: bool = False, tap: Callable[[str, IO[bytes]], IO[bytes]] | None = None) -> Iterator[Record]:
     """Stream ``(location, Trace | InputIssue)`` from files in any known format.
 
-    With ``strict`` the first bad record raises DataError instead of being yielded.
+    With ``strict`` the first bad record raises DataError instead of being yielded. ``tap(path,
+    stream)`` may wrap each opened input (the CLI hashes and counts the bytes as they are read,
+    so an input is read once).
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -138,7 +141,7 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
     if input_format is not None and input_format not in _IMPORTERS:
         raise ConfigError.unknown("input format", input_format, _IMPORTERS)
     for path in paths:
-        raw, source = _open(str(path))
+        raw, source = _open(str(path), tap)
         try:
             stream, head = _with_head(raw)
             name = input_format or detect_format(head, source)
@@ -154,7 +157,7 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
                     raise
                 raise DataError(str(exc), source=source) from exc
         finally:
-            if raw is not sys.stdin.buffer:
+            if str(path) != "-":
                 raw.close()
 
 

@@ -161,12 +161,18 @@ class RunResult(msgspec.Struct):
     input_issues: list[InputIssue] = []
     statistics: dict[str, Any] = {}
     """pass@k families and other run-level statistics, when computed."""
+    failed: list[TraceResult] = []
+    """The first failed traces, when a streamed run kept no per-trace results (``traces`` empty)."""
 
     @property
     def passed(self) -> bool:
         """True when no trace failed a threshold."""
-        return all(t.passed is not False for t in self.traces) and all(
-            s.n_passed == s.n for s in self.summary.values())
+        n_failed = self.run.get("n_failed")
+        if not self.traces and isinstance(n_failed, int):
+            traces_ok = n_failed == 0
+        else:
+            traces_ok = all(t.passed is not False for t in self.traces)
+        return traces_ok and all(s.n_passed == s.n for s in self.summary.values())
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunResult":

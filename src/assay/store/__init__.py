@@ -12,11 +12,11 @@ thresholds, judge, per-trace results and input traces (JSON per row), summary, t
 
 from ._codec import new_run_id, read_results_file, result_from_dict
 from ._db import RunInfo, RunStore
-from ._inputs import hash_inputs, trace_key, traces_from_inputs
+from ._inputs import InputTap, hash_inputs, trace_key, traces_from_inputs
 from ._load import load_run, load_traces
 from ._paths import ENV, default_store_path
 from ._record import RunRecorder
 
-__all__ = ["ENV", "RunInfo", "RunRecorder", "RunStore", "default_store_path", "hash_inputs",
+__all__ = ["ENV", "InputTap", "RunInfo", "RunRecorder", "RunStore", "default_store_path", "hash_inputs",
            "load_run", "load_traces", "new_run_id", "read_results_file", "result_from_dict", "trace_key",
            "traces_from_inputs"]

@@ -8,10 +8,11 @@ file, ``traces_from_inputs`` re-reads the inputs it names when their hashes stil
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..errors import AssayError
 from ..importers import read_traces
@@ -33,6 +34,69 @@ def file_info(path: str) -> dict[str, Any]:
 
 def hash_inputs(paths: Sequence[str]) -> list[dict[str, Any]]:
     return [file_info(str(p)) for p in paths]
+
+
+class HashingReader(io.RawIOBase):
+    """Passes an input's bytes through while hashing and counting them: an input is read once."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw, self.sha256, self.bytes_read = raw, hashlib.sha256(), 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = self._raw.read(-1 if size is None else size)
+        self.sha256.update(data)
+        self.bytes_read += len(data)
+        return data
+
+    def readinto(self, b: Any) -> int:
+        n = self._raw.readinto(b)  # type: ignore[attr-defined]
+        if n:
+            self.sha256.update(memoryview(b)[:n])
+            self.bytes_read += n
+        return n or 0
+
+    def close(self) -> None:
+        try:
+            self._raw.close()
+        finally:
+            super().close()
+
+
+class InputTap:
+    """The ``tap`` for ``read_traces``: every input's sha256 and size, known when it has been read."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = [str(p) for p in paths]
+        self.readers: dict[str, HashingReader] = {}
+        self.done: set[str] = set()
+
+    def __call__(self, path: str, raw: IO[bytes]) -> IO[bytes]:
+        reader = self.readers[path] = HashingReader(raw)
+        return reader  # type: ignore[return-value]
+
+    def total_bytes(self) -> int | None:
+        """Sum of the inputs' sizes (a progress total); None when one is not a plain file."""
+        try:
+            return sum(os.path.getsize(p) for p in self.paths if not (p == "-" or not os.path.isfile(p))) \
+                if all(p != "-" and os.path.isfile(p) for p in self.paths) else None
+        except OSError:
+            return None
+
+    def bytes_read(self) -> int:
+        return sum(r.bytes_read for r in self.readers.values())
+
+    def info(self) -> list[dict[str, Any]]:
+        """Like ``hash_inputs``, from the bytes read (no hash for an input not read to its end)."""
+        out = []
+        for p in self.paths:
+            r = self.readers.get(p)
+            complete = r is not None and (p == "-" or (os.path.isfile(p) and r.bytes_read == os.path.getsize(p)))
+            out.append({"path": p, "sha256": r.sha256.hexdigest() if complete else None,  # type: ignore[union-attr]
+                        "bytes": r.bytes_read if r is not None else None})
+        return out
 
 
 def trace_key(result: TraceResult) -> str:

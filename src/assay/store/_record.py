@@ -111,6 +111,8 @@ class RunRecorder:
             extra["cost_usd"] = cost
         if judge is not None:
             extra["judge"] = dumps(judge)
+        if result.run.get("input_files") is not None:  # hashed while read: known only now
+            extra["inputs"] = dumps(result.run["input_files"])
         self.flush(**extra)
         self.close()
 
