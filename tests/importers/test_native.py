@@ -191,7 +191,8 @@ def test_the_example_from_the_issue(in_tmp: Path) -> None:
     ('{"id": "a", "turns": [], "latency_ms": "fast"}', "bad.jsonl:2: latency_ms: expected a number or null, got string"),
     ('{"id": "a", "turns": [], "messages": []}', "bad.jsonl:2: give either 'turns' or 'messages', not both"),
     ('{"id": "a", "turns": [], "handoffs": [{"from": "x"}]}', "bad.jsonl:2: handoffs[0].to: required field is missing"),
-    (b'{"id": "\xff", "turns": []}', "bad.jsonl:2: not valid UTF-8: byte 0xff at column 9"),
+    (b'{"id": "\xff", "turns": []}', "bad.jsonl:2: not valid UTF-8: byte 0xff at column 9; "
+                                    "use --on-bad-text=replace to keep the record with U+FFFD"),
 ], ids=["syntax", "trailing", "array", "string", "null", "unknown-field", "unknown-nested", "missing-turns",
         "missing-id", "status-enum", "tool-order-enum", "wrong-type", "turns-and-messages", "handoff-to",
         "utf8"])

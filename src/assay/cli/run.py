@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, debug_option, handle_errors
+from ._input_options import input_options, limits_from
 from ._judge_options import judge_options, pop_judge_options
 
 
@@ -38,6 +39,7 @@ _SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit", ".csv
 @click.option("--repeats", type=click.IntRange(1), default=1, show_default=True,
               help="Score each judge metric this many times (independent judge calls) and average.")
 @judge_options
+@input_options
 @debug_option
 @handle_errors
 def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str | None, output: str | None,
@@ -48,9 +50,11 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input."""
     from ..engine._config import RunConfig, load_config
     from ..errors import ConfigError
+    from ..importers import reading_limits
     from . import _render
     from ._session import run_session, store_path
 
+    limits = limits_from(judge_flags)
     cfg = load_config(config_path) if config_path else RunConfig()
     if cfg.criteria:
         from ..metrics.criteria import register_criteria
@@ -68,12 +72,13 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
             raise ConfigError(f"--weight {w!r}: expected DIMENSION=NUMBER")
     fmt = fmt or (_SUFFIX_FORMATS.get(Path(output).suffix.lower(), "json") if output else "table")
     store_file = store_path(store, no_store)
-    result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judge or cfg.judge,
-                         judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,
-                         intervals=intervals,
-                         input_format=input_format, strict=strict, output=output, fmt=fmt,
-                         progress=sys.stderr.isatty() if progress is None else progress, store=store_file,
-                         html=html)
+    with reading_limits(limits):
+        result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judge or cfg.judge,
+                             judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,
+                             intervals=intervals,
+                             input_format=input_format, strict=strict, output=output, fmt=fmt,
+                             progress=sys.stderr.isatty() if progress is None else progress, store=store_file,
+                             html=html)
     if fmt == "table":
         _render.table(result)
     elif output:

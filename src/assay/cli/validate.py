@@ -7,20 +7,22 @@ import sys
 import click
 
 from ._common import EXIT_OK, EXIT_USAGE, debug_option, handle_errors
+from ._input_options import input_options, limits_from
 
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--input-format", default=None, help="Input format (default: detected).")
+@input_options
 @debug_option
 @handle_errors
-def command(paths: tuple[str, ...], input_format: str | None, debug: bool) -> None:
+def command(paths: tuple[str, ...], input_format: str | None, debug: bool, **flags: object) -> None:
     """Check PATHS against the trace format; exit 2 if any record is bad."""
     from ..importers import read_traces
     from ..model import InputIssue
 
     good = bad = 0
-    for _, item in read_traces(list(paths), input_format=input_format):
+    for _, item in read_traces(list(paths), input_format=input_format, limits=limits_from(flags)):
         if isinstance(item, InputIssue):
             bad += 1
             click.echo(str(item), err=True)

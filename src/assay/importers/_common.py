@@ -6,7 +6,6 @@ InputIssue with the file and line of the record, so one bad record never hides t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import PurePath
 from typing import IO, Any
@@ -14,6 +13,7 @@ from typing import IO, Any
 from ..errors import DataError
 from ..model import InputIssue, Trace, TraceValidationError
 from ._errors import json_type
+from ._limits import loads
 from ._stream import Value, iter_values
 
 Record = tuple[str, "Trace | InputIssue"]
@@ -132,8 +132,8 @@ def maybe_json(value: Any) -> Any:
         s = value.strip()
         if s[:1] in ("{", "[") and s[-1:] in ("}", "]"):
             try:
-                return json.loads(s)
-            except ValueError:
+                return loads(s)
+            except ValueError:  # not JSON, or over a limit: kept as the string it is
                 pass
     return value
 
@@ -144,7 +144,7 @@ def arguments(value: Any, path: str) -> dict[str, Any]:
         return {}
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except ValueError as exc:
             raise DataError(f"not valid JSON ({exc})", field=path) from None
     if not isinstance(value, dict):

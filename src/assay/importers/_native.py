@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from ..model import InputIssue, Trace, TraceValidationError
 from ._errors import json_type
+from ._limits import RecordError, check_value, current, too_deep
 from ._sniff import inspect
 from ._stream import iter_values, parse_line
 
@@ -34,15 +35,25 @@ def parse_trace(text: str | bytes, source: str, line: int | None) -> Trace | Inp
         text = text[1:]
     try:
         return Trace.model_validate_json(text)
+    except RecursionError:
+        return InputIssue(source, line, None, too_deep(current()).message)
     except TraceValidationError as exc:
         if exc.message.startswith("not valid JSON"):
-            try:  # let the stdlib say where, in its words
-                json.loads(text)
+            try:  # let the stdlib say where, in its words, and the text check what and where
+                value = json.loads(text)
+            except RecursionError:
+                return InputIssue(source, line, None, too_deep(current()).message)
             except UnicodeDecodeError as uexc:
                 return InputIssue(source, line, None,
-                                  f"not valid UTF-8: byte 0x{uexc.object[uexc.start]:02x} at column {uexc.start + 1}")
+                                  f"not valid UTF-8: byte 0x{uexc.object[uexc.start]:02x} at column {uexc.start + 1}; "
+                                  "use --on-bad-text=replace to keep the record with U+FFFD")
             except json.JSONDecodeError as jexc:
                 return InputIssue(source, line, None, f"not valid JSON: {jexc.msg} at column {jexc.colno}")
+            try:  # the stdlib accepts what msgspec refused: a lone surrogate
+                value = check_value(value, current())
+            except RecordError as rexc:
+                return InputIssue(source, line, rexc.field, rexc.message)
+            return trace_from_value(value, source, line)
         return _issue(exc, source, line)
 
 
@@ -67,10 +78,12 @@ def read_native(stream: IO[bytes], source: str) -> Iterator[Record]:
     for item in iter_values(stream, source, raw_lines=True):
         if isinstance(item, InputIssue):
             yield f"{source}:{item.line}", item
-        elif item.mode == "lines" and item.value.lstrip(b"\xef\xbb\xbf \t")[:1] == b"[":
+        elif isinstance(item.value, bytes) and item.value.lstrip(b"\xef\xbb\xbf \t")[:1] == b"[":
             yield from _list_line(item.value, source, item.line)
-        elif item.mode == "lines":
+        elif isinstance(item.value, bytes):  # a JSON Lines line that passed the cheap checks
             yield f"{source}:{item.line}", parse_trace(item.value, source, item.line)
+        elif item.mode == "lines" and isinstance(item.value, list):  # decoded by the text checks
+            yield from _list_elements(item.value, source, item.line)
         else:
             yield f"{source}:{item.line}", trace_from_value(item.value, source, item.line)
 
@@ -78,10 +91,14 @@ def read_native(stream: IO[bytes], source: str) -> Iterator[Record]:
 def _list_line(line: bytes, source: str, lineno: int) -> Iterator[Record]:
     """A JSON Lines line holding a list of traces: each element is one trace (or issue)."""
     value = parse_line(line, source, lineno)
-    loc = f"{source}:{lineno}"
     if isinstance(value, InputIssue):
-        yield loc, value
+        yield f"{source}:{lineno}", value
         return
+    yield from _list_elements(value, source, lineno)
+
+
+def _list_elements(value: list[Any], source: str, lineno: int) -> Iterator[Record]:
+    loc = f"{source}:{lineno}"
     if not any(isinstance(v, dict) for v in value):  # not a list of records: one issue for the line
         yield loc, InputIssue(source, lineno, None, "expected a trace object, got array" + ("" if value else " (empty)"))
         return

@@ -11,7 +11,10 @@ from typing import IO, Any
 
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, Trace
+from . import _limits
+from ._limits import Limits
 from ._native import Record, read_native, sniff_native
+from ._sniff import later_lines
 
 _SNIFF_BYTES = 1 << 16
 
@@ -65,9 +68,19 @@ def _load_builtins() -> None:
 
 
 def detect_format(head: bytes, filename: str) -> str:
-    """The one importer that claims the file; ConfigError when none or several do."""
+    """The one importer that claims the file; ConfigError when none or several do.
+
+    When no importer claims the first record, the next lines that hold whole JSON records are
+    tried in turn (JSON Lines whose first lines are broken; the reader reports those lines).
+    """
     _load_builtins()
     claims = [name for name, imp in _IMPORTERS.items() if _claims(imp, head, filename)]
+    if not claims:
+        body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        for offset in later_lines(body):
+            claims = [name for name, imp in _IMPORTERS.items() if _claims(imp, body[offset:], filename)]
+            if claims:
+                break
     if len(claims) == 1:
         return claims[0]
     if not claims:
@@ -128,13 +141,16 @@ def _open(path: str, tap: Callable[[str, IO[bytes]], IO[bytes]] | None = None) -
 
 
 def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str | None = None,
-                strict: bool = False, tap: Callable[[str, IO[bytes]], IO[bytes]] | None = None) -> Iterator[Record]:
+                strict: bool = False, tap: Callable[[str, IO[bytes]], IO[bytes]] | None = None,
+                limits: Limits | None = None) -> Iterator[Record]:
     """Stream ``(location, Trace | InputIssue)`` from files in any known format.
 
     With ``strict`` the first bad record raises DataError instead of being yielded. ``tap(path,
     stream)`` may wrap each opened input (the CLI hashes and counts the bytes as they are read,
-    so an input is read once).
+    so an input is read once). ``limits`` bounds each record (default: those set by
+    ``reading_limits``, else ``Limits()``).
     """
+    limits = limits or _limits.current()
     if isinstance(paths, (str, Path)):
         paths = [paths]
     _load_builtins()
@@ -146,7 +162,7 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
             stream, head = _with_head(raw)
             name = input_format or detect_format(head, source)
             try:
-                for loc, item in _IMPORTERS[name].read(stream, source):
+                for loc, item in _under(limits, _IMPORTERS[name].read(stream, source)):
                     if isinstance(item, Trace) and _empty(item):
                         item = _empty_issue(item, loc, source)
                     if strict and isinstance(item, InputIssue):
@@ -171,6 +187,20 @@ def _empty_issue(trace: Trace, loc: str, source: str) -> InputIssue:
     return InputIssue(source, int(tail) if tail.isdigit() else None, None,
                       f"trace {trace.id!r} has no turns: no user message, answer or tool call was found in it, "
                       "so there is nothing to score")
+
+
+def _under(limits: Limits, records: Iterator[Record]) -> Iterator[Record]:
+    """Run each step of an importer with ``limits`` in force (set and reset within the step, so
+    that a consumer iterating from several asyncio tasks or contexts is safe)."""
+    while True:
+        token = _limits._current.set(limits)
+        try:
+            item = next(records, None)
+        finally:
+            _limits._current.reset(token)
+        if item is None:
+            return
+        yield item
 
 
 def load_traces(paths: str | Path | Iterable[str | Path], **kwargs: object) -> tuple[list[Trace], list[InputIssue]]:

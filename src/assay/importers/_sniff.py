@@ -2,7 +2,12 @@
 
 The head is at most 64 KiB and may end in the middle of a record. The first record is decoded
 when it fits; otherwise the keys of its top level are scanned from the partial text, so that a
-sniffer can still tell formats apart by the names they use.
+sniffer can still tell formats apart by the names they use. A record too deep to decode counts
+as not decoded; nothing here raises.
+
+For JSON Lines whose first line cannot be read (a comment, a bad byte, a cut record),
+``later_lines`` finds the lines that can: the registry sniffs from them and the stream reads
+the file as JSON Lines.
 """
 
 from __future__ import annotations
@@ -49,16 +54,64 @@ def inspect(head: bytes) -> Head:
         try:
             record = json.loads(first)
             return Head(text, "object", record, True, _keys_of(record))
-        except ValueError:
+        except (ValueError, RecursionError):
             return _record_at(text, 0, "object")
     return Head(text)
+
+
+_MAX_LATER = 16
+"""How many lines after a first line that cannot be read are looked at."""
+
+
+def structural_first_line(line: bytes) -> bool:
+    """Whether a first line that is not whole JSON opens a pretty-printed document or array."""
+    s = line.strip(b" \t\r")
+    return s in (b"{", b"[") or (s[:1] == b"[" and s[-1:] == b",")  # '[' or '[{...},': an array's first line
+
+
+def later_lines(head: bytes) -> list[int]:
+    """Offsets in ``head`` of the lines after the first that hold a whole JSON object or array.
+
+    Only lines starting at column 0 count (pretty-printed documents indent what is inside them),
+    and none when the head shows a multi-line document instead: a line opening with '}' or ']',
+    or as many lines ending in ',' as whole lines (``[{...},`` / ``{...}`` / ``]``).
+    """
+    out: list[int] = []
+    commas = 0
+    start = head.find(b"\n") + 1
+    n = 0
+    while 0 < start < len(head) and n < _MAX_LATER:
+        end = head.find(b"\n", start)
+        line = head[start:end if end >= 0 else len(head)]
+        s = line.strip(b" \t\r")
+        if s[:1] in (b"}", b"]"):
+            return []
+        commas += s[-1:] == b","
+        if line[:1] in (b"{", b"[") and _whole(line):
+            out.append(start)
+        if s:
+            n += 1
+        if end < 0:
+            break
+        start = end + 1
+    first = head[:head.find(b"\n")].strip(b" \t\r")
+    commas += first[-1:] == b","
+    return out if len(out) > commas else []
+
+
+def _whole(line: bytes) -> bool:
+    try:
+        json.loads(line.decode("utf-8"))
+        return True
+    except (ValueError, RecursionError):
+        return False
 
 
 def _record_at(text: str, pos: int, container: str) -> Head:
     try:
         record, _ = _DECODER.raw_decode(text, pos)
         return Head(text, container, record, True, _keys_of(record))
-    except ValueError:
+    except (ValueError, RecursionError):
         keys = scan_keys(text, pos) if text[pos:pos + 1] == "{" else frozenset()
         return Head(text, container, None, False, keys)
 

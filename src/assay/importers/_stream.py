@@ -6,7 +6,13 @@ an array whose elements are streamed one at a time; anything else is a sequence 
 (usually one pretty-printed object), each decoded whole, except that the array under one of
 the ``unwrap`` keys (``{"test_cases": [...]}``) is streamed element by element.
 
+A first line that cannot be read (a comment, a bad byte, a cut record) does not decide the
+shape: when a later line holds a whole object or array, the file is JSON Lines.
+
 Memory stays flat for JSON Lines and arrays; a document is held in memory while it is read.
+Every value passes the record limits and text checks of ``_limits`` (nesting depth, record and
+string size, invalid UTF-8, lone surrogates); a value that fails them is an InputIssue for that
+record only. Reading time is linear in the file size, whatever the length of a line.
 Problems become InputIssues with file, line and, where known, column: a bad line is skipped and
 reading goes on; a syntax error inside an array or a document ends the reading of that file,
 because JSON cannot be resynchronised, and the issue says so.
@@ -16,12 +22,16 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
 from typing import IO, Any
 
 from ..model import InputIssue
+from . import _limits
+from ._limits import Limits, RecordError, check_value, decode_text, depth_exceeds
+from ._sniff import later_lines, scan_keys, structural_first_line
 
 CHUNK = 1 << 20
 _WS = " \t\r\n"
@@ -58,32 +68,38 @@ def byte_chunks(stream: IO[bytes]) -> Iterator[bytes]:
 
 
 def iter_values(stream: IO[bytes] | Iterable[bytes], source: str, *, unwrap: tuple[str, ...] = (),
-                raw_lines: bool = False) -> Iterator[Value | InputIssue]:
+                raw_lines: bool = False, limits: Limits | None = None) -> Iterator[Value | InputIssue]:
     """Yield every JSON value of the file, or an InputIssue where one cannot be read.
 
-    With ``raw_lines`` a JSON Lines file yields each line's bytes undecoded (the native reader
-    validates them straight from bytes).
+    With ``raw_lines`` a JSON Lines file yields each line's bytes undecoded when the cheap checks
+    show it is within the limits (the native reader validates them straight from bytes); other
+    lines come decoded. ``limits`` defaults to those set by ``reading_limits``.
     """
+    limits = limits or _limits.current()
     chunks = byte_chunks(stream) if hasattr(stream, "read") else iter(stream)  # type: ignore[arg-type]
-    mode, head = _sniff_mode(chunks)
+    mode, head = _sniff_mode(chunks, unwrap)
     chunks = chain([head], chunks)
     if mode == "empty":
         return
     if mode == "lines":
-        yield from _iter_lines(chunks, source, raw_lines)
+        yield from _iter_lines(chunks, source, raw_lines, limits)
     else:
-        yield from _iter_text(chunks, source, mode, unwrap)
+        yield from _iter_text(chunks, source, mode, unwrap, limits)
 
 
-def _sniff_mode(chunks: Iterator[bytes]) -> tuple[str, bytes]:
-    """Read enough of the file to see its first two non-blank lines; return the mode and the bytes read."""
+def _sniff_mode(chunks: Iterator[bytes], unwrap: tuple[str, ...] = ()) -> tuple[str, bytes]:
+    """Read enough of the file to see its first lines; return the mode and the bytes read.
+
+    A first line longer than CHUNK is a JSON Lines record (a one-line document reads the same
+    way) unless it opens an array, or an object holding one of the ``unwrap`` arrays.
+    """
     parts: list[bytes] = []
     data = b""
-    while len(data) < CHUNK:  # a longer first line is read as a document: same values, same lines
+    while len(data) < CHUNK:
         stripped = data.lstrip(_BOM).lstrip(b" \t\r\n")
         nl = stripped.find(b"\n")
-        if nl >= 0 and b"\n" in stripped[nl + 1:].lstrip(b" \t\r\n"):
-            break  # the first two non-blank lines are in
+        if nl >= 0 and stripped.count(b"\n", nl + 1) >= 8:
+            break  # enough lines to see the shape
         chunk = next(chunks, b"")
         if not chunk:
             break
@@ -92,100 +108,152 @@ def _sniff_mode(chunks: Iterator[bytes]) -> tuple[str, bytes]:
     stripped = data.lstrip(_BOM).lstrip(b" \t\r\n")
     if not stripped:
         return "empty", data
-    first, _, rest = stripped.partition(b"\n")
-    rest = rest.lstrip(b" \t\r\n")
     opener = stripped[:1]
+    first, nl, rest = stripped.partition(b"\n")
+    if not nl:  # the first line is all there is, or longer than CHUNK
+        if opener == b"[":
+            return "array", data
+        if opener == b"{" and unwrap and len(data) >= CHUNK and \
+                scan_keys(stripped[:1 << 16].decode("utf-8", "replace"), 0) & set(unwrap):
+            return "document", data
+        return "lines", data
+    if not rest.strip(b" \t\r\n"):
+        return ("array" if opener == b"[" and _complete(first) else "lines"), data
     if _complete(first):
-        return ("array" if opener == b"[" and not rest else "lines"), data
-    if opener == b"{" and rest[:1] == b"{" and _complete(rest.partition(b"\n")[0]):
+        return "lines", data
+    if not structural_first_line(first) and later_lines(stripped):
         return "lines", data  # JSON Lines whose first line is broken
     return ("array" if opener == b"[" else "document"), data
 
 
 def _complete(line: bytes) -> bool:
+    """Whether the line is one whole JSON value (one too deep to decode here counts)."""
     try:
-        json.loads(line.decode("utf-8"))
+        json.loads(line.decode("utf-8", "surrogateescape"))
         return True
-    except (ValueError, UnicodeDecodeError):
+    except RecursionError:
+        return True
+    except ValueError:
         return False
 
 
-def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool) -> Iterator[Value | InputIssue]:
-    for lineno, line in enumerate(_split_lines(chunks), 1):
+def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool, limits: Limits) -> Iterator[Value | InputIssue]:
+    for lineno, line in enumerate(_split_lines(chunks, limits.max_record_bytes), 1):
+        if isinstance(line, int):
+            yield _issue(source, lineno, _limits.too_large(line, limits))
+            continue
         if lineno == 1 and line.startswith(_BOM):
             line = line[len(_BOM):]
         line = line.rstrip(b"\r\n")  # so that an error at the end of the line gets its column
         if not line.strip():
             continue
-        if raw:
-            yield Value(line, lineno)
+        if raw and len(line) <= limits.max_string_bytes and not (
+                limits.on_bad_text == "replace" and (not line.isascii() or _ESCAPE.search(line))):
+            # lone surrogates and bad bytes need no check here: msgspec rejects them, and the
+            # native reader then finds and names them (parse_trace)
+            if depth_exceeds(line, limits.max_depth):
+                yield _issue(source, lineno, _limits.too_deep(limits))
+            else:
+                yield Value(line, lineno)
             continue
-        parsed = parse_line(line, source, lineno)
+        parsed = parse_line(line, source, lineno, limits)
         yield parsed if isinstance(parsed, InputIssue) else Value(parsed, lineno)
 
 
-def parse_line(line: bytes, source: str, lineno: int) -> Any:
-    """One JSON Lines line as a Python value, or an InputIssue saying why not."""
+def _issue(source: str, line: int, exc: RecordError, path: str = "") -> InputIssue:
+    field = exc.field
+    if path:
+        field = f"{path}{'' if not field or field.startswith('[') else '.'}{field or ''}"
+    return InputIssue(source, line, field or None, exc.message)
+
+
+def parse_line(line: bytes, source: str, lineno: int, limits: Limits | None = None) -> Any:
+    """One JSON Lines line as a Python value within the limits, or an InputIssue saying why not."""
+    limits = limits or _limits.current()
     try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return InputIssue(source, lineno, None, f"not valid UTF-8: byte 0x{line[exc.start]:02x} at column {exc.start + 1}")
-    try:
-        return json.loads(text)
+        text = decode_text(line, limits)
+        try:
+            value = json.loads(text)
+        except RecursionError:
+            raise _limits.too_deep(limits) from None
+        return check_value(value, limits, raw=text)
+    except RecordError as exc:
+        return _issue(source, lineno, exc)
     except json.JSONDecodeError as exc:
         return InputIssue(source, lineno, None, f"not valid JSON: {exc.msg} at column {exc.colno}")
 
 
-def _split_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
+def _split_lines(chunks: Iterator[bytes], max_bytes: int) -> Iterator[bytes | int]:
+    """The lines of the file; a line over ``max_bytes`` comes as its length, without being held."""
     parts: list[bytes] = []
+    size = 0
     for chunk in chunks:
         start = 0
         while (nl := chunk.find(b"\n", start)) >= 0:
-            parts.append(chunk[start:nl + 1])
-            yield b"".join(parts)
-            parts, start = [], nl + 1
+            size += nl + 1 - start
+            if size > max_bytes:
+                yield size
+            else:
+                parts.append(chunk[start:nl + 1])
+                yield b"".join(parts)
+            parts, size, start = [], 0, nl + 1
         if start < len(chunk):
-            parts.append(chunk[start:])
-    if parts:
-        yield b"".join(parts)
+            size += len(chunk) - start
+            if size <= max_bytes:
+                parts.append(chunk[start:])
+            else:
+                parts = []
+    if size:
+        yield b"".join(parts) if size <= max_bytes else size
+
+
+_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""The start of a surrogate escape: a line without one cannot hold a lone surrogate."""
+_IN_STRING = re.compile(r'["\\]')
+_STRUCTURE = re.compile(r'["\[\]{}]')
+_SCALAR_END = re.compile(r'[,\]}\s]')
 
 
 class _Text:
-    """A text buffer over byte chunks that knows the line and column of every position."""
+    """A text buffer over byte chunks that knows the line and column of every position.
 
-    def __init__(self, chunks: Iterator[bytes]) -> None:
+    Bytes that are not UTF-8 arrive as surrogate escapes (or U+FFFD under 'replace'), so that the
+    value holding them is rejected by the text check while the rest of the file is read.
+    """
+
+    def __init__(self, chunks: Iterator[bytes], limits: Limits) -> None:
         self._chunks = chunks
-        self._decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        errors = "replace" if limits.on_bad_text == "replace" else "surrogateescape"
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors)
+        self.limits = limits
         self.buf, self.pos, self.line, self.col0, self.eof = "", 0, 1, 0, False
-        self._broken: _Stop | None = None
 
-    def fill(self) -> bool:
-        """Append the next chunk; False at end of file."""
-        if self.eof and self._broken is not None:
-            raise self._broken
-        while not self.eof:
+    def fill(self, at_least: int = 1) -> bool:
+        """Append the next chunks, ``at_least`` characters if the file has them; False at end of file.
+
+        The chunks are joined once, so reading a long value costs time linear in its length.
+        """
+        texts: list[str] = []
+        got = 0
+        while not self.eof and got < at_least:
             chunk = next(self._chunks, None)
-            try:
-                text = self._decoder.decode(chunk or b"", final=chunk is None)
-            except UnicodeDecodeError as exc:
-                # keep the valid text before the bad byte; the error comes when it is used up
-                text = self._decoder.decode(exc.object[:exc.start]) if chunk is not None else ""
-                bad = exc.object[exc.start]
-                self._broken = _Stop(0, f"not valid UTF-8 (byte 0x{bad:02x})")
-                chunk = None
+            text = self._decoder.decode(chunk or b"", final=chunk is None)
             if chunk is None:
                 self.eof = True
-                if self._broken is not None:
-                    self._broken.line = self.line + self.buf.count("\n", self.pos) + text.count("\n")
-                    if not text:
-                        raise self._broken
             if text:
-                dropped = self.buf[:self.pos]
-                nl = dropped.rfind("\n")
-                self.col0 = len(dropped) - nl - 1 if nl >= 0 else self.col0 + len(dropped)
-                self.buf, self.pos = self.buf[self.pos:] + text, 0
-                return True
-        return False
+                texts.append(text)
+                got += len(text)
+        if not texts:
+            return False
+        dropped = self.buf[:self.pos]
+        nl = dropped.rfind("\n")
+        self.col0 = len(dropped) - nl - 1 if nl >= 0 else self.col0 + len(dropped)
+        self.buf, self.pos = "".join([self.buf[self.pos:], *texts]), 0
+        return True
+
+    def grow(self) -> bool:
+        """Read until the unread text is twice as long (at least a chunk more): linear time on long values."""
+        return self.fill(max(len(self.buf) - self.pos, CHUNK))
 
     def column(self, p: int) -> int:
         nl = self.buf.rfind("\n", 0, p)
@@ -210,20 +278,78 @@ class _Text:
                 return self.buf[self.pos:self.pos + 1]
 
     def value(self, decoder: json.JSONDecoder = json.JSONDecoder()) -> Any:
-        """Decode the value at the current position (after whitespace)."""
+        """Decode the value at the current position (after whitespace), within the limits.
+
+        A value over a limit is skipped without being held, and raises RecordError: the reading
+        goes on after it.
+        """
         self.peek()
+        limits = self.limits
         while True:
             try:
                 obj, end = decoder.raw_decode(self.buf, self.pos)
+            except RecursionError:
+                self.skip()
+                raise _limits.too_deep(limits) from None
             except json.JSONDecodeError as exc:
                 truncated = exc.pos >= len(self.buf) - _TAIL or exc.msg.startswith("Unterminated string")
-                if truncated and self.fill():
+                if truncated and len(self.buf) - self.pos > limits.max_record_bytes:
+                    raise _limits.too_large(self.skip(), limits) from None
+                if truncated and self.grow():
                     continue
                 raise _Stop(self.line_at(exc.pos), f"not valid JSON: {exc.msg} at column {self.column(exc.pos)}") from None
             if end >= len(self.buf) and not isinstance(obj, (dict, list, str)) and self.fill():
                 continue  # a number or literal cut by the chunk boundary
+            size = end - self.pos
+            span = self.buf[self.pos:end] if isinstance(obj, (dict, list, str)) else ""
             self.advance(end)
-            return obj
+            if size > limits.max_record_bytes:
+                raise _limits.too_large(size, limits)
+            return check_value(obj, limits, raw=span) if span else obj
+
+    def skip(self) -> int:
+        """Move past the value at the current position without decoding or holding it; its length."""
+        self.peek()
+        size = 0
+        if self.buf[self.pos:self.pos + 1] not in ("[", "{", '"'):
+            while True:
+                m = _SCALAR_END.search(self.buf, self.pos)
+                if m:
+                    size += m.start() - self.pos
+                    self.advance(m.start())
+                    return size
+                size += len(self.buf) - self.pos
+                self.advance(len(self.buf))
+                if not self.fill():
+                    return size
+        depth, in_string, i = 0, False, self.pos
+        while True:
+            buf = self.buf
+            m = (_IN_STRING if in_string else _STRUCTURE).search(buf, i)
+            if m is None:
+                i = len(buf)
+            else:
+                c, j = m.group(), m.end()
+                if c != "\\":
+                    i = j
+                    if c == '"':
+                        in_string = not in_string
+                    else:
+                        depth += 1 if c in "[{" else -1
+                    if not in_string and depth <= 0:
+                        size += i - self.pos
+                        self.advance(i)
+                        return size
+                    continue
+                if j < len(buf):
+                    i = j + 1
+                    continue
+                i = j - 1  # keep the backslash: the character it escapes comes with the next chunk
+            size += i - self.pos
+            self.advance(i)
+            if not self.fill():
+                raise _Stop(self.line, "not valid JSON: the file ends inside a value")
+            i = self.pos
 
     def expect(self, chars: str, what: str) -> str:
         c = self.peek()
@@ -234,11 +360,12 @@ class _Text:
         return c
 
 
-def _iter_text(chunks: Iterator[bytes], source: str, mode: str, unwrap: tuple[str, ...]) -> Iterator[Value | InputIssue]:
-    text = _Text(chunks)
+def _iter_text(chunks: Iterator[bytes], source: str, mode: str, unwrap: tuple[str, ...],
+               limits: Limits) -> Iterator[Value | InputIssue]:
+    text = _Text(chunks, limits)
     try:
         if mode == "array":
-            yield from _array(text, "", None, "array")
+            yield from _array(text, source, "", None, "array")
             if text.peek():
                 raise _Stop(text.line, f"not valid JSON: unexpected {text.peek()!r} after the array at column "
                                        f"{text.column(text.pos)}")
@@ -246,14 +373,17 @@ def _iter_text(chunks: Iterator[bytes], source: str, mode: str, unwrap: tuple[st
         while text.peek():
             start = text.line
             if text.peek() == "{" and unwrap:
-                yield from _object(text, unwrap)
+                yield from _object(text, source, unwrap)
             else:
-                yield Value(text.value(), start, "", "document")
+                try:
+                    yield Value(text.value(), start, "", "document")
+                except RecordError as exc:
+                    yield _issue(source, start, exc)
     except _Stop as stop:
         yield InputIssue(source, stop.line, None, f"{stop.message}; reading stopped here")
 
 
-def _array(text: _Text, prefix: str, key: str | None, mode: str) -> Iterator[Value]:
+def _array(text: _Text, source: str, prefix: str, key: str | None, mode: str) -> Iterator[Value | InputIssue]:
     text.expect("[", "'['")
     index = 0
     if text.peek() == "]":
@@ -262,13 +392,16 @@ def _array(text: _Text, prefix: str, key: str | None, mode: str) -> Iterator[Val
     while True:
         text.peek()
         line = text.line
-        yield Value(text.value(), line, f"{prefix}[{index}]", mode, key)
+        try:
+            yield Value(text.value(), line, f"{prefix}[{index}]", mode, key)
+        except RecordError as exc:
+            yield _issue(source, line, exc, f"{prefix}[{index}]" if key else "")
         index += 1
         if text.expect(",]", "',' or ']'") == "]":
             return
 
 
-def _object(text: _Text, unwrap: tuple[str, ...]) -> Iterator[Value]:
+def _object(text: _Text, source: str, unwrap: tuple[str, ...]) -> Iterator[Value | InputIssue]:
     """Stream the arrays under ``unwrap`` keys; an object without them is yielded whole."""
     start = text.line
     text.expect("{", "'{'")
@@ -281,13 +414,23 @@ def _object(text: _Text, unwrap: tuple[str, ...]) -> Iterator[Value]:
     while True:
         if text.peek() != '"':
             text.expect('"', "a property name")
-        key = text.value()
-        text.expect(":", "':'")
-        if key in unwrap and text.peek() == "[":
-            found = True
-            yield from _array(text, key, key, "document")
+        line = text.line
+        try:
+            key = text.value()
+        except RecordError as exc:  # a bad key: its value goes with it
+            text.expect(":", "':'")
+            text.skip()
+            yield _issue(source, line, exc)
         else:
-            rest[key] = text.value()
+            text.expect(":", "':'")
+            if key in unwrap and text.peek() == "[":
+                found = True
+                yield from _array(text, source, key, key, "document")
+            else:
+                try:
+                    rest[key] = text.value()
+                except RecordError as exc:
+                    yield _issue(source, line, exc, key)
         if text.expect(",}", "',' or '}'") == "}":
             break
     if not found:

@@ -17,7 +17,6 @@ Message content is read from ``gen_ai.input.messages`` / ``gen_ai.output.message
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -25,6 +24,7 @@ from ..errors import DataError
 from ._common import Record, arguments, maybe_json
 from ._errors import json_type
 from ._registry import Importer, register_importer
+from ._limits import RecordError, loads
 from ._sniff import inspect
 from ._otlp import read_spans
 from ._spans import LlmCall, Msg, Span, error_of, indexed
@@ -40,7 +40,9 @@ _MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "us
 def _json(value: Any, where: str) -> Any:
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return loads(value)
+        except RecordError as exc:
+            raise DataError(exc.message, field=where) from None
         except ValueError as exc:
             raise DataError(f"not valid JSON ({exc})", field=where) from None
     return value

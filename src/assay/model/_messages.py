@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._limits import RecordError, loads
+
 
 _JSON_TYPES = {dict: "object", list: "array", str: "string", int: "integer", float: "number", bool: "boolean",
                type(None): "null"}
@@ -87,7 +89,9 @@ def _tool_call(call: Any, where: str) -> dict[str, Any]:
     args = fn.get("arguments", {})
     if isinstance(args, str):
         try:
-            args = json.loads(args) if args.strip() else {}
+            args = loads(args) if args.strip() else {}
+        except RecordError as exc:
+            raise ValueError(f"{where}.function.arguments: {exc.message}") from None
         except json.JSONDecodeError as exc:
             raise ValueError(f"{where}.function.arguments: not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(args, dict):
@@ -104,7 +108,7 @@ def _maybe_json(content: str | None) -> Any:
     s = content.strip()
     if s[:1] in ("{", "["):
         try:
-            return json.loads(s)
-        except json.JSONDecodeError:
+            return loads(s)
+        except ValueError:  # not JSON, or over a limit: kept as the text it is
             pass
     return content
