@@ -27,8 +27,8 @@ def hostile(tmp_path: Path) -> Path:
     p = tmp_path / "h.jsonl"
     p.write_bytes(b"# exported\n" + json.dumps(good(1)).encode() + b"\n"
                   + b'{"id": "s\\ud800", "turns": [{"input": "x"}]}\n'
-                  + b'{"id": "k", "turns": [], "metadata": {"\\udfff": "\xff"}}\n'
-                  + b'{"id": "d", "turns": [], "metadata": {"x": ' + b"[" * 5000 + b"]" * 5000 + b"}}\n"
+                  + b'{"id": "k", "turns": [{"input": "x"}], "metadata": {"\\udfff": "\xff"}}\n'
+                  + b'{"id": "d", "turns": [{"input": "x"}], "metadata": {"x": ' + b"[" * 5000 + b"]" * 5000 + b"}}\n"
                   + json.dumps(good(2)).encode() + b"\n")
     return p
 

@@ -32,7 +32,7 @@ DEEP = "[" * 10_000 + "]" * 10_000
 
 
 @pytest.mark.parametrize("body, expected", [
-    (line(good(1)) + '{"id": "d", "turns": [], "metadata": {"x": ' + DEEP + "}}\n" + line(good(2)),
+    (line(good(1)) + '{"id": "d", "turns": [{"input": "x"}], "metadata": {"x": ' + DEEP + "}}\n" + line(good(2)),
      ["t1", "t.jsonl:2: nested deeper than 256 levels (the limit; see --max-depth)", "t2"]),
     (DEEP + "\n" + line(good(1)) + line(good(2)),
      ["t.jsonl:1: nested deeper than 256 levels (the limit; see --max-depth)", "t1", "t2"]),
@@ -82,9 +82,9 @@ def test_depth_ignores_brackets_inside_strings() -> None:
 
 
 @pytest.mark.parametrize("record, message", [
-    ('{"id": "s\\ud800", "turns": []}', "id: lone surrogate \\ud800 (not valid Unicode)"),
+    ('{"id": "s\\ud800", "turns": [{"input": "x"}]}', "id: lone surrogate \\ud800 (not valid Unicode)"),
     ('{"id": "s", "turns": [{"input": "\\udc00x"}]}', "turns[0].input: lone surrogate \\udc00 (not valid Unicode)"),
-    ('{"id": "k", "turns": [], "metadata": {"\\ud800": 1}}', 'metadata: key "\\ud800": lone surrogate \\ud800'),
+    ('{"id": "k", "turns": [{"input": "x"}], "metadata": {"\\ud800": 1}}', 'metadata: key "\\ud800": lone surrogate \\ud800'),
 ], ids=["id", "text", "key"])
 def test_lone_surrogates_are_rejected_with_their_place(in_tmp: Path, record: str, message: str) -> None:
     Path("s.jsonl").write_text(line(good(1)) + record + "\n" + line(good(2)))
@@ -94,19 +94,19 @@ def test_lone_surrogates_are_rejected_with_their_place(in_tmp: Path, record: str
 
 
 def test_on_bad_text_replace_keeps_the_record_with_replacement_characters(in_tmp: Path) -> None:
-    Path("s.jsonl").write_bytes(b'{"id": "s\\ud800", "turns": [], "metadata": {"\\udfff": "\xff"}}\n')
+    Path("s.jsonl").write_bytes(b'{"id": "s\\ud800", "turns": [{"input": "x"}], "metadata": {"\\udfff": "\xff"}}\n')
     [(_, t)] = read_all("s.jsonl", limits=Limits(on_bad_text="replace"))
     assert isinstance(t, Trace) and t.id == "s\ufffd" and t.metadata == {"\ufffd": "\ufffd"}
     t.model_dump_json().encode("utf-8")  # writable: nothing unencodable got through
 
 
 def test_a_valid_surrogate_pair_is_text(in_tmp: Path) -> None:
-    Path("e.jsonl").write_text('{"id": "\\ud83d\\ude00", "turns": []}\n')
+    Path("e.jsonl").write_text('{"id": "\\ud83d\\ude00", "turns": [{"input": "x"}]}\n')
     assert outcome("e.jsonl") == ["\U0001f600"]
 
 
 def test_invalid_utf8_in_an_array_is_that_element_only(in_tmp: Path) -> None:
-    Path("a.json").write_bytes(b"[" + json.dumps(good(1)).encode() + b',\n{"id": "b\xff", "turns": []},\n'
+    Path("a.json").write_bytes(b"[" + json.dumps(good(1)).encode() + b',\n{"id": "b\xff", "turns": [{"input": "x"}]},\n'
                                + json.dumps(good(2)).encode() + b"]")
     assert outcome("a.json") == ["t1", "a.json:2: id: not valid UTF-8: byte 0xff; use --on-bad-text=replace to "
                                        "keep the record with U+FFFD", "t2"]
