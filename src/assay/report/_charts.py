@@ -68,7 +68,8 @@ def _axis_x(left: float, pw: float, y: float, labels: Sequence[str], at: Sequenc
 def forest(rows: Sequence[tuple[str, Any, Any, Any]], *, label: str, width: int = 520, lo: float = 0.0,
            hi: float = 1.0, zero: float | None = None, row_classes: Sequence[str] | None = None) -> Markup:
     """One row per item: a point with its interval whisker. ``rows`` = (name, value, ci_low, ci_high)."""
-    left, right, top, row_h = 190, 16, 8, 22
+    longest = max((len(str(r[0])) for r in rows), default=0)
+    left, right, top, row_h = int(min(300, max(120, 16 + 6.6 * min(longest, 44)))), 16, 8, 22
     height = top + row_h * len(rows) + 24
     pw = width - left - right
     span = (hi - lo) or 1.0
@@ -80,7 +81,7 @@ def forest(rows: Sequence[tuple[str, Any, Any, Any]], *, label: str, width: int 
         cy = top + row_h * i + row_h / 2
         cls = row_classes[i] if row_classes else ""
         name_s = str(name)
-        parts.append(h("text", name_s if len(name_s) <= 28 else name_s[:27] + "…", x=left - 8, y=_f(cy + 4),
+        parts.append(h("text", name_s if len(name_s) <= 44 else name_s[:43] + "…", x=left - 8, y=_f(cy + 4),
                        class_="label", text_anchor="end"))
         v, a, b = num(value), num(c_lo), num(c_hi)
         if a is not None and b is not None:
@@ -94,8 +95,12 @@ def forest(rows: Sequence[tuple[str, Any, Any, Any]], *, label: str, width: int 
 
 
 def curves(k: Sequence[Any], series: Sequence[tuple[str, str, Sequence[Any], Sequence[Any] | None, Sequence[Any] | None]],
-           *, label: str, width: int = 520, height: int = 240) -> Markup:
-    """Lines over k with interval bands. ``series`` = (name, css class, values, ci_low, ci_high)."""
+           *, label: str, width: int = 520, height: int = 240, few: bool = False) -> Markup:
+    """Lines over k with interval bands. ``series`` = (name, css class, values, ci_low, ci_high).
+
+    ``few``: the intervals rest on few tasks and are wide, so bands are drawn as outlines that do
+    not cover the lines.
+    """
     ks = [num(v) for v in k]
     left, right, top, bottom = 36, 110, 10, 28
     pw, ph = width - left - right, height - top - bottom
@@ -114,7 +119,8 @@ def curves(k: Sequence[Any], series: Sequence[tuple[str, str, Sequence[Any], Seq
             lower = [(x(kk), y(a)) for kk, a in zip(ks, (num(v) for v in c_lo)) if kk is not None and a is not None]
             if len(upper) >= 1 and len(upper) == len(lower):
                 pts = upper + lower[::-1]
-                parts.append(h("polygon", points=" ".join(f"{_f(a)},{_f(b)}" for a, b in pts), class_=f"band {cls}"))
+                parts.append(h("polygon", points=" ".join(f"{_f(a)},{_f(b)}" for a, b in pts),
+                               class_=f"band {cls}" + (" few" if few else "")))
         pts = [(kk, v) for kk, v in zip(ks, (num(v) for v in values)) if kk is not None and v is not None]
         if pts:
             parts.append(h("polyline", points=" ".join(f"{_f(x(a))},{_f(y(b))}" for a, b in pts),
@@ -133,3 +139,21 @@ def curves(k: Sequence[Any], series: Sequence[tuple[str, str, Sequence[Any], Seq
     parts += _axis_x(left, pw, top + ph, [f"{t:g}" for t in tick_ks], [(t - k_lo) / kspan for t in tick_ks])
     parts.append(h("text", "k", x=_f(left + pw / 2), y=height - 2, class_="tick", text_anchor="middle"))
     return _svg(width, height, label, parts)
+
+
+def legend(items: Sequence[tuple[str, str, str]]) -> Markup:
+    """A row of swatches explaining a chart: ``(shape, css classes, text)``; shape is rect, line or circle.
+
+    The swatches carry the charts' own classes, so they follow the same colours and theme.
+    """
+    out = []
+    for shape, cls, text in items:
+        if shape == "rect":
+            mark = h("rect", x=1, y=2, width=16, height=10, class_=cls)
+        elif shape == "circle":
+            mark = h("circle", cx=9, cy=7, r=4, class_=cls)
+        else:
+            mark = h("line", x1=1, x2=17, y1=7, y2=7, class_=cls)
+        out.append(h("span", h("svg", mark, xmlns="http://www.w3.org/2000/svg", width=18, height=14,
+                               viewBox="0 0 18 14", aria_hidden="true", class_="swatch"), text, class_="legend-item"))
+    return h("div", out, class_="legend")

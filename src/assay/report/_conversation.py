@@ -12,11 +12,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import Trace, TraceResult, Turn
+from . import _diff
 from ._html import Markup, esc, fmt, h
 
 MAX_BLOCK = 20_000
-"""Characters of one text block or JSON value shown; the rest is cut with a note."""
+"""Characters of one text block or JSON value shown; the rest is cut with a note giving the full length."""
+MAX_REASON = 2_000
+"""Characters of a metric's reason and of one evidence quote shown."""
 MIN_QUOTE = 3
+
+
+def cut_note(total: int, shown: int) -> Markup:
+    return h("span", f" … cut: {shown:,} of {total:,} characters shown", class_="cut")
+
+
+def clip(text: Any, limit: int = MAX_BLOCK) -> Markup:
+    """Escaped ``text`` up to ``limit`` characters, with the full length when cut."""
+    s = "" if text is None else str(text)
+    return Markup(esc(s[:limit]) + (cut_note(len(s), limit) if len(s) > limit else ""))
 
 
 def quotes_of(result: TraceResult) -> dict[str, list[str]]:
@@ -66,7 +79,7 @@ def highlight(text: str | None, quotes: Mapping[str, Sequence[str]], found: set[
             found.update(qs)
     out.append(shown[pos:])
     if len(text) > MAX_BLOCK:
-        out.append(h("span", f" … ({len(text) - MAX_BLOCK} more characters)", class_="cut"))
+        out.append(cut_note(len(text), MAX_BLOCK))
     return Markup("".join(esc(p) for p in out))
 
 
@@ -118,9 +131,12 @@ def _turn(i: int, turn: Turn, quotes: Mapping[str, Sequence[str]], found: set[st
     if turn.output is not None:
         parts.append(h("div", h("span", "agent", class_="role"), h("div", highlight(turn.output, quotes, found),
                                                                    class_="text"), class_="msg agent"))
+    rows = _diff.turn_rows(turn)
+    if rows is not None:
+        parts.append(_diff.render(rows, title="This turn's tool calls: expected vs actual"))
     if turn.expected is not None:
         parts.append(h("details", h("summary", "expected for this turn"),
-                       h("pre", _json_text(turn.expected.model_dump(exclude_none=True))), class_="expected"))
+                       h("pre", clip(_json_text(turn.expected.model_dump(exclude_none=True)))), class_="expected"))
     return h("div", parts, class_="turn")
 
 
@@ -141,31 +157,56 @@ def conversation(trace: Trace, quotes: Mapping[str, Sequence[str]], found: set[s
         parts.append(h("details", h("summary", f"handoffs ({len(trace.handoffs)})"), h("ul", rows), class_="handoffs"))
     if trace.expected is not None:
         parts.append(h("details", h("summary", "expected"),
-                       h("pre", _json_text(trace.expected.model_dump(exclude_none=True))), class_="expected"))
+                       h("pre", clip(_json_text(trace.expected.model_dump(exclude_none=True)))), class_="expected"))
     if trace.metadata:
-        parts.append(h("details", h("summary", "metadata"), h("pre", _json_text(trace.metadata)), class_="expected"))
+        parts.append(h("details", h("summary", "metadata"), h("pre", clip(_json_text(trace.metadata))),
+                       class_="expected"))
     return h("div", parts, class_="conversation")
 
 
+_ORDER = {"fail": 0, "error": 1, "pass": 2, "null": 3}
+
+
+def unique_evidence(evidence: Sequence[Any]) -> list[Any]:
+    """Evidence in first-seen order with repeats (same quote, ignoring surrounding space) dropped."""
+    seen: set[str] = set()
+    out = []
+    for q in evidence:
+        key = q.strip() if isinstance(q, str) else repr(q)
+        if key not in seen:
+            seen.add(key)
+            out.append(q)
+    return out
+
+
 def metric_table(result: TraceResult, found: set[str] | None) -> Markup:
-    """Each metric's score, threshold, verdict, reason and evidence (quotes not in the trace flagged)."""
-    rows = []
-    for name, r in result.metrics.items():
+    """Each metric's score, threshold, verdict, reason and evidence: failures first, unscored ones folded.
+
+    Quotes not found in the trace are flagged.
+    """
+    rows, nulls = [], []
+    for name, r in sorted(result.metrics.items(), key=lambda kv: _ORDER[status_of(kv[1])]):
         state = status_of(r)
         ev = []
-        for q in r.evidence:
+        for q in unique_evidence(r.evidence):
             missing = found is not None and isinstance(q, str) and len(q.strip()) >= MIN_QUOTE and q.strip() not in found
-            ev.append(h("li", h("q", q), h("span", " (not found in the trace)", class_="warn") if missing else None))
-        rows.append(h("tr",
-                      h("td", h("code", name)),
-                      h("td", fmt(r.score), class_=f"num score {state}"),
-                      h("td", fmt(r.threshold, 2), class_="num"),
-                      h("td", h("span", state, class_=f"badge {state}")),
-                      h("td", str(r.warning) if r.warning is not None else ""),
-                      h("td", h("div", r.reason, class_="reason"), h("ul", ev, class_="evidence") if ev else None),
-                      data_m=name))
+            ev.append(h("li", h("q", clip(q, MAX_REASON)),
+                        h("span", " (not found in the trace)", class_="warn") if missing else None))
+        row = h("tr",
+                h("td", h("code", name)),
+                h("td", fmt(r.score), class_=f"num score {state}"),
+                h("td", fmt(r.threshold, 2), class_="num"),
+                h("td", h("span", state, class_=f"badge {state}")),
+                h("td", str(r.warning) if r.warning is not None else ""),
+                h("td", h("div", clip(r.reason, MAX_REASON), class_="reason"), h("ul", ev, class_="evidence") if ev else None),
+                data_m=name, class_=f"m-{state}")
+        (nulls if state == "null" else rows).append(row)
     head = h("tr", [h("th", c) for c in ("metric", "score", "threshold", "verdict", "warning", "reason and evidence")])
-    return h("table", h("thead", head), h("tbody", rows), class_="metric-results")
+    folded = None
+    if nulls:
+        folded = h("details", h("summary", f"{len(nulls)} metric{'s' if len(nulls) != 1 else ''} without a score"),
+                   h("table", h("thead", head), h("tbody", nulls), class_="metric-results"), class_="nulls")
+    return Markup((h("table", h("thead", head), h("tbody", rows), class_="metric-results") if rows else "") + (folded or ""))
 
 
 def status_of(r: Any) -> str:
@@ -175,3 +216,10 @@ def status_of(r: Any) -> str:
     if r.score is None:
         return "null"
     return "pass" if r.passed is not False else "fail"
+
+
+def trace_status(t: TraceResult) -> str:
+    """pass / fail / error / null for a trace (an errored metric marks a trace that did not fail)."""
+    if any(r.errored for r in t.metrics.values()):
+        return "error" if t.passed is not False else "fail"
+    return "null" if t.passed is None else "pass" if t.passed else "fail"

@@ -13,11 +13,12 @@ from typing import Any
 
 from .._version import __version__
 from ..model import RunResult
-from . import _passk, _sections, _traces
+from . import _failures, _passk, _sections, _traces
 from ._html import Markup, esc, h, join
 
 MAX_TRACES = 2000
-"""Traces shown in the table and as views; beyond it failed and errored ones are kept first."""
+"""Traces shown in the table; beyond it failed and errored ones are kept first."""
+MAX_VIEWS = _traces.MAX_VIEWS
 
 _PAGE = Template("""<!DOCTYPE html>
 <html lang="en">
@@ -56,29 +57,37 @@ def _asset(name: str) -> str:
 
 def render_report(result: RunResult, *, traces: Mapping[str, Any] | None = None,
                   comparison: Mapping[str, Any] | None = None, title: str | None = None,
-                  max_traces: int = MAX_TRACES) -> str:
+                  max_traces: int = MAX_TRACES, max_views: int = MAX_VIEWS,
+                  baseline: RunResult | None = None) -> str:
     """One self-contained HTML page for ``result``.
 
     ``traces`` maps a result's ``source`` (``file:line``) or trace id to its input Trace (or trace
     dict); without it the trace views show results only. ``comparison`` adds the comparison
     section: ``{"metrics": {name: {"delta", "ci_low", "ci_high", "p_value", "p_adjusted",
     "significant", "regression"}}}`` (what ``assay compare`` computes). pass@k curves come from
-    ``result.statistics["trials"]`` (the engine's) or ``["pass_k"]``; see ``_passk``.
+    ``result.statistics["trials"]`` (the engine's) or ``["pass_k"]``; see ``_passk``. With
+    ``baseline`` (the run compared against) the comparison names both runs and lists the traces
+    that went from pass to fail and back.
+
+    The table lists up to ``max_traces`` traces and up to ``max_views`` of them get a trace view
+    (failed and errored first), so the page's size follows what it shows, not the run's size.
     """
     run_id = result.run.get("run_id")
     title = title or ("assay report" + (f" · {run_id}" if run_id else ""))
     shown, hidden = _traces.select(result.traces, max_traces)
+    viewed = _traces.pick_views(result, shown, max_views)
     sections: list[Any] = [_sections.header(result, title)]
-    comp = _sections.comparison(comparison)
+    fails = _failures.failures(result, viewed, traces)
+    comp = _sections.comparison(comparison, result, baseline)
     passk = _passk.pass_k(result)
     dims = _sections.dimensions(result)
-    toc = [("#comparison", "Comparison", comp), ("#dimensions", "Dimensions", dims), ("#metrics", "Metrics", True),
+    toc = [("#failures", "Failures", fails), ("#comparison", "Comparison", comp), ("#dimensions", "Dimensions", dims), ("#metrics", "Metrics", True),
            ("#pass-k", "pass@k", passk), ("#traces", "Traces", result.traces), ("#issues", "Input issues",
                                                                                  result.input_issues)]
     sections.insert(0, h("nav", [h("a", label, href=href) for href, label, present in toc if present], class_="toc"))
-    sections += [comp, dims, _sections.metrics(result), passk]
+    sections += [fails, comp, dims, _sections.metrics(result), passk]
     if result.traces:
-        sections += [_traces.table(result, shown, hidden), _traces.views(result, shown, traces)]
+        sections += [_traces.table(result, shown, hidden), _traces.views(result, viewed, traces, total=len(shown))]
     sections.append(_sections.issues(result))
     nonce = secrets.token_urlsafe(18)
     return _PAGE.substitute(

@@ -78,6 +78,23 @@ def _table(c: Mapping[str, Any]) -> Markup:
     return h("table", h("thead", h("tr", head)), h("tbody", rows), class_="small")
 
 
+FEW_TASKS = 5
+"""Below this many tasks the bands are outlines: the intervals are honest but wide, and would hide the lines."""
+
+
+def _n_tasks(c: Mapping[str, Any], default: Any) -> int | None:
+    counts = [v for v in c.get("n_tasks") if isinstance(v, int)] if isinstance(c.get("n_tasks"), list) else []
+    if counts:
+        return max(counts)
+    n = c.get("n_tasks", default)
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
+def _legend(cls_few: str) -> Markup:
+    return _charts.legend([("line", "series s1", "pass@k"), ("line", "series s2", "pass^k"),
+                           ("rect", f"band s1{cls_few}", "pass@k interval"), ("rect", f"band s2{cls_few}", "pass^k interval")])
+
+
 def pass_k(result: RunResult) -> Markup | None:
     """The section, or None when the run has no pass@k statistics."""
     found = curves_of(result.statistics)
@@ -93,12 +110,24 @@ def pass_k(result: RunResult) -> Markup | None:
     if trials.get("about"):
         meta.append(str(trials["about"]))
     (title, note, first), rest = found[0], found[1:]
-    main = h("div", h("h3", title), h("div", note, class_="meta"),
-             h("div", _charts.curves(first["k"], _series(first), label=f"pass@k and pass^k: {title}"), _table(first),
-               class_="row"), class_="card")
-    small = [h("div", h("h3", t), h("div", n, class_="meta"),
-               _charts.curves(c["k"], _series(c), label=f"pass@k and pass^k: {t}", width=360, height=180),
-               h("details", h("summary", "values"), _table(c)), class_="card") for t, n, c in rest]
+
+    def tasks_note(c: Mapping[str, Any]) -> tuple[bool, str]:
+        n = _n_tasks(c, trials.get("n_tasks"))
+        few = n is not None and n < FEW_TASKS
+        return few, ("" if n is None else f"{n} task{'s' if n != 1 else ''}" + (
+            ": few, so the intervals are wide (drawn as outlines)" if few else ""))
+
+    few, tnote = tasks_note(first)
+    main = h("div", h("h3", title), h("div", " · ".join(x for x in (note, tnote) if x), class_="meta"),
+             h("div", h("div", _charts.curves(first["k"], _series(first), label=f"pass@k and pass^k: {title}", few=few),
+                        _legend(" few" if few else "")), _table(first), class_="row"), class_="card")
+    small = []
+    for t, n, c in rest:
+        few_c, tn = tasks_note(c)
+        small.append(h("div", h("h3", t), h("div", " · ".join(x for x in (n, tn) if x), class_="meta"),
+                       _charts.curves(c["k"], _series(c), label=f"pass@k and pass^k: {t}", width=360, height=180,
+                                      few=few_c),
+                       h("details", h("summary", "values"), _table(c)), class_="card"))
     return h("section", h("h2", "pass@k and pass^k"),
              h("p", "pass@k: the chance that at least one of k attempts succeeds; pass^k: that all k do. "
                     "Bands are the intervals.", h("br"), " · ".join(meta), class_="meta"),

@@ -116,35 +116,57 @@ def _dist_card(name: str, note: str, values: list[Any], threshold: Any, mean: An
              h("p", "no scores", class_="meta empty"), class_="dist card", id=id_)
 
 
+def _tasks(n: int) -> str:
+    return f"{n} task{'s' if n != 1 else ''}"
+
+
+HIST_LEGEND = [("rect", "bar pass", "scores at or above the threshold"), ("rect", "bar fail", "below it"),
+               ("rect", "bar mixed", "bin spans the threshold"), ("line", "threshold-line", "threshold"),
+               ("line", "mean-line", "mean"), ("rect", "ci-band", "interval of the mean")]
+
+
 def metrics(result: RunResult) -> Markup:
     scores: dict[str, list[Any]] = {}
+    tasks: dict[str, set[str]] = {}
     for t in result.traces:
         for name, r in t.metrics.items():
             scores.setdefault(name, []).append(r.score)
+            if r.score is not None:
+                tasks.setdefault(name, set()).add(t.task_id)
     rows, cards = [], []
     for name, s in result.summary.items():
         warn = ", ".join(f"{k} {v}" for k, v in s.warnings.items())
+        n_tasks = len(tasks.get(name, ()))
+        behind = f" · {_tasks(n_tasks)}" if s.n else ""
         rows.append(h("tr", h("td", h("a", name, href=f"#metric-{slug(name)}")), h("td", s.dimension),
-                      h("td", str(s.n), class_="num"), h("td", str(s.n_null), class_="num"),
-                      h("td", str(s.n_errored) if s.n_errored else "", class_="num"),
+                      h("td", str(s.n), class_="num"), h("td", str(n_tasks), class_="num"),
+                      h("td", str(s.n_null), class_="num"), h("td", str(s.n_errored), class_="num"),
                       h("td", fmt(s.mean), " ", h("span", interval(s.mean_ci), class_="ci"), class_="num"),
                       h("td", pct(s.pass_rate), " ", h("span", interval(s.pass_rate_ci, 2, percent=True), class_="ci"),
                         class_=f"num {_rate_state(s.pass_rate)}"),
                       h("td", fmt(s.threshold, 2), class_="num"), h("td", warn, class_="meta")))
         extra = h("div", "pass rate ", h("strong", pct(s.pass_rate)), " ", interval(s.pass_rate_ci, 2, percent=True),
-                  f" · {s.n_passed}/{s.n} passed", f" · {s.n_null} null" if s.n_null else None,
+                  f" · {s.n_passed}/{s.n} passed", behind, f" · {s.n_null} null" if s.n_null else None,
                   f" ({s.n_errored} errored)" if s.n_errored else None, class_="stat")
         cards.append(_dist_card(name, s.dimension, scores.get(name, []), s.threshold, s.mean, s.mean_ci, extra,
                                 id_=f"metric-{slug(name)}"))
-    head = h("tr", [h("th", c) for c in ("metric", "dimension", "n", "null", "errored", "mean [CI]",
-                                         "pass rate [CI]", "threshold", "warnings")])
-    table = h("table", h("thead", head), h("tbody", rows), class_="summary")
-    forest_rows = [(n, s.pass_rate, *(s.pass_rate_ci or (None, None))) for n, s in result.summary.items()
-                   if s.pass_rate is not None]
-    forest = _charts.forest(forest_rows, label="pass rate per metric with intervals") if forest_rows else None
+    head = h("tr", [h("th", c, title=t) for c, t in (
+        ("metric", None), ("dimension", None), ("n", "traces with a score"),
+        ("tasks", "distinct tasks with a score: what the intervals rest on"), ("null", "traces without a score"),
+        ("errored", "traces where the metric or its judge failed"), ("mean [CI]", None), ("pass rate [CI]", None),
+        ("threshold", None), ("warnings", None))])
+    table = h("div", h("table", h("thead", head), h("tbody", rows), class_="summary"), class_="wide")
+    forest_rows, labels = [], []
+    for n, s in result.summary.items():
+        if s.pass_rate is not None:
+            forest_rows.append((f"{n} ({len(tasks.get(n, ()))}t)", s.pass_rate, *(s.pass_rate_ci or (None, None))))
+    forest = _charts.forest(forest_rows, label="pass rate per metric with intervals", width=620) if forest_rows else None
+    forest_legend = _charts.legend([("circle", "point", "pass rate"), ("line", "whisker", "its interval")])
     return h("section", h("h2", "Metrics"), table,
-             h("figure", forest, h("figcaption", _interval_note(result.statistics)))
+             h("figure", forest, forest_legend, h("figcaption", _interval_note(result.statistics),
+                                                  " (Nt) after a name: the number of tasks behind it."))
              if forest else None,
+             _charts.legend(HIST_LEGEND) if cards else None,
              h("div", cards, class_="grid"), id="metrics")
 
 
@@ -160,26 +182,68 @@ def _rate_state(rate: Any) -> str:
     return "" if r is None else "pass" if r == 1 else "fail" if r < 0.5 else "mixed"
 
 
-def comparison(comp: Mapping[str, Any] | None) -> Markup | None:
+def run_name(run: Mapping[str, Any]) -> str | None:
+    """What a run is called: its name, else its id, else when it started."""
+    for key in ("name", "run_id", "started_at"):
+        if run.get(key):
+            return str(run[key])
+    return None
+
+
+def flips(baseline: RunResult, candidate: RunResult) -> dict[str, list[str]]:
+    """Trace ids (paired by id) whose verdict went pass -> fail and fail -> pass."""
+    before = {t.id: t.passed for t in baseline.traces}
+    out: dict[str, list[str]] = {"pass_to_fail": [], "fail_to_pass": []}
+    for t in candidate.traces:
+        was = before.get(t.id)
+        if was is True and t.passed is False:
+            out["pass_to_fail"].append(t.id)
+        elif was is False and t.passed is True:
+            out["fail_to_pass"].append(t.id)
+    return out
+
+
+MAX_FLIPS = 200
+"""Trace ids listed per direction in the comparison (the rest are counted)."""
+
+
+def _flip_list(title: str, ids: Any, state: str, anchors: Mapping[str, int]) -> Markup:
+    ids = [str(i) for i in ids] if isinstance(ids, (list, tuple)) else []
+    items = [h("li", h("a", i, href=f"#trace-{anchors[i]}") if i in anchors else h("code", i)) for i in ids[:MAX_FLIPS]]
+    more = h("li", f"… and {len(ids) - MAX_FLIPS} more", class_="meta") if len(ids) > MAX_FLIPS else None
+    return h("div", h("h3", h("span", title, class_=f"badge {state}"), f" {len(ids)} trace{'s' if len(ids) != 1 else ''}"),
+             h("ul", items, more, class_="flips") if ids else h("p", "none", class_="meta"), class_="card")
+
+
+def comparison(comp: Mapping[str, Any] | None, result: RunResult | None = None,
+               baseline: RunResult | None = None) -> Markup | None:
     """Per-metric deltas against a baseline with significance, from a comparison dict.
 
     Shape: ``{"metrics": {name: {"delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant",
     "regression"}}}``; optional per metric ``mean_a``/``mean_b``/``improvement``, and at the top
-    ``baseline``/``candidate`` (or ``a``/``b``), ``alpha``, ``level``, ``correction``, ``n_pairs``.
+    ``baseline``/``candidate`` (or ``a``/``b``), ``alpha``, ``level``, ``correction``, ``n_pairs``,
+    ``pass_to_fail``/``fail_to_pass`` (trace ids; computed from ``baseline`` and ``result`` when given).
+    Deltas are coloured by direction (higher scores are better); significant ones are bold.
     """
     if not isinstance(comp, Mapping) or not isinstance(comp.get("metrics"), Mapping) or not comp["metrics"]:
         return None
     items = [(name, d) for name, d in comp["metrics"].items() if isinstance(d, Mapping)]
     means = any("mean_a" in d or "mean_b" in d for _, d in items)
+    name_a = (run_name(baseline.run) if baseline is not None else None) or comp.get("baseline", comp.get("a"))
+    name_b = (run_name(result.run) if baseline is not None and result is not None else None) or comp.get(
+        "candidate", comp.get("b"))
     rows, forest_rows, classes = [], [], []
     for name, d in items:
         state = "fail" if d.get("regression") else "pass" if d.get("significant") else ""
+        delta = num(d.get("delta"))
+        direction = "" if not delta else "up" if delta > 0 else "down"
         verdict = ("regression", "fail") if d.get("regression") else ("improvement", "pass") if (
-            d.get("improvement") or (d.get("significant") and (num(d.get("delta")) or 0) > 0)) else None
+            d.get("improvement") or (d.get("significant") and (delta or 0) > 0)) else None
         rows.append(h("tr", h("td", h("code", name)),
                       [h("td", fmt(d.get("mean_a")), class_="num"), h("td", fmt(d.get("mean_b")), class_="num")]
                       if means else None,
-                      h("td", _signed(d.get("delta")), class_=f"num {state}".strip()),
+                      h("td", _signed(d.get("delta")),
+                        class_=" ".join(c for c in ("num delta", direction, "sig" if d.get("significant") else "") if c)),
                       h("td", interval((d.get("ci_low"), d.get("ci_high")), 3), class_="num ci"),
                       h("td", _p(d.get("p_value")), class_="num"), h("td", _p(d.get("p_adjusted")), class_="num"),
                       h("td", h("span", "yes", class_="badge pass") if d.get("significant") else "no"),
@@ -190,14 +254,27 @@ def comparison(comp: Mapping[str, Any] | None) -> Markup | None:
     bound = max([abs(v) for r in forest_rows for v in map(num, r[1:]) if v is not None] + [0.05])
     chart = _charts.forest(forest_rows, label="metric deltas with intervals", lo=-bound, hi=bound, zero=0.0,
                            row_classes=classes)
-    labels = {"baseline": comp.get("baseline", comp.get("a")), "candidate": comp.get("candidate", comp.get("b")),
+    labels = {"baseline": name_a, "candidate": name_b,
               **{k: comp.get(k) for k in ("alpha", "level", "correction", "n_pairs")}}
-    meta = [f"{k.replace('_', ' ')}: {v}" for k, v in labels.items() if v is not None]
+    meta = [f"{k.replace('_', ' ')}: {v}" for k, v in labels.items() if v is not None and k not in ("baseline", "candidate")]
+    names = h("div", h("span", "baseline ", class_="meta"), h("strong", name_a or "—"), h("span", " → candidate ", class_="meta"),
+              h("strong", name_b or "—"), class_="run-names")
     cols = ["metric", *(["baseline", "candidate"] if means else []), "delta", "CI", "p", "p adjusted", "significant", ""]
-    return h("section", h("h2", "Comparison"), h("div", " · ".join(meta), class_="meta"),
+    moved = flips(baseline, result) if baseline is not None and result is not None else comp
+    flip_cards = None
+    if baseline is not None or "pass_to_fail" in comp or "fail_to_pass" in comp:
+        anchors = {t.id: i + 1 for i, t in enumerate(result.traces)} if result is not None else {}
+        flip_cards = h("div", _flip_list("pass → fail", moved.get("pass_to_fail"), "fail", anchors),
+                       _flip_list("fail → pass", moved.get("fail_to_pass"), "pass", anchors), class_="grid flips")
+    return h("section", h("h2", "Comparison"), names, h("div", " · ".join(meta), class_="meta"),
              h("table", h("thead", h("tr", [h("th", c) for c in cols])), h("tbody", rows), class_="summary"),
-             h("figure", chart, h("figcaption", "Difference candidate − baseline per metric, with its interval.")),
-             id="comparison")
+             h("figure", chart, _charts.legend([("circle", "point", "difference candidate − baseline"),
+                                                ("line", "whisker", "its interval"),
+                                                ("circle", "point fail", "significant regression"),
+                                                ("circle", "point pass", "significant improvement"),
+                                                ("line", "zero-line", "no change")]),
+               h("figcaption", "Difference candidate − baseline per metric, with its interval.")),
+             flip_cards, id="comparison")
 
 
 def _signed(x: Any) -> str:

@@ -1,4 +1,7 @@
-"""The traces table (filterable by metric and verdict in the page's script) and the trace views."""
+"""The traces table (sortable, and filterable by metric and verdict in the page's script) and the trace views.
+
+The filter applies to the trace views too: a view is shown while its table row is.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +9,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import RunResult, Trace, TraceResult
-from ._conversation import conversation, metric_table, quotes_of, status_of
-from ._html import Markup, fmt, h
+from . import _diff
+from ._conversation import conversation, metric_table, quotes_of, status_of, trace_status
+from ._html import Markup, fmt, h, num
 
+MAX_VIEWS = 300
+"""Trace views (conversations) embedded in one report; failed and errored traces are kept first."""
 
-def trace_status(t: TraceResult) -> str:
-    if any(r.errored for r in t.metrics.values()):
-        return "error" if t.passed is not False else "fail"
-    return "null" if t.passed is None else "pass" if t.passed else "fail"
+__all__ = ["MAX_VIEWS", "select", "table", "trace_status", "views"]
 
 
 def select(traces: Sequence[TraceResult], limit: int) -> tuple[list[int], int]:
@@ -26,7 +29,7 @@ def select(traces: Sequence[TraceResult], limit: int) -> tuple[list[int], int]:
     return keep, len(traces) - len(keep)
 
 
-def _trace_for(t: TraceResult, traces: Mapping[str, Any] | None) -> Trace | None:
+def trace_for(t: TraceResult, traces: Mapping[str, Any] | None) -> Trace | None:
     if not traces:
         return None
     found = traces.get(t.source) if t.source else None
@@ -50,8 +53,12 @@ def table(result: RunResult, shown: list[int], hidden: int) -> Markup:
                  h("label", "search ", h("input", type="search", id="f-text", placeholder="trace id or task")),
                  h("span", "", id="f-count", class_="meta", aria_live="polite"),
                  class_="filters")
-    head = h("tr", h("th", "#"), h("th", "trace"), h("th", "task"), h("th", "trial"), h("th", "overall"),
-             h("th", "verdict"), [h("th", n, class_="metric-col", title=n) for n in names])
+    def th(label: Any, kind: str, title: str | None = None, cls: str | None = None) -> Markup:
+        return h("th", h("button", label, type="button", class_="sort", title=f"sort by {title or label}"),
+                 data_sort=kind, aria_sort="none", class_=cls)
+    head = h("tr", th("#", "num", "input order"), th("trace", "text"), th("task", "text"), th("trial", "num"),
+             th("overall", "num"), th("verdict", "text"),
+             [th(n, "num", n, "metric-col") for n in names])
     rows = []
     for i in shown:
         t = result.traces[i]
@@ -63,27 +70,43 @@ def table(result: RunResult, shown: list[int], hidden: int) -> Markup:
                 cells.append(h("td", "", data_m=n, data_st="absent"))
             else:
                 s = status_of(r)
-                cells.append(h("td", fmt(r.score, 2), data_m=n, data_st=s, class_=f"num score {s}",
+                v = num(r.score)
+                cells.append(h("td", fmt(r.score, 2), data_m=n, data_st=s, data_v="" if v is None else f"{v:.6g}",
+                               class_=f"num score {s}",
                                title=f"{n}: {s}" + (f" ({r.warning})" if r.warning is not None else "")))
-        rows.append(h("tr", h("td", str(i + 1), class_="num meta"),
+        ov = num(t.overall)
+        rows.append(h("tr", h("td", str(i + 1), class_="num meta", data_v=i + 1),
                       h("td", h("a", t.id, href=f"#trace-{i + 1}", class_="trace-link"), class_="id"),
-                      h("td", t.task_id, class_="id"), h("td", "" if t.trial is None else str(t.trial), class_="num"),
-                      h("td", fmt(t.overall), class_="num"), h("td", h("span", st, class_=f"badge {st}")),
-                      cells, data_st=st, data_text=f"{t.id} {t.task_id}".lower()))
+                      h("td", t.task_id, class_="id"),
+                      h("td", "" if t.trial is None else str(t.trial), class_="num", data_v=t.trial),
+                      h("td", fmt(t.overall), class_="num", data_v="" if ov is None else f"{ov:.6g}"),
+                      h("td", h("span", st, class_=f"badge {st}"), data_v=st),
+                      cells, data_st=st, data_text=f"{t.id} {t.task_id}".lower(), data_view=f"trace-{i + 1}"))
     note = h("p", f"{hidden} more traces not shown (failed and errored traces are kept first).",
              class_="meta") if hidden else None
     return h("section", h("h2", f"Traces ({len(result.traces)})"), controls, note,
              h("div", h("table", h("thead", head), h("tbody", rows), class_="traces", id="trace-table"),
-               class_="scroll"), id="traces")
+               class_="scroll"),
+             h("p", "Click a column header to sort; the filter also applies to the trace views below.",
+               class_="meta"), id="traces")
 
 
-def views(result: RunResult, shown: list[int], traces: Mapping[str, Any] | None) -> Markup:
-    """One collapsible view per shown trace: results, then the conversation when the trace is known."""
+def pick_views(result: RunResult, shown: Sequence[int], limit: int = MAX_VIEWS) -> list[int]:
+    """The shown traces that get a view: all up to ``limit``, else failed and errored ones first."""
+    if len(shown) <= limit:
+        return list(shown)
+    bad = [i for i in shown if trace_status(result.traces[i]) in ("fail", "error")]
+    rest = [i for i in shown if trace_status(result.traces[i]) not in ("fail", "error")]
+    return sorted((bad + rest)[:limit])
+
+
+def views(result: RunResult, shown: list[int], traces: Mapping[str, Any] | None, total: int | None = None) -> Markup:
+    """One collapsible view per trace in ``shown``: results, the tool-call diff, then the conversation."""
     blocks = []
     missing = 0
     for i in shown:
         t = result.traces[i]
-        trace = _trace_for(t, traces)
+        trace = trace_for(t, traces)
         quotes = quotes_of(t)
         found: set[str] = set()
         convo = conversation(trace, quotes, found) if trace is not None else None
@@ -98,12 +121,24 @@ def views(result: RunResult, shown: list[int], traces: Mapping[str, Any] | None)
         blocks.append(h("details", summary,
                         h("div", "overall ", h("strong", fmt(t.overall)), f" · {dims}" if dims else None, class_="stat"),
                         metric_table(t, found if trace is not None else None),
+                        _trace_diff(trace),
                         convo if convo is not None else h("p", "The input trace is not available: it was not stored "
                                                                "with the run and its input file is gone or changed.",
                                                           class_="meta"),
                         id=f"trace-{i + 1}", class_=f"trace {st}"))
-    intro = h("p", f"{missing} of {len(shown)} traces have no conversation (input not available).",
-              class_="meta") if missing else None
+    notes = []
+    if total is not None and total > len(shown):
+        notes.append(f"{len(shown)} of {total} traces have a view here (failed and errored ones first); "
+                     "the table above lists them all.")
+    if missing:
+        notes.append(f"{missing} of {len(shown)} traces have no conversation (input not available).")
+    intro = h("p", " ".join(notes), class_="meta") if notes else None
     return h("section", h("h2", "Trace views"), h("div", h("button", "expand all", type="button", id="expand-all"),
                                                   h("button", "collapse all", type="button", id="collapse-all"),
+                                                  h("span", "", id="v-count", class_="meta", aria_live="polite"),
                                                   class_="filters"), intro, blocks, id="trace-views")
+
+
+def _trace_diff(trace: Trace | None) -> Markup | None:
+    rows = _diff.trace_rows(trace) if trace is not None else None
+    return _diff.render(rows) if rows is not None else None

@@ -1,0 +1,72 @@
+"""The Failures section at the top of the report: each failed trace, what failed, and why, in one line each."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..model import RunResult, TraceResult
+from . import _diff
+from ._conversation import status_of, trace_status
+from ._traces import trace_for
+from ._html import Markup, fmt, h
+
+MAX_FAILURES = 200
+"""Failed traces listed; the rest are counted (the traces table filter finds them all)."""
+MAX_LINE = 240
+"""Characters of one reason shown here (the trace view has the whole reason)."""
+
+
+def _line(text: str) -> str:
+    first = " ".join(str(text).split())
+    return first if len(first) <= MAX_LINE else first[:MAX_LINE - 1] + "…"
+
+
+def _items(t: TraceResult, trace: Any) -> list[Markup]:
+    out = []
+    for name, r in t.metrics.items():
+        st = status_of(r)
+        if st == "fail":
+            out.append(h("li", h("code", name), " ", h("strong", fmt(r.score, 2), class_="fail"),
+                         f" < {fmt(r.threshold, 2)}", h("span", f" — {_line(r.reason)}", class_="why") if r.reason else None))
+        elif st == "error":
+            out.append(h("li", h("code", name), " ", h("span", "error", class_="badge error"),
+                         f" {r.warning}" if r.warning is not None else None,
+                         h("span", f" — {_line(r.reason)}", class_="why") if r.reason else None))
+    for d, s in t.dimensions.items():
+        if s.passed is False:
+            out.append(h("li", "dimension ", h("code", d), " ", h("strong", fmt(s.score, 2), class_="fail"),
+                         f" < {fmt(s.threshold, 2)}", h("span", f" (mean of {s.n} metric{'s' if s.n != 1 else ''})",
+                                                         class_="why")))
+    if trace is not None:
+        rows = _diff.trace_rows(trace) or []
+        phrases = _diff.summary(rows) + [p for turn in trace.turns for p in _diff.summary(_diff.turn_rows(turn) or [])]
+        if phrases:
+            shown = phrases[:6]
+            out.append(h("li", "tool calls: ", h("span", "; ".join(shown), class_="diff-line"),
+                         f" (+{len(phrases) - len(shown)} more)" if len(phrases) > len(shown) else None))
+    return out
+
+
+def failures(result: RunResult, viewed: Sequence[int], traces: Mapping[str, Any] | None) -> Markup | None:
+    """The section, or None when no trace failed or errored; links go to the trace views in ``viewed``."""
+    bad = [i for i, t in enumerate(result.traces) if trace_status(t) in ("fail", "error")]
+    if not bad:
+        return None
+    viewable = set(viewed)
+    entries = []
+    for i in bad[:MAX_FAILURES]:
+        t = result.traces[i]
+        st = trace_status(t)
+        where = f"task {t.task_id}" + (f" · trial {t.trial}" if t.trial is not None else "") + (
+            f" · {t.source}" if t.source else "")
+        link = (h("a", t.id, href=f"#trace-{i + 1}", class_="failure-link") if i in viewable
+                else h("span", t.id, title="trace view not included (over the report's limit)"))
+        entries.append(h("li", h("div", h("span", st, class_=f"badge {st}"), " ", h("strong", link), " ",
+                                  h("span", where, class_="meta"), class_="failure-head"),
+                         h("ul", _items(t, trace_for(t, traces)), class_="failure-items"), class_="failure", data_i=i + 1))
+    more = len(bad) - len(entries)
+    note = h("p", f"{more} more failed traces not listed; filter the traces table by verdict to see them.",
+             class_="meta") if more else None
+    return h("section", h("h2", f"Failures ({len(bad)} of {len(result.traces)} traces)"),
+             h("ol", entries, class_="failures"), note, id="failures")
