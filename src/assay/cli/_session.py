@@ -18,7 +18,7 @@ from ..engine import Evaluation
 from ..engine._compare import compare_runs
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
-from ..report import MAX_TRACES, to_csv, to_junit, write_report
+from ..report import MAX_TRACES, MAX_VIEWS, to_csv, to_junit, write_report
 from ..report.screenshot import screenshot as take_screenshot
 from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
 
@@ -163,8 +163,9 @@ def _store_input(item: TraceResult, counts: dict[str, int]) -> bool:
 
 
 def _worth_keeping(item: TraceResult, kept: dict[str, Any]) -> bool:
-    """Input traces held in memory for --html: the report's limit, plus failed ones up to twice that."""
-    return len(kept) < MAX_TRACES or (item.passed is False and len(kept) < 2 * MAX_TRACES)
+    """Input traces held in memory for --html: as many as the report has views for, plus failed ones up to
+    twice that (the report shows failed traces first), so memory follows what is shown, not the run's size."""
+    return len(kept) < MAX_VIEWS or (item.passed is not True and len(kept) < 2 * MAX_VIEWS)
 
 
 def _metric_specs(evaluation: Evaluation) -> list[dict[str, Any]]:
@@ -195,15 +196,17 @@ def make_report(ref: str, output: str, *, store: str | None = None, comparison: 
         raise ConfigError("give --comparison FILE or --baseline RUN, not both")
     result = load_run(ref, store=store)
     traces = load_traces(result, store=store)
-    comp = None
+    comp = base_run = None
     if baseline:
-        comp = compare_runs(load_run(baseline, store=store), result)
+        base_run = load_run(baseline, store=store)
+        comp = compare_runs(base_run, result)
     if comparison:
         try:
             comp = json.loads(Path(comparison).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ConfigError(f"--comparison {comparison!r}: cannot read a JSON comparison: {exc}") from None
-    write_report(output, result, traces=traces, comparison=comp, title=title, max_traces=max_traces)
+    write_report(output, result, traces=traces, comparison=comp, title=title, max_traces=max_traces,
+                 baseline=base_run)
     if screenshot:
         take_screenshot(output, screenshot)
     return result
