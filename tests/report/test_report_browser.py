@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+from conftest import wait_until
 from report_data import COMPARISON, EXAMPLES, IMG, PASS_K, SCRIPT, QuotesOutput, hostile_run, run_with_traces
 
 from assay.report import write_report
@@ -68,7 +69,7 @@ def test_clicking_a_trace_opens_its_conversation(open_page, example_report):
     view = page.locator("#trace-3")
     assert view.evaluate("d => d.open") is False
     page.click("#trace-table a[href='#trace-3']")
-    page.wait_for_function("document.getElementById('trace-3').open")
+    wait_until(page, "document.getElementById('trace-3').open")
     text = view.inner_text()
     assert "support-refund-2" in text and "lookup_order" in text and "USER" in text.upper()
     assert view.locator("mark").count() >= 1

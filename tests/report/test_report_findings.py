@@ -12,6 +12,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 from report_data import EXAMPLES, PASS_K, QuotesOutput, run_with_traces
 
 from assay.engine._compare import compare_runs
@@ -61,7 +62,7 @@ def test_failures_come_first_and_each_links_to_its_opened_view(open_page, exampl
     n = _index(result, "support-refund-2")
     assert page.evaluate(f"document.getElementById('trace-{n}').open") is False
     page.click("#failures a.failure-link:text-is('support-refund-2')")
-    page.wait_for_function(f"document.getElementById('trace-{n}').open")
+    wait_until(page, f"document.getElementById('trace-{n}').open")
     box = page.locator(f"#trace-{n}").bounding_box()
     assert box is not None and 0 <= box["y"] < 50  # scrolled to it
 
