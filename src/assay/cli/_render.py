@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from ..model import RunResult
@@ -12,8 +13,12 @@ def _fmt(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
-def _ci(ci: Any) -> str:
-    return "" if not ci else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+def _ci(ci: Any, digits: int = 2) -> str:
+    return "" if not ci else f" [{ci[0]:.{digits}f},{ci[1]:.{digits}f}]"
+
+
+def _pct_ci(ci: Any) -> str:
+    return "" if not ci else f" [{100 * ci[0]:.0f},{100 * ci[1]:.0f}]"
 
 
 def one_line(result: RunResult) -> str:
@@ -22,22 +27,54 @@ def one_line(result: RunResult) -> str:
             f"{r['n_traces'] - r['n_passed'] - r['n_failed']} unscored; {r['n_input_issues']} input records skipped")
 
 
+def _tasks_and_reasons(result: RunResult) -> tuple[dict[str, int], dict[str, str]]:
+    """Distinct tasks with a score per metric, and the commonest reason a metric had no score."""
+    tasks: dict[str, set[str]] = {}
+    reasons: dict[str, Counter[str]] = {}
+    for tr in result.traces:
+        for name, r in tr.metrics.items():
+            if r.score is not None:
+                tasks.setdefault(name, set()).add(tr.task_id)
+            elif r.reason:
+                reasons.setdefault(name, Counter())[r.reason] += 1
+    return ({n: len(v) for n, v in tasks.items()},
+            {n: c.most_common(1)[0][0] for n, c in reasons.items()})
+
+
 def table(result: RunResult, console: Any = None) -> None:
+    """The summary table, grouped by dimension, with full metric names: it fits 80 columns for names up to
+    26 characters (longer ones wrap, never cut), each interval on one line, counts as numbers (0, not blank)."""
+    from rich import box
     from rich.console import Console
+    from rich.padding import Padding
     from rich.table import Table
 
     console = console or Console()
-    t = Table(title="assay results", title_justify="left")
-    for col, just in (("metric", "left"), ("dimension", "left"), ("n", "right"), ("null", "right"),
-                      ("errored", "right"), ("mean", "right"), ("pass rate", "right"), ("threshold", "right")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    tasks, reasons = _tasks_and_reasons(result)
+    t = Table(title="assay results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+              padding=0, show_edge=False)  # the box draws one space between columns
+    t.add_column("metric", justify="left", overflow="fold")
+    for col in ("n", "tasks", "null", "err", "mean [CI]", "pass% [CI]", "thr"):
+        t.add_column(col, justify="right", no_wrap=True)
+    by_dim: dict[str, list[str]] = {}
     for name, s in result.summary.items():
-        rate_style = "" if s.pass_rate is None else ("green" if s.pass_rate == 1 else "red" if s.pass_rate < 0.5 else "yellow")
-        t.add_row(name, s.dimension, str(s.n), str(s.n_null), str(s.n_errored) if s.n_errored else "",
-                  _fmt(s.mean) + _ci(s.mean_ci),
-                  f"[{rate_style}]{_fmt(s.pass_rate, 2)}{_ci(s.pass_rate_ci)}[/]" if rate_style else "—",
-                  _fmt(s.threshold, 2))
+        by_dim.setdefault(s.dimension, []).append(name)
+    nulls: dict[str, list[str]] = {}
+    for dim, names in by_dim.items():
+        t.add_row(f"[bold]{dim}:[/]", *[""] * 7)
+        for name in names:
+            s = result.summary[name]
+            style = "" if s.pass_rate is None else ("green" if s.pass_rate == 1 else "red" if s.pass_rate < 0.5 else "yellow")
+            rate = "—" if s.pass_rate is None else f"{100 * s.pass_rate:.0f}{_pct_ci(s.pass_rate_ci)}"
+            if s.n == 0:
+                nulls.setdefault(reasons.get(name, "no score"), []).append(name)
+            t.add_row(name, str(s.n), str(tasks.get(name, 0)), str(s.n_null), str(s.n_errored),
+                      _fmt(s.mean, 2) + _ci(s.mean_ci), f"[{style}]{rate}[/]" if style else rate, _fmt(s.threshold, 2))
     console.print(t)
+    console.print("[dim]n: traces scored, from that many distinct tasks (the intervals rest on tasks); null: no "
+                  "score; err: metric or judge failed; pass% [CI]: pass rate and interval in %; thr: threshold[/]")
+    for why, names in nulls.items():  # why a metric shows no score at all, said here and not only in JSON/HTML
+        console.print(f"[yellow]no score[/] for {', '.join(names)}: {why}")
     by_reason: dict[str, list[str]] = {}
     for name, why in result.run.get("skipped_metrics", {}).items():
         by_reason.setdefault(why, []).append(name)
@@ -50,7 +87,8 @@ def table(result: RunResult, console: Any = None) -> None:
         for tr in failed[:10]:
             bad = [f"{n} {_fmt(r.score, 2)}<{_fmt(r.threshold, 2)}" for n, r in tr.metrics.items() if r.passed is False]
             dims = [f"{d} {_fmt(v.score, 2)}<{v.threshold:.2f}" for d, v in tr.dimensions.items() if v.passed is False]
-            console.print(f"  {tr.id} ({tr.source}): " + ", ".join(bad + [f"dimension {x}" for x in dims]))
+            console.print(Padding(f"[bold]{tr.id}[/]" + (f" [dim]{tr.source}[/]" if tr.source else ""), (0, 0, 0, 2), expand=False))
+            console.print(Padding(", ".join(bad + [f"dimension {x}" for x in dims]), (0, 0, 0, 4), expand=False))
         if n_failed > 10:
             console.print(f"  ... and {n_failed - 10} more")
     judge = result.run.get("judge")
