@@ -106,8 +106,18 @@ def _status_style(status: str) -> str:
             "incomplete": "magenta"}.get(status, "")
 
 
+def _judge_of(info: Any) -> str:
+    j = info.judge if isinstance(info.judge, dict) else {}
+    return str(j.get("model") or "—")
+
+
+def _tags(info: Any) -> str:
+    tags = getattr(info, "tags", None) or {}
+    return ",".join(f"{k}={v}" for k, v in tags.items())
+
+
 def runs_table(infos: list[Any], console: Any = None) -> None:
-    """``assay runs``: one row per stored run, newest first."""
+    """``assay runs``: one row per stored run, newest first (name and tags when any run has them)."""
     from pathlib import PurePath
 
     from rich import box
@@ -115,40 +125,61 @@ def runs_table(infos: list[Any], console: Any = None) -> None:
     from rich.table import Table
 
     console = console or Console()
-    t = Table(title="assay runs", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-              collapse_padding=True)
-    for col, just in (("id", "left"), ("started (UTC)", "left"), ("inputs", "left"), ("traces", "right"),
-                      ("pass", "right"), ("cost", "right"), ("status", "left")):
-        t.add_column(col, justify=just, no_wrap=True, overflow="ellipsis",  # type: ignore[arg-type]
-                     min_width={"id": 13, "started (UTC)": 16, "inputs": 6, "traces": 6, "pass": 4, "cost": 7,
-                                "status": 11}.get(col), max_width=24 if col == "inputs" else None)
+    named = any(getattr(r, "name", None) for r in infos)
+    tagged = any(getattr(r, "tags", None) for r in infos)
+    t = Table(title="assay runs", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=0,
+              show_edge=False)
+    cols = [("id", "left", True), *([("name", "left", False)] if named else []), ("started (UTC)", "left", True),
+            ("inputs", "left", False), ("traces", "right", True), ("pass", "right", True), ("metrics", "right", True),
+            ("judge", "left", False), ("cost", "right", True), ("status", "left", True),
+            *([("tags", "left", False)] if tagged else [])]
+    for col, just, fixed in cols:
+        t.add_column(col, justify=just, no_wrap=fixed, overflow="fold")  # type: ignore[arg-type]
     for r in infos:
         inputs = ", ".join(PurePath(str(i.get("path"))).name for i in r.inputs)
         rate = "—" if r.pass_rate is None else f"{r.pass_rate:.0%}"
         cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
         style = _status_style(r.status)
-        t.add_row(r.id, _when(r.started_at)[:16], inputs, str(r.n_traces), rate, cost,
-                  f"[{style}]{r.status}[/]" if style else r.status)
+        row = [r.id, *([getattr(r, "name", None) or ""] if named else []), _when(r.started_at)[:16], inputs,
+               str(r.n_traces), rate, str(len(r.metrics)), _judge_of(r), cost,
+               f"[{style}]{r.status}[/]" if style else r.status, *([_tags(r)] if tagged else [])]
+        t.add_row(*row)
     console.print(t)
     if not infos:
         console.print("[dim]no runs stored yet: `assay run` records every run[/]")
 
 
 def run_detail(info: Any, result: RunResult, console: Any = None) -> None:
-    """``assay runs show``: the run's information, then the summary table."""
+    """``assay runs show``: the run's information, its metrics and configuration, then the summary table."""
     from rich.console import Console
 
     console = console or Console()
     style = _status_style(info.status)
-    console.print(f"[bold]run {info.id}[/]  [{style}]{info.status}[/]" if style else f"[bold]run {info.id}[/]  {info.status}")
+    title = f"run {info.id}" + (f" ({info.name})" if getattr(info, "name", None) else "")
+    console.print(f"[bold]{title}[/]  [{style}]{info.status}[/]" if style else f"[bold]{title}[/]  {info.status}")
+    if _tags(info):
+        console.print(f"tags {_tags(info)}")
     console.print(f"started {_when(info.started_at)} UTC" + (f", finished {_when(info.finished_at)}" if info.finished_at else ""))
     for i in info.inputs:
         digest = f"  sha256 {i['sha256'][:16]}…" if i.get("sha256") else ""
         console.print(f"input {i.get('path')}{digest}")
-    if info.judge:
-        console.print("judge " + ", ".join(f"{k} {v}" for k, v in info.judge.items()))
+    console.print("judge " + (", ".join(f"{k} {v}" for k, v in info.judge.items()) if info.judge else "none"))
     cost = "—" if info.cost_usd is None else f"${info.cost_usd:.4f}"
     console.print(f"tokens {info.tokens}, cost {cost}")
+    if info.metrics:
+        console.print(f"metrics ({len(info.metrics)}):")
+        for m in info.metrics:
+            params = ", ".join(f"{k}={v}" for k, v in (m.get("params") or {}).items())
+            console.print(f"  {m.get('name')}" + (f" v{m['version']}" if m.get("version") else "")
+                          + (f"  [dim]{params}[/]" if params else ""), highlight=False)
+    config = info.config or {}
+    for key in ("dimension_weights", "dimension_thresholds"):
+        if config.get(key):
+            console.print(f"{key.replace('_', ' ')}: " + ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) else
+                                                                  f"{k} {v}" for k, v in config[key].items()))
+    for key in ("input_format", "strict"):
+        if config.get(key):
+            console.print(f"{key.replace('_', ' ')}: {config[key]}")
     if info.error:
         console.print(f"[red]error: {info.error}[/]")
     if info.status in ("running", "incomplete", "failed", "interrupted"):
