@@ -174,6 +174,18 @@ class RunResult(msgspec.Struct):
             traces_ok = all(t.passed is not False for t in self.traces)
         return traces_ok and all(s.n_passed == s.n for s in self.summary.values())
 
+    def __repr__(self) -> str:
+        """One line (the dataclass repr of a run runs to kilobytes): counts, verdict, pass rate per metric."""
+        n_pass = sum(t.passed is True for t in self.traces)
+        n_fail = sum(t.passed is False for t in self.traces)
+        rates = [f"{n} {s.pass_rate:.2f}" if s.pass_rate is not None else f"{n} null" for n, s in self.summary.items()]
+        shown = ", ".join(rates[:4]) + (f", +{len(rates) - 4} more" if len(rates) > 4 else "")
+        run_id = self.run.get("run_id")
+        return (f"<RunResult{' ' + str(run_id) if run_id else ''} {'passed' if self.passed else 'failed'}: "
+                f"{len(self.traces)} traces ({n_pass} passed, {n_fail} failed), "
+                f"{len(self.summary)} metrics" + (f" (pass rate {shown})" if rates else "")
+                + (f", {len(self.input_issues)} input issues" if self.input_issues else "") + ">")
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunResult":
         """Inverse of ``to_dict`` (results files written by ``assay run --output``)."""
