@@ -6,7 +6,7 @@ every header on the page is checked for clipping at both widths.
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 import os
 import struct
 from pathlib import Path
@@ -32,10 +32,10 @@ def example(tmp_path_factory):
     shift = {"latency_score": 0.2, "prompt_injection_detection": -0.3}  # the candidate got worse, then better
 
     def before(t):
-        metrics = {n: dataclasses.replace(r, score=min(1.0, max(0.0, r.score + shift[n])))
+        metrics = {n: msgspec.structs.replace(r, score=min(1.0, max(0.0, r.score + shift[n])))
                    if n in shift and r.score is not None else r for n, r in t.metrics.items()}
-        return dataclasses.replace(t, passed=flip.get(t.id, t.passed), metrics=metrics)
-    base = dataclasses.replace(result, traces=[before(t) for t in result.traces],
+        return msgspec.structs.replace(t, passed=flip.get(t.id, t.passed), metrics=metrics)
+    base = msgspec.structs.replace(result, traces=[before(t) for t in result.traces],
                                run={**result.run, "name": "baseline-v1"})
     result.run["name"] = "candidate-v2"
     comp = compare_runs(base, result)
