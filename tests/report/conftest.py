@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -78,12 +77,3 @@ def open_page(chromium):
     for p in pages:
         p.context.close()
 
-
-def wait_until(page, expression: str, timeout_s: float = 10.0) -> None:
-    """Poll ``expression`` until truthy. (``page.wait_for_function`` polls through eval, which the
-    report's CSP forbids; ``evaluate`` goes through the DevTools protocol and is not blocked.)"""
-    deadline = time.monotonic() + timeout_s
-    while not page.evaluate(expression):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {expression}")
-        page.wait_for_timeout(25)

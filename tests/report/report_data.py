@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,3 +84,13 @@ COMPARISON = {"baseline": "run-a", "candidate": "run-b", "alpha": 0.05, "correct
                                                       "regression": True},
                           f"m{SCRIPT}": {"delta": 0.01, "ci_low": -0.05, "ci_high": 0.07, "p_value": 0.7,
                                          "p_adjusted": 0.9, "significant": False, "regression": False}}}
+
+
+def wait_until(page, expression: str, timeout_s: float = 10.0) -> None:
+    """Poll ``expression`` until truthy. (``page.wait_for_function`` polls through eval, which the
+    report's CSP forbids; ``evaluate`` goes through the DevTools protocol and is not blocked.)"""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {expression}")
+        page.wait_for_timeout(25)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from conftest import wait_until
-from report_data import COMPARISON, EXAMPLES, IMG, PASS_K, SCRIPT, QuotesOutput, hostile_run, run_with_traces
+from report_data import COMPARISON, EXAMPLES, IMG, PASS_K, SCRIPT, QuotesOutput, hostile_run, run_with_traces, wait_until
 
 from assay.report import write_report
 from assay.report.screenshot import screenshot

@@ -12,8 +12,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import wait_until
-from report_data import EXAMPLES, PASS_K, QuotesOutput, run_with_traces
+from report_data import EXAMPLES, PASS_K, QuotesOutput, run_with_traces, wait_until
 
 from assay.engine._compare import compare_runs
 from assay.metrics import REGISTRY

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any
 
 from ..model import RunResult
@@ -27,20 +26,6 @@ def one_line(result: RunResult) -> str:
             f"{r['n_traces'] - r['n_passed'] - r['n_failed']} unscored; {r['n_input_issues']} input records skipped")
 
 
-def _tasks_and_reasons(result: RunResult) -> tuple[dict[str, int], dict[str, str]]:
-    """Distinct tasks with a score per metric, and the commonest reason a metric had no score."""
-    tasks: dict[str, set[str]] = {}
-    reasons: dict[str, Counter[str]] = {}
-    for tr in result.traces:
-        for name, r in tr.metrics.items():
-            if r.score is not None:
-                tasks.setdefault(name, set()).add(tr.task_id)
-            elif r.reason:
-                reasons.setdefault(name, Counter())[r.reason] += 1
-    return ({n: len(v) for n, v in tasks.items()},
-            {n: c.most_common(1)[0][0] for n, c in reasons.items()})
-
-
 def table(result: RunResult, console: Any = None) -> None:
     """The summary table, grouped by dimension, with full metric names: it fits 80 columns for names up to
     26 characters (longer ones wrap, never cut), each interval on one line, counts as numbers (0, not blank)."""
@@ -50,7 +35,6 @@ def table(result: RunResult, console: Any = None) -> None:
     from rich.table import Table
 
     console = console or Console()
-    tasks, reasons = _tasks_and_reasons(result)
     t = Table(title="assay results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
               padding=0, show_edge=False)  # the box draws one space between columns
     t.add_column("metric", justify="left", overflow="fold")
@@ -67,8 +51,8 @@ def table(result: RunResult, console: Any = None) -> None:
             style = "" if s.pass_rate is None else ("green" if s.pass_rate == 1 else "red" if s.pass_rate < 0.5 else "yellow")
             rate = "—" if s.pass_rate is None else f"{100 * s.pass_rate:.0f}{_pct_ci(s.pass_rate_ci)}"
             if s.n == 0:
-                nulls.setdefault(reasons.get(name, "no score"), []).append(name)
-            t.add_row(name, str(s.n), str(tasks.get(name, 0)), str(s.n_null), str(s.n_errored),
+                nulls.setdefault(s.null_reason or "no score", []).append(name)
+            t.add_row(name, str(s.n), str(s.n_tasks if s.n_tasks is not None else 0 if s.n == 0 else "—"), str(s.n_null), str(s.n_errored),
                       _fmt(s.mean, 2) + _ci(s.mean_ci), f"[{style}]{rate}[/]" if style else rate, _fmt(s.threshold, 2))
     console.print(t)
     console.print("[dim]n: traces scored, from that many distinct tasks (the intervals rest on tasks); null: no "

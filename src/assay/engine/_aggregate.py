@@ -102,6 +102,8 @@ class SummaryBuilder:
                 s.n_null += 1
                 if r.warning in ERROR_WARNINGS:
                     s.n_errored += 1
+                if not s.null_reason and r.reason:
+                    s.null_reason = r.reason[:500]
             else:
                 s.n += 1
                 sums[name] += score

@@ -77,7 +77,9 @@ class StatisticsCollector:
             s = summaries.get(name)
             if s is None or not scores:
                 continue
-            clusters = task_of_trace[np.frombuffer(positions, dtype=np.int32)] if repeat else None
+            tasks_of_scores = task_of_trace[np.frombuffer(positions, dtype=np.int32)]
+            s.n_tasks = int(np.unique(tasks_of_scores).size)
+            clusters = tasks_of_scores if repeat else None
             mi, pi = score_intervals(np.frombuffer(scores, dtype=np.float64),
                                      np.frombuffer(passed, dtype=np.int8), clusters, self.level)
             if mi is not None and mi.low is not None:

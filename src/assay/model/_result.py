@@ -134,6 +134,10 @@ class MetricSummary(msgspec.Struct, kw_only=True):
     judge_calls: int = 0
     tokens: int = 0
     cost_usd: float | None = None
+    n_tasks: int | None = None
+    """Distinct tasks among the scored traces: what the intervals rest on (None when not computed)."""
+    null_reason: str = ""
+    """Why the first result without a score had none (the table says it when a metric scored nothing)."""
 
     def to_dict(self) -> dict[str, Any]:
         return msgspec.to_builtins(self, enc_hook=_enc_hook)

@@ -136,7 +136,7 @@ def metrics(result: RunResult) -> Markup:
     rows, cards = [], []
     for name, s in result.summary.items():
         warn = ", ".join(f"{k} {v}" for k, v in s.warnings.items())
-        n_tasks = len(tasks.get(name, ()))
+        n_tasks = s.n_tasks if s.n_tasks is not None else len(tasks.get(name, ()))
         behind = f" · {_tasks(n_tasks)}" if s.n else ""
         rows.append(h("tr", h("td", h("a", name, href=f"#metric-{slug(name)}")), h("td", s.dimension),
                       h("td", str(s.n), class_="num"), h("td", str(n_tasks), class_="num"),
@@ -156,10 +156,10 @@ def metrics(result: RunResult) -> Markup:
         ("errored", "traces where the metric or its judge failed"), ("mean [CI]", None), ("pass rate [CI]", None),
         ("threshold", None), ("warnings", None))])
     table = h("div", h("table", h("thead", head), h("tbody", rows), class_="summary"), class_="wide")
-    forest_rows, labels = [], []
+    forest_rows = []
     for n, s in result.summary.items():
         if s.pass_rate is not None:
-            forest_rows.append((f"{n} ({len(tasks.get(n, ()))}t)", s.pass_rate, *(s.pass_rate_ci or (None, None))))
+            forest_rows.append((f"{n} ({s.n_tasks if s.n_tasks is not None else len(tasks.get(n, ()))}t)", s.pass_rate, *(s.pass_rate_ci or (None, None))))
     forest = _charts.forest(forest_rows, label="pass rate per metric with intervals", width=620) if forest_rows else None
     forest_legend = _charts.legend([("circle", "point", "pass rate"), ("line", "whisker", "its interval")])
     return h("section", h("h2", "Metrics"), table,
