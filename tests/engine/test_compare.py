@@ -52,7 +52,8 @@ def test_planted_regression_is_flagged(reg):
     assert row["regression"] and row["p_adjusted"] < 0.01
     assert row["ci_high"] < 0 and row["delta"] == pytest.approx(-0.08, abs=0.03)
     assert row["n_clusters"] == 40
-    assert res["regressions"] == ["meta_score", "overall"]
+    assert res["regressions"] == ["meta_score"]  # overall is reported, not in the Holm family
+    assert res["holm_family"] == ["meta_score", "steady"] and res["metrics"]["overall"]["regression"]
     assert not res["metrics"]["steady"]["significant"]
 
 
@@ -100,3 +101,92 @@ def test_different_metric_parameters_are_flagged(reg):
     assert res["warnings"] == ["meta_score was scored with different parameters: {'version': '1', 'threshold': 0.7} "
                                "in A, {'version': '1', 'threshold': 0.9} in B"]
     assert "params_a" not in res["metrics"]["steady"]
+
+
+def make_runs_with_one_metric(reg, n_tasks: int, shift: float, seed: int = 11):
+    return make_run(reg, 0.0, 0.05, seed, n_tasks=n_tasks), make_run(reg, shift, 0.05, seed + 1, n_tasks=n_tasks)
+
+
+def test_overall_is_not_in_the_holm_family_unless_asked(reg):
+    a, b = make_run(reg, 0.0, 0.1, 21, n_tasks=12), make_run(reg, -0.03, 0.1, 22, n_tasks=12)
+    res = compare_runs(a, b)
+    rows = res["metrics"]
+    assert rows["overall"]["in_holm_family"] is False and rows["overall"]["p_adjusted"] is None
+    # two metrics in the family: the smaller p is doubled, not tripled
+    p = rows["meta_score"]["p_value"]
+    assert rows["meta_score"]["p_adjusted"] == pytest.approx(min(1.0, 2 * p)) or p == 1.0
+    both = compare_runs(a, b, holm_overall=True)
+    assert both["holm_family"] == ["meta_score", "steady", "overall"]
+    ps = sorted([both["metrics"][n]["p_value"] for n in both["holm_family"]])
+    assert min(both["metrics"][n]["p_adjusted"] for n in both["holm_family"]) == pytest.approx(min(1.0, 3 * ps[0]))
+
+
+def test_two_clusters_warn_that_significance_is_unreachable(reg, tmp_path):
+    a, b = make_run(reg, 0.0, 0.05, 31, n_tasks=2), make_run(reg, -0.3, 0.05, 32, n_tasks=2)
+    res = compare_runs(a, b)
+    row = res["metrics"]["meta_score"]
+    assert row["n_clusters"] == 2 and row["min_p_value"] == 0.5 and row["p_value"] == 0.5
+    assert row["can_reach_significance"] is False and row["min_p_achievable"] == 1.0  # 0.5 x 2 metrics
+    assert "meta_score" in res["cannot_reach_significance"]
+    assert any("cannot reach significance" in w and "smallest achievable p" in w for w in res["warnings"])
+    assert res["exit_reason"].startswith("inconclusive")
+    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
+    pa.write_text(json.dumps(a.to_dict()))
+    pb.write_text(json.dumps(b.to_dict()))
+    out = json.loads(CliRunner().invoke(main, ["compare", str(pa), str(pb), "-f", "json"]).stdout)
+    assert out["cannot_reach_significance"] and out["exit_reason"].startswith("inconclusive")
+    table = CliRunner().invoke(main, ["compare", str(pa), str(pb)], env={"COLUMNS": "100"}).stdout
+    assert "too few tasks" in table and "smallest achievable p is 0.5 (1 after Holm over 2 metrics)" in " ".join(
+        table.split()) and "inconclusive" in table.splitlines()[-1]
+
+
+def test_enough_clusters_can_reach_significance(reg):
+    res = compare_runs(*make_runs_with_one_metric(reg, 8, -0.2))
+    assert res["metrics"]["meta_score"]["can_reach_significance"] is True  # 2 / 2**8 x 2 < 0.05
+    assert res["cannot_reach_significance"] == ["steady"] or res["metrics"]["steady"]["can_reach_significance"]
+
+
+def test_duplicate_ids_are_refused_unless_a_rule_is_chosen(reg, tmp_path):
+    a = make_run(reg, 0.0, 0.05, 41, n_tasks=10)
+    d = a.to_dict()
+    first = dict(d["traces"][0])
+    d["traces"].append({**first, "metrics": {**first["metrics"],
+                                             "meta_score": {**first["metrics"]["meta_score"], "score": 0.0}}})
+    pa, pb = tmp_path / "a.json", tmp_path / "dup.json"
+    pa.write_text(json.dumps(a.to_dict()))
+    pb.write_text(json.dumps(d))
+    r = CliRunner().invoke(main, ["compare", str(pa), str(pb)])
+    assert r.exit_code == 2 and "duplicate trace ids: 'task0-0'" in r.stderr and "--allow-duplicate-ids" in r.stderr
+    assert "Traceback" not in r.stderr
+    got = {}
+    for rule in ("first", "last", "mean"):
+        r = CliRunner().invoke(main, ["compare", str(pa), str(pb), "-f", "json", "--allow-duplicate-ids", rule])
+        assert r.exit_code in (0, 1), r.output
+        out = json.loads(r.stdout)
+        assert out["duplicate_ids"] == {"rule": rule, "a": [], "b": ["task0-0"]}
+        got[rule] = out["metrics"]["meta_score"]["mean_b"]
+    s0 = first["metrics"]["meta_score"]["score"]
+    n = out["metrics"]["meta_score"]["n_paired"]
+    assert got["last"] == pytest.approx(got["first"] - s0 / n)
+    assert got["mean"] == pytest.approx(got["first"] - s0 / 2 / n)
+
+
+def test_compare_table_does_not_truncate_the_verdict_in_a_terminal(reg, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    a, b = make_run(reg, 0.0, 0.05, 51), make_run(reg, 0.0, 0.05, 52)
+    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
+    pa.write_text(json.dumps(a.to_dict()))
+    pb.write_text(json.dumps(b.to_dict()))
+    cmd = f"{sys.executable} -m assay compare {pa} {pb}"
+    r = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True,
+                       env={**os.environ, "COLUMNS": "80", "LINES": "40", "TERM": "xterm"})
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert re.search(r"meta_score +0\.\d{3} +0\.\d{3} +[-+]0\.\d{3} +\d\.\d{4} +\d\.\d{4} +120 +not significant",
+                     text), text
+    assert "…" not in text

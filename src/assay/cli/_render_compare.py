@@ -9,21 +9,44 @@ def _f(x: Any, fmt: str = "+.3f") -> str:
     return "—" if x is None else format(x, fmt)
 
 
+def _verdict(r: dict[str, Any]) -> str:
+    if r["regression"]:
+        return "[red]regression[/]" if r.get("in_holm_family", True) else "[red]regression (unadjusted)[/]"
+    if r["improvement"]:
+        return "[green]improvement[/]" if r.get("in_holm_family", True) else "[green]improvement (unadjusted)[/]"
+    if r.get("n_paired") and r.get("can_reach_significance") is False:
+        return "[yellow]too few tasks[/]"
+    return "[dim]not significant[/]"
+
+
 def comparison_table(result: dict[str, Any], console: Any = None) -> None:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
-    t = Table(title=f"B vs A (Holm-corrected, alpha {result['alpha']})", title_justify="left")
-    for col in ("metric", "mean A", "mean B", "delta [95% CI]", "p", "p (Holm)", "pairs", "verdict"):
-        t.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
+    family = result.get("holm_family")
+    outside = [n for n in result["metrics"] if family is not None and n not in family]
+    title = f"B vs A (Holm-corrected over {len(family) if family is not None else 'all'} metrics, alpha {result['alpha']})"
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+              show_edge=False, padding=(0, 1), collapse_padding=True)
+    # Fits 80 columns without truncating a number or the verdict ("no signifi… change"): the interval
+    # and long metric names wrap instead.
+    widths = {"metric": 10, "mean A": 5, "mean B": 5, "B - A [95% CI]": 8, "p": 6, "p Holm": 6, "pairs": 5,
+              "verdict": len("not significant")}
+    for col, width in widths.items():
+        t.add_column(col, justify="left" if col in ("metric", "verdict") else "right", min_width=width,
+                     no_wrap=col not in ("metric", "B - A [95% CI]"), overflow="fold")
     for name, r in result["metrics"].items():
-        verdict = ("[red]regression[/]" if r["regression"] else "[green]improvement[/]" if r["improvement"]
-                   else "[dim]no significant change[/]")
         ci = f" [{_f(r['ci_low'])}, {_f(r['ci_high'])}]" if r["ci_low"] is not None else ""
+        p = _f(r["p_value"], ".4f")
         t.add_row(name, _f(r["mean_a"], ".3f"), _f(r["mean_b"], ".3f"), _f(r["delta"]) + ci,
-                  _f(r["p_value"], ".4f"), _f(r["p_adjusted"], ".4f"), str(r["n_paired"]), verdict)
+                  p, _f(r["p_adjusted"], ".4f") if r.get("in_holm_family", True) else "—",
+                  str(r["n_paired"]), _verdict(r))
     console.print(t)
+    if outside:
+        console.print(f"[dim]{', '.join(outside)}: reported with its own p-value, not in the Holm family "
+                      "(--holm-overall adds it)[/]")
     for side in ("a", "b"):
         ids = result[f"only_in_{side}"]
         if ids:
@@ -31,14 +54,21 @@ def comparison_table(result: dict[str, Any], console: Any = None) -> None:
             console.print(f"unpaired, only in {side.upper()}: {shown}")
         if result[f"metrics_only_in_{side}"]:
             console.print(f"metrics only in {side.upper()}: {', '.join(result[f'metrics_only_in_{side}'])}")
+    dups = result.get("duplicate_ids")
+    if dups:
+        for side in ("a", "b"):
+            if dups[side]:
+                console.print(f"duplicate ids in {side.upper()} paired by the '{dups['rule']}' rule: "
+                              + ", ".join(dups[side][:10]) + (" ..." if len(dups[side]) > 10 else ""))
     plans = {n: r["pairs_needed_for_delta"] for n, r in result["metrics"].items() if r.get("pairs_needed_for_delta")}
     if plans:
-        console.print(f"paired traces needed to detect a difference of {result['delta_for_plan']} "
-                      f"(power {result['power']}): " + ", ".join(f"{n} {v}" for n, v in plans.items()))
+        console.print(f"paired tasks needed to detect a difference of {result['delta_for_plan']} "
+                      f"(power {result['power']}, Holm): " + ", ".join(f"{n} {v}" for n, v in plans.items()))
     for warning in result.get("warnings", []):
         console.print(f"[yellow]warning: {warning}[/]")
+    reason = result.get("exit_reason") or ("no significant regression" if not result["regressions"] else "")
     console.print(f"[bold red]{len(result['regressions'])} significant regression(s)[/]" if result["regressions"]
-                  else "no significant regression")
+                  else f"[yellow]{reason}[/]" if result.get("cannot_reach_significance") else reason)
 
 
 def plan_table(rows: dict[str, Any], delta: float, power: float, console: Any = None) -> None:

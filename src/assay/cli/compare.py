@@ -1,4 +1,7 @@
-"""``assay compare``: is run B better or worse than run A? Exits 1 on a significant regression."""
+"""``assay compare``: is run B better or worse than run A? Exits 1 on a significant regression.
+
+The last line says why it exits as it does, including when the design cannot reach significance.
+"""
 
 from __future__ import annotations
 
@@ -15,12 +18,16 @@ from ._common import EXIT_FAILED, EXIT_OK, debug_option, handle_errors
 @click.option("--alpha", default=0.05, show_default=True, help="Family-wise error rate (Holm).")
 @click.option("--delta", default=0.05, show_default=True, help="Difference to plan sample sizes for.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap and permutations.")
+@click.option("--holm-overall", is_flag=True, help="Put `overall` in the Holm family (default: reported apart).")
+@click.option("--allow-duplicate-ids", "duplicates", type=click.Choice(["first", "last", "mean"]), default=None,
+              help="Pair ids repeated within a run by the first or last trace, or the mean of their scores "
+                   "(default: refuse, listing them).")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table")
 @click.option("--store", "store_path", default=None, type=click.Path(dir_okay=False), help="Run store to look ids up in.")
 @debug_option
 @handle_errors
-def command(run_a: str, run_b: str, alpha: float, delta: float, seed: int, fmt: str, store_path: str | None,
-            debug: bool) -> None:
+def command(run_a: str, run_b: str, alpha: float, delta: float, seed: int, holm_overall: bool,
+            duplicates: str | None, fmt: str, store_path: str | None, debug: bool) -> None:
     """Compare RUN_B against RUN_A (result files from `assay run --output`, or run ids)."""
     from ..engine._compare import compare_runs
     from ._loading import load_result
@@ -28,7 +35,7 @@ def command(run_a: str, run_b: str, alpha: float, delta: float, seed: int, fmt: 
     from ._session import dumps
 
     a, b = load_result(run_a, store_path), load_result(run_b, store_path)
-    result = compare_runs(a, b, alpha=alpha, delta=delta, seed=seed)
+    result = compare_runs(a, b, alpha=alpha, delta=delta, seed=seed, holm_overall=holm_overall, duplicates=duplicates)
     if fmt == "json":
         click.echo(dumps(result, indent=2))
     else:

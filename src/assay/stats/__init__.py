@@ -11,7 +11,7 @@ Python; numpy (the ``stats`` extra) is imported inside the functions that resamp
 """
 
 from assay.stats._beta import beta_cdf, beta_interval, beta_ppf, normal_ppf, t_ppf
-from assay.stats._compare import Comparison, holm, paired_compare
+from assay.stats._compare import Comparison, holm, min_p_value, paired_compare
 from assay.stats._intervals import Interval, bounded_mean_interval, mean_interval, wilson_interval
 from assay.stats._passk import (
     PER_CONVERSATION,
@@ -23,7 +23,14 @@ from assay.stats._passk import (
     pass_pow_k,
     quality_assessment,
 )
-from assay.stats._plan import TrialPlan, VarianceComponents, trials_needed, variance_components
+from assay.stats._plan import (
+    PairedPlan,
+    TrialPlan,
+    VarianceComponents,
+    plan_paired,
+    trials_needed,
+    variance_components,
+)
 from assay.stats._trials import (
     TRIAL_BAYESIAN,
     TRIAL_UNBIASED,
@@ -41,6 +48,7 @@ __all__ = [
     "Comparison",
     "FrequentistMode",
     "Interval",
+    "PairedPlan",
     "PassK",
     "StatisticalMode",
     "TrialPassK",
@@ -53,9 +61,11 @@ __all__ = [
     "holm",
     "mean_interval",
     "normal_ppf",
+    "min_p_value",
     "paired_compare",
     "pass_at_k",
     "pass_pow_k",
+    "plan_paired",
     "quality_assessment",
     "t_ppf",
     "trial_pass_k",

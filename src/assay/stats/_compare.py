@@ -45,6 +45,9 @@ class Comparison:
     permutations: int
     """Sign patterns evaluated: all 2**n_clusters when that is at most n_perm (an exact test)."""
     exact: bool
+    min_p_value: float | None = None
+    """The smallest p-value this design can give (2 / 2**n_clusters exact, else 1 / (1 + n_perm)):
+    with 2 clusters it is 0.5, so no difference, however large, is ever significant."""
 
 
 def _scored(scores: Mapping[Hashable, float | None], side: str) -> dict[Hashable, float]:
@@ -82,7 +85,7 @@ def paired_compare(
     ids = canonical(sa.keys() & sb.keys())
     only_a, only_b = tuple(canonical(sa.keys() - sb.keys())), tuple(canonical(sb.keys() - sa.keys()))
     if not ids:
-        return Comparison(None, None, None, None, None, None, 0, 0, only_a, only_b, level, 0, False)
+        return Comparison(None, None, None, None, None, None, 0, 0, only_a, only_b, level, 0, False, None)
     if clusters is None:
         cluster_of = ids
     else:
@@ -103,7 +106,21 @@ def paired_compare(
         reps = bootstrap_ratios(np, sums, counts, n_boot, seed)[:, 0]
         low, high = percentile_interval(np, reps, difference, level)
     p_value, used, exact = _sign_flip_p(np, sums, n_perm, seed)
-    return Comparison(difference, low, high, p_value, mean_a, mean_b, n, g, only_a, only_b, level, used, exact)
+    return Comparison(difference, low, high, p_value, mean_a, mean_b, n, g, only_a, only_b, level, used, exact,
+                      min_p_value(g, n_perm))
+
+
+def min_p_value(n_clusters: int, n_perm: int = 10000) -> float:
+    """The smallest two-sided sign-flip p-value reachable with *n_clusters* clusters.
+
+    Exact test (2**G <= n_perm): the observed pattern and its mirror image are always hits, so
+    p >= 2 / 2**G. Monte Carlo: p >= 1 / (1 + n_perm).
+    """
+    if n_clusters < 1:
+        return 1.0
+    if n_clusters < 63 and 2**n_clusters <= n_perm:
+        return min(1.0, 2.0 / 2**n_clusters)
+    return 1.0 / (1 + n_perm)
 
 
 def _sign_flip_p(np, sums, n_perm: int, seed: int) -> tuple[float, int, bool]:

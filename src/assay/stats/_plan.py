@@ -150,3 +150,121 @@ def variance_components(values: Sequence[float], clusters: Sequence[Hashable]) -
     between = max(0.0, (ms_between - ms_within) / n0)
     icc = between / (between + ms_within) if between + ms_within > 0 else 0.0
     return VarianceComponents(mean, total, between, ms_within, icc, n, g)
+
+
+@dataclass(frozen=True, slots=True)
+class PairedPlan:
+    """How many tasks (or trials per task) a paired comparison needs, from paired differences."""
+
+    n_needed: int
+    """Tasks (clustered) or pairs (independent) needed at today's trials per task."""
+    trials_per_task: float
+    """Trials per task the plan assumes (today's mean)."""
+    trials_needed: int | None
+    """Keeping today's tasks: trials per task needed; None when no number suffices (or no clusters)."""
+    min_tasks: int | None
+    """Fewest tasks with which enough trials can succeed (the task x run interaction does not
+    shrink with trials); None without clusters."""
+    feasible: bool
+    sd_difference: float
+    """sd of the unit of the test: task means of the differences (clustered), or the differences."""
+    interaction: float | None
+    """Variance of task means of differences that more trials cannot remove (task x run)."""
+    within: float | None
+    """Within-task variance of the differences."""
+    alpha_per_test: float
+    """alpha / n_tests: Holm's first step, which the most significant of n_tests metrics must pass."""
+
+
+def _z(alpha: float, power: float) -> float:
+    return normal_ppf(1.0 - alpha / 2.0) + normal_ppf(power)
+
+
+def min_clusters(alpha: float) -> int:
+    """Fewest clusters with which a two-sided sign-flip test can reach *alpha* (2 / 2**G < alpha)."""
+    g = 2
+    while 2.0 / 2**g >= alpha:
+        g += 1
+    return g
+
+
+def _units_needed(var: float, delta: float, alpha: float, power: float) -> int:
+    """Units for a two-sided level-alpha paired test of a mean difference delta: t-corrected, and at
+    least enough clusters for the sign-flip test to reach alpha at all (2 / 2**G < alpha)."""
+    from assay.stats._beta import t_ppf
+
+    n = max(min_clusters(alpha), math.ceil(float(f"{_z(alpha, power) ** 2 * var / delta ** 2:.12g}")))
+    for _ in range(200):  # the t correction: a handful of steps
+        need = (t_ppf(1.0 - alpha / 2.0, n - 1) + t_ppf(power, n - 1)) ** 2 * var / delta**2
+        if need <= n:
+            break
+        n = max(n + 1, math.ceil(need))
+    return n
+
+
+def plan_paired(
+    diffs: Sequence[float],
+    clusters: Sequence[Hashable] | None = None,
+    *,
+    delta: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    n_tests: int = 1,
+    interaction: float | None = None,
+) -> PairedPlan | None:
+    """Plan a paired comparison from the variance of paired differences (b - a per paired trace).
+
+    Between-task variance cancels in paired differences, so only what differs between the two runs
+    counts. Clustered (trials of a task): the test's unit is the task mean of the differences; its
+    variance is interaction + within / m for m trials per task. Tasks needed at today's m come from
+    the between-task variance of those task means; trials needed keeping today's tasks from the
+    split into interaction and within (infeasible when the interaction alone is too large).
+    *n_tests* metrics compared under Holm: the plan uses alpha / n_tests, the level the most
+    significant of them must pass. *interaction* overrides the estimate (0 when planning from one
+    run, where the differences are simulated as two independent trials). None with < 2 units.
+    """
+    who = "plan_paired"
+    if not (delta != 0 and math.isfinite(delta)):
+        raise ValueError(f"{who}: delta must be a finite non-zero difference, got {delta!r}")
+    if not (0.0 < alpha < 1.0) or not (0.0 < power < 1.0):
+        raise ValueError(f"{who}: alpha and power must be in (0, 1), got {alpha!r}, {power!r}")
+    if isinstance(n_tests, bool) or not isinstance(n_tests, int) or n_tests < 1:
+        raise ValueError(f"{who}: n_tests must be an integer >= 1, got {n_tests!r}")
+    values = [float(d) for d in diffs]
+    level = alpha / n_tests
+    if clusters is None or len(set(clusters)) == len(values):
+        n = len(values)
+        if n < 2:
+            return None
+        mean = math.fsum(values) / n
+        var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+        return PairedPlan(_units_needed(var, delta, level, power), 1.0, None, None, True, math.sqrt(var),
+                          None, None, level)
+    if len(clusters) != len(values):
+        raise ValueError(f"{who}: clusters has {len(clusters)} ids for {len(values)} differences")
+    groups: dict[Hashable, list[float]] = {}
+    for v, c in zip(values, clusters):
+        groups.setdefault(c, []).append(v)
+    g = len(groups)
+    if g < 2:
+        return None
+    means = [math.fsum(vs) / len(vs) for vs in groups.values()]
+    grand = math.fsum(means) / g
+    var_means = math.fsum((m - grand) ** 2 for m in means) / (g - 1)
+    dof = len(values) - g
+    within = math.fsum((v - m) ** 2 for vs, m in zip(groups.values(), means) for v in vs) / dof if dof else 0.0
+    m_harm = g / math.fsum(1.0 / len(vs) for vs in groups.values())
+    inter = max(0.0, var_means - within / m_harm) if interaction is None else float(interaction)
+    var_unit = inter + within / m_harm if interaction is not None else var_means
+    tasks = _units_needed(var_unit, delta, level, power)
+    from assay.stats._beta import t_ppf
+
+    z_g = t_ppf(1.0 - level / 2.0, g - 1) + t_ppf(power, g - 1)
+    budget = g * delta**2 / z_g**2  # what the variance of a task mean may be, with today's g tasks
+    min_tasks = max(min_clusters(level), math.floor(_z(level, power) ** 2 * inter / delta**2) + 1)
+    if g < min_clusters(level):
+        budget = 0.0  # the sign-flip test cannot reach the level with so few tasks, whatever the trials
+    if budget <= inter:
+        return PairedPlan(tasks, m_harm, None, max(min_tasks, g + 1), False, math.sqrt(var_unit), inter, within, level)
+    trials = max(1, math.ceil(within / (budget - inter) - 1e-9)) if within > 0 else 1
+    return PairedPlan(tasks, m_harm, trials, min_tasks, True, math.sqrt(var_unit), inter, within, level)
