@@ -81,13 +81,12 @@ def test_unpaired_traces_are_listed_and_cli_exits_1_on_regression(reg, tmp_path)
     assert r.exit_code == 2 and "Error:" in r.stderr
 
 
-def test_plan_reports_trials_needed(reg):
+def test_plan_reports_tasks_and_trials_needed(reg):
     rows = plan_run(make_run(reg, 0.0, 0.1, 7), delta=0.05)
     row = rows["meta_score"]
-    assert row["n_tasks"] == 40 and row["trials_per_task"] == 3
-    assert 0 < row["icc"] < 1 and row["n_needed"] > 0 and row["tasks_needed"] > 0
-    # keeping the 40 tasks: either some number of trials each suffices, or more tasks are needed
-    assert (row["feasible"] and row["trials_needed"] >= 1) or (not row["feasible"] and row["min_tasks"] > 40)
+    assert row["n_tasks"] == 40 and row["trials_per_task"] == 3 and row["n_tests"] == 2
+    assert row["tasks_needed"] > 0 and row["sd_difference"] > 0
+    assert row["feasible"] and row["trials_needed"] >= 1
 
 
 def test_different_metric_parameters_are_flagged(reg):

@@ -116,3 +116,12 @@ def test_holm_is_monotone_and_never_below_raw(pvalues):
     for key in pvalues:
         assert pvalues[key] <= adjusted[key] <= 1.0
     assert [adjusted[k] for k in order] == sorted(adjusted[k] for k in order)
+
+
+def test_smallest_achievable_p_value():
+    from assay.stats import min_p_value
+
+    assert min_p_value(2) == 0.5 and min_p_value(5) == 2 / 32
+    assert min_p_value(20, n_perm=10000) == 1 / 10001  # Monte Carlo past 2**G > n_perm
+    r = paired_compare({"a": 0.0, "b": 0.0}, {"a": 1.0, "b": 1.0})
+    assert r.p_value == r.min_p_value == 0.5  # the largest possible effect, and still p = 0.5

@@ -98,3 +98,27 @@ def test_variance_components_edges():
     assert math.isclose(single.variance, 0.02)
     with pytest.raises(ValueError, match="clusters has 1 ids for 2 values"):
         variance_components([1, 2], ["a"])
+
+
+def test_plan_paired_ignores_between_task_variance_and_applies_holm():
+    import random
+
+    from assay.stats import plan_paired
+
+    rng = random.Random(3)
+    diffs, tasks = [], []
+    for t in range(30):
+        for _ in range(5):
+            diffs.append(rng.gauss(0, 0.2))  # differences: between-task variance already cancelled
+            tasks.append(t)
+    one = plan_paired(diffs, tasks, delta=0.05)
+    three = plan_paired(diffs, tasks, delta=0.05, n_tests=3)
+    assert one.alpha_per_test == 0.05 and three.alpha_per_test == pytest.approx(0.05 / 3)
+    assert three.n_needed > one.n_needed
+    # task means of 5 differences: sd ~ 0.2 / sqrt(5); tasks ~ (t + t)^2 0.008 / 0.0025 ~ 26
+    assert 18 <= one.n_needed <= 36 and one.feasible and one.trials_needed >= 1
+    iid = plan_paired(diffs, None, delta=0.05)
+    assert iid.trials_needed is None and 100 <= iid.n_needed <= 160  # 7.85 x 0.04 / 0.0025 ~ 126 pairs
+    # too few tasks for the sign-flip test to reach 0.05, whatever the trials: infeasible
+    few = plan_paired(diffs[:20], tasks[:20], delta=0.05)
+    assert few.feasible is False and few.min_tasks >= 6

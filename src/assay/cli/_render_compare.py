@@ -72,18 +72,26 @@ def comparison_table(result: dict[str, Any], console: Any = None) -> None:
 
 
 def plan_table(rows: dict[str, Any], delta: float, power: float, console: Any = None) -> None:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
-    t = Table(title=f"trials needed to detect a difference of {delta} (power {power}, paired)", title_justify="left")
-    for col in ("metric", "sd", "ICC", "tasks", "trials/task now", "pairs needed", "tasks needed",
-                "trials/task needed (these tasks)"):
-        t.add_column(col, justify="left" if col == "metric" else "right")
+    first = next(iter(rows.values()), None)
+    holm = f", Holm over {first['n_tests']} metrics: alpha {first['alpha_per_test']:.3g} each" if first and \
+        first["n_tests"] > 1 else ""
+    t = Table(title=f"a paired comparison detecting a difference of {delta} (power {power}{holm})",
+              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for col in ("metric", "sd diff", "tasks", "trials/task", "tasks needed", "trials needed"):
+        t.add_column(col, justify="left" if col == "metric" else "right", no_wrap=col != "metric",
+                     min_width=12 if col == "metric" else None, overflow="fold")
     for name, r in rows.items():
-        t.add_row(name, _f(r["sd"], ".3f"), _f(r["icc"], ".2f"), str(r["n_tasks"]), _f(r["trials_per_task"], ".1f"),
-                  "—" if r["n_needed"] is None else str(r["n_needed"]),
-                  "—" if r["tasks_needed"] is None else str(r["tasks_needed"]),
-                  f"infeasible: need ≥ {r['min_tasks']} tasks" if not r["feasible"]
-                  else "—" if r["trials_needed"] is None else str(r["trials_needed"]))
+        trials = ("—" if r["trials_needed"] is None else str(r["trials_needed"])) if r["feasible"] else \
+            f"none (≥ {r['min_tasks']} tasks)"
+        t.add_row(name, _f(r["sd_difference"], ".3f"), str(r["n_tasks"]), _f(r["trials_per_task"], ".1f"),
+                  "—" if r["tasks_needed"] is None else str(r["tasks_needed"]), trials)
     console.print(t)
+    console.print("[dim]tasks needed: at today's trials per task; trials needed: per task, keeping today's tasks "
+                  "(none: more trials cannot make up for too few tasks)[/]")
+    for source in dict.fromkeys(r["source"] for r in rows.values()):
+        console.print(f"[dim]variance: {source}[/]")

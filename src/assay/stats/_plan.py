@@ -237,9 +237,8 @@ def plan_paired(
         if n < 2:
             return None
         mean = math.fsum(values) / n
-        var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-        return PairedPlan(_units_needed(var, delta, level, power), 1.0, None, None, True, math.sqrt(var),
-                          None, None, level)
+        return iid_plan(math.fsum((v - mean) ** 2 for v in values) / (n - 1), delta=delta, alpha=alpha,
+                        power=power, n_tests=n_tests)
     if len(clusters) != len(values):
         raise ValueError(f"{who}: clusters has {len(clusters)} ids for {len(values)} differences")
     groups: dict[Hashable, list[float]] = {}
@@ -254,17 +253,41 @@ def plan_paired(
     dof = len(values) - g
     within = math.fsum((v - m) ** 2 for vs, m in zip(groups.values(), means) for v in vs) / dof if dof else 0.0
     m_harm = g / math.fsum(1.0 / len(vs) for vs in groups.values())
-    inter = max(0.0, var_means - within / m_harm) if interaction is None else float(interaction)
-    var_unit = inter + within / m_harm if interaction is not None else var_means
-    tasks = _units_needed(var_unit, delta, level, power)
+    if interaction is None:
+        inter, var_unit = max(0.0, var_means - within / m_harm), var_means
+    else:
+        inter = float(interaction)
+        var_unit = inter + within / m_harm
+    return clustered_plan(var_unit, inter, within, m_harm, g, delta=delta, alpha=alpha, power=power,
+                          n_tests=n_tests)
+
+
+def iid_plan(var: float, *, delta: float, alpha: float = 0.05, power: float = 0.8, n_tests: int = 1) -> PairedPlan:
+    """Independent pairs whose differences have variance *var*: how many pairs."""
+    level = alpha / n_tests
+    return PairedPlan(_units_needed(var, delta, level, power), 1.0, None, None, True, math.sqrt(var), None, None,
+                      level)
+
+
+def clustered_plan(var_unit: float, interaction: float, within: float, trials_per_task: float, n_tasks: int, *,
+                   delta: float, alpha: float = 0.05, power: float = 0.8, n_tests: int = 1) -> PairedPlan:
+    """The clustered plan from variance components of task means of paired differences.
+
+    *var_unit*: variance of one task's mean difference at *trials_per_task*; *interaction*: the part
+    more trials cannot remove; *within*: within-task variance of single differences.
+    """
     from assay.stats._beta import t_ppf
 
-    z_g = t_ppf(1.0 - level / 2.0, g - 1) + t_ppf(power, g - 1)
+    level = alpha / n_tests
+    g = n_tasks
+    tasks = _units_needed(var_unit, delta, level, power)
+    z_g = t_ppf(1.0 - level / 2.0, max(g - 1, 1)) + t_ppf(power, max(g - 1, 1))
     budget = g * delta**2 / z_g**2  # what the variance of a task mean may be, with today's g tasks
-    min_tasks = max(min_clusters(level), math.floor(_z(level, power) ** 2 * inter / delta**2) + 1)
+    min_tasks = max(min_clusters(level), math.floor(_z(level, power) ** 2 * interaction / delta**2) + 1)
     if g < min_clusters(level):
         budget = 0.0  # the sign-flip test cannot reach the level with so few tasks, whatever the trials
-    if budget <= inter:
-        return PairedPlan(tasks, m_harm, None, max(min_tasks, g + 1), False, math.sqrt(var_unit), inter, within, level)
-    trials = max(1, math.ceil(within / (budget - inter) - 1e-9)) if within > 0 else 1
-    return PairedPlan(tasks, m_harm, trials, min_tasks, True, math.sqrt(var_unit), inter, within, level)
+    sd = math.sqrt(var_unit)
+    if budget <= interaction:
+        return PairedPlan(tasks, trials_per_task, None, max(min_tasks, g + 1), False, sd, interaction, within, level)
+    trials = max(1, math.ceil(within / (budget - interaction) - 1e-9)) if within > 0 else 1
+    return PairedPlan(tasks, trials_per_task, trials, min_tasks, True, sd, interaction, within, level)
