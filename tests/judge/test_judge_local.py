@@ -27,7 +27,7 @@ if GGUF is None or not GGUF.is_file():
 
 TRACE = {"id": "paris", "turns": [{"input": "What is the capital of France?",
                                    "output": "Paris is the capital of France."}]}
-OPTIONS = {"cache": False, "max_tokens": 160, "threads": 1}
+OPTIONS = {"cache": False, "max_tokens": 160, "threads": 1, "text_limit": 120, "quote_limit": 60}
 
 
 def test_a_trace_is_scored_end_to_end_in_process():
@@ -44,14 +44,25 @@ def test_a_trace_is_scored_end_to_end_in_process():
 def test_one_model_load_per_process_and_the_rubric_prefix_is_reused():
     from assay.judge._local import _LOADED, LocalLlama
 
-    first = LocalLlama(GGUF, threads=1, max_tokens=48)
-    second = make_judge(f"local:{GGUF}", **{**OPTIONS, "max_tokens": 48}, reasks=0)
+    first = LocalLlama(GGUF, threads=1, text_limit=40, quote_limit=20)
+    second = make_judge(f"local:{GGUF}", **{**OPTIONS, "max_tokens": None, "text_limit": 40, "quote_limit": 20},
+                        reasks=0)
     traces = [TRACE, {"id": "rome", "turns": [{"input": "And Italy?", "output": "Rome."}]}]
     evaluate(traces, ["answer_relevance"], judge=make_judge(first, cache=False, reasks=0))
     evaluate(traces[:1], ["answer_relevance"], judge=second)
     assert sum(1 for key in _LOADED if key[0] == str(GGUF.resolve()) and key[1] == 1) == 1
     # The static rubric heads every prompt, so llama.cpp reuses its KV cache across calls.
     assert first.prompt_tokens > 0 and first.cached_prompt_tokens > 0
+
+
+def test_the_grammar_bounds_the_reply():
+    """Strings and lists are capped in the grammar, so the reply always closes and parses."""
+    judge = make_judge(f"local:{GGUF}", cache=False, threads=1, text_limit=30, quote_limit=15, reasks=0)
+    r = evaluate([TRACE], ["answer_relevance"], judge=judge).traces[0].metrics["answer_relevance"]
+    assert r.score is not None, r.reason
+    details = r.details["per_turn_details"][0]
+    assert all(len(q) <= 15 for q in r.evidence + details.get("unverified_evidence", []))
+    assert judge.stats.output_tokens <= 90  # the bound for {evidence[3 x 15], reasoning[30], score}
 
 
 def test_a_prompt_that_cannot_fit_is_a_judge_error_saying_so():

@@ -76,5 +76,9 @@ def schema_options(request: JudgeRequest, field: str = "verdict") -> list[str]:
 
 
 def prompt_options(request: JudgeRequest) -> list[str]:
-    """Option keys in the order the system prompt lists them (``- key: meaning`` lines)."""
-    return re.findall(r"^- ([\w.]+):", request.messages[0]["content"], flags=re.MULTILINE)
+    """Option keys in the order the prompt lists them (``- key: meaning`` lines after "options:").
+
+    Options follow the data in the user message (the system message is the static rubric).
+    """
+    user = request.messages[1]["content"]
+    return re.findall(r"^- ([\w.]+)(?::|$)", user[user.rindex("options:\n"):], flags=re.MULTILINE)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from scripted import ScriptedJudge, label, scale
+from scripted import ScriptedJudge, label, prompt_options, scale
 
 from assay import ConfigError, Warning, evaluate
 from assay.metrics import Registry
@@ -49,7 +49,7 @@ def test_label_criteria_map_to_weights_and_are_shuffled():
     for i in range(12):
         j = ScriptedJudge(label("ok"))
         score_of(cls, {**TRACE, "id": f"c{i}"}, j)
-        firsts.add(j.system().split("Labels (listed in no particular order):\n- ")[1].split("\n")[0])
+        firsts.add(prompt_options(j.requests[0])[0])
     assert firsts == {"good", "ok", "bad"}
 
 

@@ -167,6 +167,15 @@ def test_goal_achievement_unverifiable_negative_signals_do_not_count():
     assert "Сработало, спасибо!" in r.evidence
 
 
+def test_goal_achievement_negative_signals_must_be_the_users_words():
+    """The agent's "попробуйте снова" (try again) offered as user frustration is the wrong speaker."""
+    j = ScriptedJudge(goal_script("fully", negative=["попробуйте снова", "Мой скрипт падает"],
+                                  unmet=["Рад был помочь"]))
+    r = run("goal_achievement_rate", IMPORT_ERROR, j, user_goal="fix it")
+    assert r.details["negative_signals"] == ["Мой скрипт падает"] and r.details["unmet_requests"] == []
+    assert r.score == 0.9 and set(r.details["unverified_evidence"]) == {"попробуйте снова", "Рад был помочь"}
+
+
 def test_goal_achievement_with_a_goal_makes_three_calls():
     j = ScriptedJudge(goal_script())
     r = run("goal_achievement_rate", IMPORT_ERROR, j, user_goal="Получить рабочее решение ошибки импорта в Python")

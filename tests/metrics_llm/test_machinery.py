@@ -209,6 +209,45 @@ def test_cache_key_does_not_depend_on_the_run_secret(monkeypatch, tmp_path):
     assert len(other.requests) == 1  # different content: a miss
 
 
+def test_the_system_prompt_is_static_and_every_per_request_part_follows_it():
+    """Same metric, different traces, turns and option orders: one system message (a reusable prefix)."""
+    systems, users = set(), []
+    for tid in ("a", "b", "c", "d"):
+        j = ScriptedJudge(label("resolved"))
+        run("resolution", {**RES, "id": tid}, j)
+        systems.add(j.system())
+        users.append(j.user())
+    assert len(systems) == 1
+    (system,) = systems
+    assert "Reply with one JSON object with these fields:" in system and "- evidence:" in system
+    assert "the verdict last" in system
+    for user in users:
+        assert user.startswith("Fence code for this request: ")
+        assert user.index("<<<BEGIN") < user.index("The verdict options:")  # options after the data
+    assert len({tuple(re.findall(r"^- (\w+):", u[u.index("options:"):], re.M)) for u in users}) > 1  # shuffled
+
+
+def test_field_guide_has_no_verdict_last_for_calls_without_a_verdict():
+    from assay.metrics._judged import field_guide
+    from assay.metrics.eval_lib import SignalsVerdict, SummaryVerdict
+
+    assert "verdict last" not in field_guide(SummaryVerdict) and "- summary: One or two sentences." in \
+        field_guide(SummaryVerdict)
+    assert "- negative_signals: Verbatim quotes" in field_guide(SignalsVerdict)
+
+
+def test_quotes_copying_fence_markers_are_not_evidence():
+    trace = {"id": "q", "turns": [{"input": "Is it safe?", "output": "Yes, the bridge reopened on Monday."}]}
+    j = ScriptedJudge(lambda r: scale(4, evidence=[
+        "the bridge reopened on Monday",
+        re.search(r"<<<END AGENT_RESPONSE \w+>>>", r.messages[1]["content"]).group(),
+        "Fence code for this request",
+        "Yes, the bridge reopened " + re.search(r"code for this request: (\w+)", r.messages[1]["content"]).group(1)]))
+    r = direct("answer_relevance", trace, j, turn=0)
+    assert r.evidence == ["the bridge reopened on Monday"]
+    assert len(r.details["unverified_evidence"]) == 3
+
+
 # -- option order ------------------------------------------------------------------------------------
 
 RES = {"id": "r0", "turns": [{"input": "My order never arrived", "output": "I have re-sent it; tracking 123."}]}

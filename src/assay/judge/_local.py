@@ -21,7 +21,7 @@ from typing import Any
 from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion
-from ._parse import json_schema
+from ._parse import bounded_schema
 from ._prices import Price
 from ._protocol import JudgeRequest
 
@@ -84,7 +84,8 @@ class LocalLlama(Backend):
 
     ``threads``: CPU threads (default half the cores); ``n_ctx``: context size in tokens (default
     8192; a prompt that does not fit is a per-call error saying so); ``gpu_layers``: layers to
-    offload when the wheel has a GPU backend.
+    offload when the wheel has a GPU backend; ``text_limit``/``quote_limit``: the characters the
+    grammar allows a free-text field / a quote, which bound the reply (and the default max_tokens).
     """
 
     backend = "local"
@@ -92,7 +93,7 @@ class LocalLlama(Backend):
     def __init__(self, path: str | os.PathLike[str], *, threads: int | None = None, n_ctx: int | None = None,
                  gpu_layers: int = 0, timeout: float | None = None, max_tokens: int | None = None,
                  seed: int | None = None, temperature: float | None = None, price: Price | None = None,
-                 **ignored: Any) -> None:
+                 text_limit: int = 400, quote_limit: int = 160) -> None:
         file = Path(path).expanduser()
         if file.suffix.lower() != ".gguf":
             raise ConfigError(f"local judge: expected a .gguf model file, got {str(path)!r}")
@@ -104,18 +105,20 @@ class LocalLlama(Backend):
         self.threads = threads or default_threads()
         self.n_ctx = n_ctx or DEFAULT_CTX
         self.gpu_layers, self.max_tokens, self.seed, self.temperature = gpu_layers, max_tokens, seed, temperature
+        self.text_limit, self.quote_limit = text_limit, quote_limit
         self.prompt_tokens = 0
         self.cached_prompt_tokens = 0
 
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
         temperature = request.temperature if self.temperature is None or request.temperature else self.temperature
+        # The grammar caps every string and list, so the reply closes within `bound` tokens:
+        # max_tokens defaults to that bound (an explicit one is the caller's choice).
+        schema, bound = bounded_schema(request.schema, self.text_limit, self.quote_limit)
         params: dict[str, Any] = {
             "messages": [dict(m) for m in request.messages], "temperature": temperature,
-            "response_format": {"type": "json_schema", "json_schema": {
-                "name": request.schema.__name__, "schema": json_schema(request.schema)}}}
-        max_tokens = request.max_tokens or self.max_tokens
-        if max_tokens:
-            params["max_tokens"] = max_tokens
+            "response_format": {"type": "json_schema", "json_schema": {"name": request.schema.__name__,
+                                                                        "schema": schema}}}
+        params["max_tokens"] = request.max_tokens or self.max_tokens or bound
         if self.seed is not None:
             params["seed"] = self.seed
         return params

@@ -235,6 +235,47 @@ def strict_schema(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
     return result
 
 
+@lru_cache(maxsize=256)
+def bounded_schema(schema: type[pydantic.BaseModel], text: int = 400, quote: int = 160,
+                   items: int = 3) -> tuple[dict[str, Any], int]:
+    """A copy whose strings and lists have a length cap, and the output tokens that cap allows.
+
+    For grammar-constrained backends (llama.cpp): the grammar then forces the reply to close in
+    time, so a small model cannot loop inside ``reasoning`` until max_tokens and leave nothing
+    that parses. Strings in lists (quotes) get *quote* characters, other strings *text*, lists
+    *items* entries. Validation keeps the original schema, so a longer reply from elsewhere is fine.
+    """
+    def visit(node: Any, in_list: bool = False) -> Any:
+        if isinstance(node, list):
+            return [visit(v, in_list) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: ({n: visit(v) for n, v in node[k].items()} if k in ("properties", "$defs")
+                   else visit(v, True) if k == "items" else visit(v, in_list) if k in ("anyOf", "oneOf", "allOf")
+                   else v) for k, v in node.items()}
+        if out.get("type") == "string" and "enum" not in out:
+            out.setdefault("maxLength", quote if in_list else text)
+        elif out.get("type") == "array":
+            out.setdefault("maxItems", items)
+        return out
+
+    bounded = visit(json_schema(schema))
+    defs = bounded.get("$defs", {})
+
+    def tokens(node: dict[str, Any]) -> int:
+        if "$ref" in node:
+            return tokens(defs.get(node["$ref"].rsplit("/", 1)[-1], {}))
+        kind = node.get("type")
+        if kind == "object" or "properties" in node:
+            return 4 + sum(6 + tokens(v) for v in node.get("properties", {}).values())
+        if kind == "array":
+            return 2 + node.get("maxItems", items) * (2 + tokens(node.get("items", {})))
+        if kind == "string" and "enum" not in node:
+            return node.get("maxLength", text) // 3 + 2  # ~3 characters per token for English prose
+        return 6
+    return bounded, tokens(bounded)
+
+
 def output_guess(schema: type[pydantic.BaseModel]) -> int:
     """A rough output-token count for one verdict: long for free text, short for numbers and labels."""
     root = json_schema(schema)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import random
+import re
 import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -183,6 +184,8 @@ class Session:
     details: dict[str, Any] = field(default_factory=dict)
     unverified: list[str] = field(default_factory=list)
     max_tokens: int | None = None
+    shown: list[tuple[str, str, str]] = field(default_factory=list)
+    """(label, text, nonce) of every fenced section sent: quotes are checked against the right one."""
 
     @classmethod
     def open(cls, metric: Any, ctx: MetricContext, rubric: Rubric | None = None, key: str | None = None) -> "Session":
@@ -235,17 +238,30 @@ class Session:
         if self.ctx.judge is None:
             raise JudgeFailed(self.null(Warning.NOT_EVALUATED, "no judge configured"))
         fence = Fence.for_seed(*self.identity(call))
+        # The system message is the static rubric (identical for every call of this prompt, so
+        # llama.cpp's KV cache and provider prompt caching reuse it); everything that varies per
+        # request - the fence code, the fenced data, the options in their shuffled order - follows
+        # in the user message.
+        fixed, options = {}, []
+        for key, value in (substitutions or {}).items():
+            if key.endswith("_choices"):
+                what = key[:-len("_choices")]
+                fixed[key] = f"(the {what} options are listed after the data)"
+                options.append(f"The {what} options:\n{value}")
+            else:
+                fixed[key] = value
         system = string.Template(self.rubric.prompt(prompt or call)).safe_substitute(
-            {**(substitutions or {}), "fence_notice": fence.notice()})
+            {**fixed, "fence_notice": fence.notice()}) + "\n\n" + field_guide(schema)
         parts, content = [fence.code_line()], [system]
         for s in sections:
             text = clip(s.text)
             if s.source:
                 self.seen.append(text)
+            self.shown.append((s.label, text, fence.nonce))
             content += (s.heading, s.label, text)
             parts.append(f"{s.heading}\n{fence.wrap(text, s.label)}" if s.heading else fence.wrap(text, s.label))
-        parts.append("Fill in the fields in the order the schema lists them: quotes and reasoning first, "
-                     "the verdict last.")
+        parts += options
+        content += options
         request = JudgeRequest(messages=({"role": "system", "content": system},
                                          {"role": "user", "content": "\n\n".join(parts)}),
                                schema=schema, key=self.key, repeat=self.ctx.repeat, max_tokens=self.max_tokens,
@@ -272,12 +288,16 @@ class Session:
     def verify(self, quotes: Iterable[str], *, texts: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
         """Split *quotes* into those found in the evaluated text and those not (flagged in details)."""
         hay = normalise_text("\n".join(self.seen if texts is None else texts))
+        nonces = {n for _, _, n in self.shown}
         ok, bad = [], []
         for q in quotes:
             q = q.strip()
             if not q:
                 continue
-            (ok if quote_found(q, hay) else bad).append(q)
+            # A quote that carries our fence markers or code was copied from the prompt's framing,
+            # not from the evaluated text (the neutralised text holds neither).
+            forged = _MARKER.search(q) is not None or any(n in q.lower() for n in nonces)
+            (ok if not forged and quote_found(q, hay) else bad).append(q)
         self.unverified.extend(q for q in bad if q not in self.unverified)
         return ok, bad
 
@@ -304,6 +324,35 @@ class Session:
 
     def null(self, warning: Warning, reason: str, details: dict[str, Any] | None = None) -> MetricResult:
         return self.finish(MetricContext.null(warning, reason, dict(details or {})))
+
+
+@functools.lru_cache(maxsize=1024)
+def field_guide(schema: type[pydantic.BaseModel]) -> str:
+    """The schema's field meanings, in order, as prompt text: grammars enforce the shape, not the sense.
+
+    Static per schema (label order lives in the enum, not in the descriptions), so it belongs to
+    the reusable head of the prompt.
+    """
+    root = schema.model_json_schema()
+    defs = root.get("$defs", {})
+    lines = []
+    for name, node in root.get("properties", {}).items():
+        desc = node.get("description", "")
+        items = node.get("items", {})
+        ref = items.get("$ref", "") if isinstance(items, dict) else ""
+        if ref:
+            inner = defs.get(ref.rsplit("/", 1)[-1], {}).get("properties", {})
+            sub_fields = "; ".join(f"{k}: {v.get('description', '')}".rstrip(": ") for k, v in inner.items())
+            desc = f"{desc} Each entry has {sub_fields}." if desc else f"Each entry has {sub_fields}."
+        lines.append(f"- {name}: {desc}".rstrip(": ") if desc else f"- {name}")
+    names = list(root.get("properties", {}))
+    last = names[-1] if names else ""
+    order = ("Fill them in this order: evidence and reasoning first, the " + last + " last."
+             if last in ("score", "verdict") and len(names) > 1 else "Fill them in this order.")
+    return "Reply with one JSON object with these fields:\n" + "\n".join(lines) + "\n" + order
+
+
+_MARKER = re.compile(r"<<<|>>>|\b(?:BEGIN|END) [A-Z0-9_]+ [0-9a-f]{16}\b|fence code", re.IGNORECASE)
 
 
 def shows(build: Callable[..., Sequence[Section] | MetricResult], **options: Any) -> Callable[..., Any]:

@@ -163,9 +163,12 @@ class GoalAchievementRate:
         goal_section = Section("USER_GOAL", goal, "The user's goal:", source=False)
 
         sig = await s.ask("signals", SignalsVerdict, [goal_section, *conv])
+        # Frustration, repeated requests and unmet requests are the user's words: an agent reply
+        # offered as one is the wrong speaker and does not count.
+        users = [t.input for t in ctx.trace.turns if t.input]
         positive, _ = s.verify(_unique(sig.positive_signals), texts=texts)
-        negative, _ = s.verify(_unique(sig.negative_signals), texts=texts)
-        unmet, _ = s.verify(_unique(sig.unmet_requests), texts=texts)
+        negative, _ = s.verify(_unique(sig.negative_signals), texts=users)
+        unmet, _ = s.verify(_unique(sig.unmet_requests), texts=users)
         signal_text = "\n".join([*(f"positive: {q}" for q in positive), *(f"negative: {q}" for q in negative),
                                  *(f"unmet request: {q}" for q in unmet)]) or "(no signals found)"
         signals_section = Section("SIGNALS", signal_text, "Signals found in the dialogue:", source=False)

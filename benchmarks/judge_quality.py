@@ -1,0 +1,154 @@
+"""Judge quality: agreement of a judge's verdicts with the labelled development set.
+
+For each metric, scores every item of ``judge_quality_set`` with the given judge and prints
+Cohen's kappa (and quadratic-weighted kappa on ordinal scales), exact accuracy, pass/fail
+accuracy (score >= threshold on both sides), MAE of the score against the label's score,
+per-label recall, errored items, judge calls, prompt/completion tokens, seconds per item and,
+for an in-process judge, the share of prompt tokens llama.cpp reused from its cache.
+
+    python benchmarks/judge_quality.py --judge local:/path/model.gguf [--metric failure_rate ...]
+        [--per-label 2] [--threads 2] [--max-tokens 512]
+
+``--per-label N`` keeps the first N items of each label (a stratified subset that fits a slow
+machine); the item count is printed with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from judge_quality_set import ORDINAL, items  # noqa: E402
+
+from assay import evaluate  # noqa: E402
+from assay.judge import make_judge  # noqa: E402
+
+THRESHOLD = 0.7
+
+
+def predicted_label(metric: str, details: dict[str, Any]) -> str | None:
+    """The judge's label for one result: its verdict, or its raw 1-5 score."""
+    for d in (details, *(details.get("per_turn_details") or [])):
+        if "verdict" in d:
+            return str(d["verdict"])
+        if "raw_score" in d:
+            return str(d["raw_score"])
+    return None
+
+
+def kappa(truth: list[str], pred: list[str], labels: list[str], weights: str | None = None) -> float:
+    """Cohen's kappa; ``weights="quadratic"`` for the ordinal form (labels in scale order)."""
+    n, k = len(truth), len(labels)
+    if n == 0:
+        return float("nan")
+    index = {lab: i for i, lab in enumerate(labels)}
+    observed = [[0.0] * k for _ in range(k)]
+    for t, p in zip(truth, pred):
+        observed[index[t]][index[p]] += 1
+    rows = [sum(r) for r in observed]
+    cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
+
+    def w(i: int, j: int) -> float:
+        if weights == "quadratic":
+            return ((i - j) / (k - 1)) ** 2 if k > 1 else 0.0
+        return 0.0 if i == j else 1.0
+
+    obs = sum(w(i, j) * observed[i][j] for i in range(k) for j in range(k)) / n
+    exp = sum(w(i, j) * rows[i] * cols[j] for i in range(k) for j in range(k)) / (n * n)
+    return 1.0 - obs / exp if exp else float("nan")
+
+
+def subset(data: list[dict[str, Any]], per_label: int | None) -> list[dict[str, Any]]:
+    if per_label is None:
+        return data
+    seen: Counter[str] = Counter()
+    out = []
+    for item in data:
+        if seen[item["label"]] < per_label:
+            seen[item["label"]] += 1
+            out.append(item)
+    return out
+
+
+def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label: int | None) -> dict[str, Any]:
+    data = subset(items(metric), per_label)
+    judge = make_judge(judge_spec, cache=False, **options)
+    backend = judge
+    while hasattr(backend, "inner"):
+        backend = backend.inner
+    traces = [{k: v for k, v in item.items() if k not in ("label", "score", "note")} for item in data]
+    started = time.perf_counter()
+    result = evaluate(traces, [metric], judge=judge)
+    seconds = time.perf_counter() - started
+    labels = sorted({i["label"] for i in data}) if metric not in ORDINAL else ORDINAL[metric]
+    truth, pred, errors, abs_err, pass_ok = [], [], 0, [], 0
+    recall: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for item, tr in zip(data, result.traces):
+        r = tr.metrics[metric]
+        label = predicted_label(metric, r.details) if r.score is not None else None
+        recall[item["label"]][1] += 1
+        if r.score is None or label not in labels:
+            errors += 1
+            continue
+        truth.append(item["label"])
+        pred.append(label)
+        recall[item["label"]][0] += label == item["label"]
+        abs_err.append(abs(r.score - item["score"]))
+        pass_ok += (r.score >= THRESHOLD) == (item["score"] >= THRESHOLD)
+    scored = len(truth)
+    stats = judge.stats
+    out: dict[str, Any] = {
+        "items": len(data), "errored": errors, "kappa": kappa(truth, pred, labels),
+        "exact": sum(t == p for t, p in zip(truth, pred)) / scored if scored else float("nan"),
+        "pass_fail": pass_ok / scored if scored else float("nan"),
+        "mae": sum(abs_err) / scored if scored else float("nan"),
+        "recall": {lab: f"{hit}/{n}" for lab, (hit, n) in sorted(recall.items())},
+        "chosen": dict(Counter(pred)), "calls": stats.calls, "prompt_tokens": stats.input_tokens,
+        "completion_tokens": stats.output_tokens, "s_per_item": seconds / len(data) if data else 0.0,
+    }
+    if metric in ORDINAL:
+        out["weighted_kappa"] = kappa(truth, pred, labels, "quadratic")
+    prompt, cached = getattr(backend, "prompt_tokens", 0), getattr(backend, "cached_prompt_tokens", 0)
+    if prompt:
+        out["prompt_reused"] = cached / prompt
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--judge", required=True, help="e.g. local:/models/qwen2.5-1.5b-instruct-q4_k_m.gguf")
+    parser.add_argument("--metric", action="append", choices=["failure_rate", "goal_achievement_rate",
+                                                              "answer_relevance", "accuracy"])
+    parser.add_argument("--per-label", type=int, default=None, help="first N items of each label only")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads of a local judge")
+    parser.add_argument("--max-tokens", type=int, default=None)
+    parser.add_argument("--concurrency", type=int, default=None)
+    args = parser.parse_args()
+    options: dict[str, Any] = {}
+    if args.threads:
+        options["threads"] = args.threads
+    if args.max_tokens:
+        options["max_tokens"] = args.max_tokens
+    if args.concurrency:
+        options["concurrency"] = args.concurrency
+    for metric in args.metric or ["failure_rate", "goal_achievement_rate", "answer_relevance", "accuracy"]:
+        got = run_metric(metric, args.judge, options, args.per_label)
+        print(f"\n{metric}  ({got['items']} items, judge {args.judge})")
+        for key in ("kappa", "weighted_kappa", "exact", "pass_fail", "mae", "errored", "calls", "prompt_tokens",
+                    "completion_tokens", "s_per_item", "prompt_reused"):
+            if key in got:
+                value = got[key]
+                print(f"  {key:18} {value:.3f}" if isinstance(value, float) else f"  {key:18} {value}")
+        print(f"  {'recall':18} {got['recall']}")
+        print(f"  {'chosen':18} {got['chosen']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
