@@ -229,7 +229,7 @@ def small_case(path: Path, n: int, rss_only: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store.sqlite3"
         if rss_only:
-            wall, cpu, rss, _ = run_child([*assay, "--store", str(store), "--no-progress"])
+            wall, cpu, rss, _ = run_child([*assay, "--store", str(store)])
             print(f"assay run (default flags, store and intervals): {n} traces in {wall:.1f}s wall, {cpu:.1f}s CPU; "
                   f"peak RSS {rss:.0f} MB (target < 300 MB at 1,000,000); store {_store_bytes(store) / (5 * n):.0f} "
                   "bytes per metric result")
@@ -239,9 +239,9 @@ def small_case(path: Path, n: int, rss_only: bool = False) -> None:
         print(f"json.loads:                {json_rate:9,.0f} lines/s per CPU second (1.000)")
         rows = [("hand-written loop", [sys.executable, str(Path(__file__).with_name("handwritten_loop.py")), str(path),
                                        str(Path(tmp) / "hand.jsonl")]),
-                ("assay run (default)", [*assay, "--store", str(store), "--no-progress"]),
-                ("--no-store -o x.jsonl", [*assay, "--no-store", "-o", str(Path(tmp) / "x.jsonl"), "--no-progress"]),
-                ("--no-store --no-intervals", [*assay, "--no-store", "--no-intervals", "--no-progress"])]
+                ("assay run (default)", [*assay, "--store", str(store)]),
+                ("--no-store -o x.jsonl", [*assay, "--no-store", "-o", str(Path(tmp) / "x.jsonl")]),
+                ("--no-store --no-intervals", [*assay, "--no-store", "--no-intervals"])]
         for label, cmd in rows:
             wall, cpu, rss, _ = run_child(cmd)
             print(f"{label + ':':26} {n / cpu:9,.0f} traces/s per CPU second ({n / cpu / json_rate:.3f})   "

@@ -22,13 +22,15 @@ from typing import Any
 from ..engine._aggregate import SummaryBuilder
 from ..errors import ConfigError
 from ..model import RunResult, Trace, TraceResult, decode_issue, decode_run, decode_trace
+from ._compact import INSERT_RESULT, RowCodec
 from ._record import RunRecorder
 from ._sql import write_transaction
 
 BUSY_TIMEOUT_S = 60.0
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: a JSON document per trace (~940 bytes per metric result); 2: compact rows (``_compact``)."""
 
-_SCHEMA = """
+_RUNS = """
 CREATE TABLE IF NOT EXISTS runs (
     id          TEXT PRIMARY KEY,
     started_at  TEXT NOT NULL,
@@ -50,24 +52,55 @@ CREATE TABLE IF NOT EXISTS runs (
     result      TEXT,
     error       TEXT
 );
-CREATE TABLE IF NOT EXISTS results (
-    run_id   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    seq      INTEGER NOT NULL,
-    trace_id TEXT NOT NULL,
-    source   TEXT,
-    passed   INTEGER,
-    result   TEXT NOT NULL,
-    trace    TEXT,
-    PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS issues (
     run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     seq    INTEGER NOT NULL,
     issue  TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS runs_started ON runs (started_at);
+CREATE INDEX IF NOT EXISTS runs_started ON runs (started_at)
 """
+_RESULTS = """
+CREATE TABLE IF NOT EXISTS results (
+    run_id   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq      INTEGER NOT NULL,
+    trace_id TEXT NOT NULL,
+    task_id  TEXT,
+    trial    INTEGER,
+    source,
+    passed   INTEGER,
+    scores   BLOB NOT NULL,
+    extra    BLOB,
+    trace    TEXT,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID
+"""
+"""``task_id`` NULL: same as trace_id; ``source``: text, or ``line << 8 | input index``; ``scores`` and
+``extra``: see ``_compact``; ``trace``: the input trace, for the runs' first traces and failed ones."""
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    for statement in (*_RUNS.split(";"), _RESULTS):  # not executescript: it would COMMIT
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _migrate_v1(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: every stored trace's JSON document becomes a compact row, losing nothing."""
+    conn.execute("ALTER TABLE results RENAME TO results_v1")
+    conn.execute(_RESULTS)
+    for run_id, metrics, config, inputs in conn.execute("SELECT id, metrics, config, inputs FROM runs").fetchall():
+        codec = RowCodec(json.loads(metrics), json.loads(config or "{}"), json.loads(inputs))
+        rows = conn.execute("SELECT seq, result, trace FROM results_v1 WHERE run_id = ? ORDER BY seq", (run_id,))
+        while batch := rows.fetchmany(1000):
+            out = []
+            for seq, text, trace in batch:
+                t = decode_trace(text)
+                scores, extra = codec.pack(t, keep_all=True)
+                out.append((run_id, seq, t.id, None if t.task_id == t.id else t.task_id, t.trial, codec.source(t.source),
+                            None if t.passed is None else int(t.passed), scores, extra, trace))
+            conn.executemany(INSERT_RESULT, out)
+    conn.execute("DROP TABLE results_v1")
 
 
 def _alive(pid: int | None) -> bool | None:
@@ -156,10 +189,14 @@ class RunStore:
             conn.execute("PRAGMA foreign_keys = ON")
             if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
                 with write_transaction(conn):
-                    for statement in _SCHEMA.split(";"):  # not executescript: it would COMMIT
-                        if statement.strip():
-                            conn.execute(statement)
-                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    version = conn.execute("PRAGMA user_version").fetchone()[0]  # under the lock now
+                    if version > SCHEMA_VERSION:
+                        raise sqlite3.DatabaseError(f"schema {version} is newer than this assay ({SCHEMA_VERSION})")
+                    if version < SCHEMA_VERSION:
+                        if version == 1:
+                            _migrate_v1(conn)
+                        _create(conn)
+                        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise ConfigError(f"{str(self.path)!r} is not a usable assay run store: {exc}") from None
@@ -219,8 +256,10 @@ class RunStore:
         with self._conn() as conn:
             row = conn.execute(f"SELECT {_INFO_COLUMNS}, result FROM runs WHERE id = ?", (run_id,)).fetchone()
             info = _info(row[:-1])
-            traces = [decode_trace(r[0]) for r in
-                      conn.execute("SELECT result FROM results WHERE run_id = ? ORDER BY seq", (run_id,))]
+            codec = RowCodec(info.metrics, info.config, info.inputs)
+            traces = [codec.unpack(*r) for r in conn.execute(
+                "SELECT trace_id, task_id, trial, source, scores, extra FROM results WHERE run_id = ? ORDER BY seq",
+                (run_id,))]
             issues = [decode_issue(r[0]) for r in
                       conn.execute("SELECT issue FROM issues WHERE run_id = ? ORDER BY seq", (run_id,))]
         if row[-1] is not None:
@@ -238,9 +277,12 @@ class RunStore:
         run_id = self.resolve(ref)
         out: dict[str, Trace] = {}
         with self._conn() as conn:
+            info = _info(conn.execute(f"SELECT {_INFO_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone())
+            codec = RowCodec(info.metrics, info.config, info.inputs)
             rows = conn.execute("SELECT trace_id, source, trace FROM results WHERE run_id = ? AND trace IS NOT NULL "
                                 "ORDER BY seq LIMIT ?", (run_id, -1 if limit is None else limit))
             for trace_id, source, text in rows:
+                source = codec.read_source(source)
                 try:
                     out[source or trace_id] = Trace.model_validate_json(text)
                 except ValueError:

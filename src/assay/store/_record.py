@@ -9,8 +9,9 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from ..model import InputIssue, RunResult, Trace, TraceResult, encode_trace
+from ..model import InputIssue, RunResult, Trace, TraceResult
 from ._codec import dumps, new_run_id
+from ._compact import INSERT_RESULT, RowCodec
 from ._sql import utcnow, write_transaction
 
 if TYPE_CHECKING:  # the store hands itself in; no import cycle at run time
@@ -25,8 +26,9 @@ class RunRecorder:
     """
 
     def __init__(self, store: RunStore, conn: sqlite3.Connection, run_id: str, *, batch_size: int,
-                 flush_interval_s: float) -> None:
+                 flush_interval_s: float, codec: RowCodec | None = None) -> None:
         self.store, self.run_id = store, run_id
+        self._codec = codec or RowCodec([])
         self._conn: sqlite3.Connection | None = conn
         self._batch_size, self._interval = batch_size, flush_interval_s
         self._results: list[tuple[Any, ...]] = []
@@ -57,7 +59,8 @@ class RunRecorder:
         else:  # pragma: no cover - 5 collisions in a row
             conn.close()
             raise RuntimeError("could not allocate a unique run id")
-        return cls(store, conn, run_id, batch_size=batch_size, flush_interval_s=flush_interval_s)
+        return cls(store, conn, run_id, batch_size=batch_size, flush_interval_s=flush_interval_s,
+                   codec=RowCodec(metrics, config, inputs))
 
     def add(self, item: TraceResult | InputIssue, trace: Trace | None = None) -> None:
         """Buffer one streamed item (with its input trace when known); flushes by size or time."""
@@ -67,8 +70,11 @@ class RunRecorder:
             self._counts["n_issues"] += 1
         else:
             text = None if trace is None else trace.model_dump_json(by_alias=True, exclude_none=True)
-            self._results.append((self.run_id, self._seq, item.id, item.source,
-                                  None if item.passed is None else int(item.passed), encode_trace(item).decode(), text))
+            codec = self._codec
+            scores, extra = codec.pack(item, keep_all=trace is not None)  # a stored input keeps every reason
+            self._results.append((self.run_id, self._seq, item.id, None if item.task_id == item.id else item.task_id,
+                                  item.trial, codec.source(item.source),
+                                  None if item.passed is None else int(item.passed), scores, extra, text))
             self._seq += 1
             c = self._counts
             c["n_traces"] += 1
@@ -90,8 +96,7 @@ class RunRecorder:
         cols = {**self._counts, "cost_usd": self._cost, "updated_at": utcnow(), **columns}
         with write_transaction(conn):
             if self._results:
-                conn.executemany("INSERT INTO results (run_id, seq, trace_id, source, passed, result, trace) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?)", self._results)
+                conn.executemany(INSERT_RESULT, self._results)
             if self._issues:
                 conn.executemany("INSERT INTO issues (run_id, seq, issue) VALUES (?, ?, ?)", self._issues)
             conn.execute(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in cols)} WHERE id = ?",

@@ -1,0 +1,145 @@
+"""The store's compact form of one trace's results: a few bytes per metric, words only where kept.
+
+A row holds what cannot be derived: per metric, its position in the run's metric list, a status
+byte (scored or not, and the warning) and the score as a float64 (exact). Name, threshold and
+passed come from the run's metric list; dimensions and the overall score are recomputed with the
+run's weights and thresholds (the engine's own function, in the same order: the same floats).
+Reasons, evidence and details are kept ("extra", JSON) for every result that did not pass, for
+every result of a trace whose input is stored (what a report of the run shows), and for judged
+results (their calls, tokens and cost); a passing result elsewhere keeps its score only.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from ..engine._aggregate import Dimensions, group
+from ..model import MetricResult, TraceResult, Warning, encode
+
+WARNINGS: tuple[Warning | None, ...] = (None, Warning.MISSING_DATA, Warning.INVALID_DATA, Warning.NOT_APPLICABLE,
+                                        Warning.JUDGE_ERROR, Warning.METRIC_ERROR, Warning.NOT_EVALUATED)
+"""Status codes of the warnings: fixed, stored in files (append only)."""
+_CODE = {w: i for i, w in enumerate(WARNINGS)}
+_NULL = 0x40
+"""Status bit: no score."""
+_F64 = struct.Struct("<d")
+INSERT_RESULT = ("INSERT INTO results (run_id, seq, trace_id, task_id, trial, source, passed, scores, extra, trace) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_extra_decoder = msgspec.json.Decoder(dict[str, dict[str, Any]])
+
+
+class _DimensionOf(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "custom"
+
+
+class RowCodec:
+    """Packs and unpacks the results rows of one run (its metric list, weights and inputs)."""
+
+    def __init__(self, metrics: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None = None,
+                 inputs: Sequence[Mapping[str, Any]] = ()) -> None:
+        self.names = [str(m.get("name")) for m in metrics]
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self.thresholds = [(m.get("params") or {}).get("threshold") for m in metrics]
+        self.dimension_of = _DimensionOf({str(m.get("name")): m.get("dimension", "custom") for m in metrics})
+        config = config or {}
+        self.dims = Dimensions.make(config.get("dimension_weights"), config.get("dimension_thresholds"))
+        self.prefixes = [f"{i.get('path')}:" for i in inputs][:255]
+
+    # -- writing -------------------------------------------------------------------------------
+    def source(self, source: str | None) -> str | int | None:
+        """``file:line`` of one of the run's inputs as ``line << 8 | input index``, else the text."""
+        if source is None:
+            return None
+        for k, prefix in enumerate(self.prefixes):
+            if source.startswith(prefix):
+                line = source[len(prefix):]
+                if line.isdigit() and line[0] != "0":
+                    return int(line) << 8 | k
+        return source
+
+    def pack(self, t: TraceResult, keep_all: bool) -> tuple[bytes, bytes | None]:
+        """(scores, extra JSON or None) of one trace; ``keep_all`` keeps every reason."""
+        out = bytearray()
+        extra: dict[str, Any] | None = None
+        index, thresholds = self.index, self.thresholds
+        for name, r in t.metrics.items():
+            i = index.get(name)
+            score = r.score
+            if i is None or i > 255:  # not in the run's metric list: kept whole
+                extra = extra or {}
+                extra[name] = {"full": True, **r.to_dict()}
+                continue
+            code = _CODE.get(r.warning, 0)
+            if score is None:
+                out += bytes((i, _NULL | code))
+                derived = None
+            else:
+                out += bytes((i, code))
+                out += _F64.pack(score)
+                thr = thresholds[i]
+                derived = None if thr is None or not 0.0 <= score <= 1.0 else score >= thr
+            keep = keep_all or r.passed is not True
+            if (keep and (r.reason or r.evidence or r.details)) or r.judge_calls or r.passed is not derived \
+                    or r.threshold != thresholds[i]:
+                e: dict[str, Any] = {}
+                if keep:
+                    if r.reason:
+                        e["reason"] = r.reason
+                    if r.evidence:
+                        e["evidence"] = r.evidence
+                    if r.details:
+                        e["details"] = r.details
+                if r.judge_calls:
+                    e.update(judge_calls=r.judge_calls, tokens=r.tokens, cost_usd=r.cost_usd)
+                if r.passed is not derived:
+                    e["passed"] = r.passed
+                if r.threshold != thresholds[i]:
+                    e["threshold"] = r.threshold
+                if e:
+                    extra = extra or {}
+                    extra[name] = e
+        return bytes(out), None if extra is None else encode(extra)
+
+    # -- reading -------------------------------------------------------------------------------
+    def unpack(self, trace_id: str, task_id: str | None, trial: int | None, source: str | int | None,
+               scores: bytes, extra: bytes | str | None) -> TraceResult:
+        more = _extra_decoder.decode(extra) if extra else {}
+        metrics: dict[str, MetricResult] = {}
+        names, thresholds = self.names, self.thresholds
+        p, end = 0, len(scores)
+        while p < end:
+            i, status = scores[p], scores[p + 1]
+            p += 2
+            name, thr = names[i], thresholds[i]
+            warning = WARNINGS[status & 0x3F]
+            if status & _NULL:
+                score, passed = None, None
+            else:
+                score = _F64.unpack_from(scores, p)[0]
+                p += 8
+                passed = None if thr is None or not 0.0 <= score <= 1.0 else score >= thr
+            e = more.get(name)
+            if e is None:
+                metrics[name] = MetricResult(name, score, passed, thr, "", [], warning, {})
+            else:
+                metrics[name] = MetricResult(
+                    name, score, e.get("passed", passed), e.get("threshold", thr), e.get("reason", ""),
+                    e.get("evidence", []), warning, e.get("details", {}), e.get("judge_calls", 0), e.get("tokens", 0),
+                    e.get("cost_usd"))
+        for name, e in more.items():
+            if e.get("full"):
+                e = {k: v for k, v in e.items() if k != "full"}
+                metrics[name] = MetricResult.from_dict(name, e)
+        dimensions, overall, passed_all = group(metrics, self.dimension_of, self.dims)
+        return TraceResult(trace_id, task_id if task_id is not None else trace_id, trial, metrics, dimensions,
+                           overall, passed_all, self.read_source(source))
+
+    def read_source(self, source: str | int | None) -> str | None:
+        if isinstance(source, int):
+            return f"{self.prefixes[source & 0xFF]}{source >> 8}"
+        return source

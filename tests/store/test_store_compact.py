@@ -1,0 +1,101 @@
+"""The compact store: a few bytes per metric result, reasons where kept, and stores of schema 1 migrate."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from click.testing import CliRunner
+
+import assay.cli._session as session
+from assay.cli import main
+from assay.model import encode_trace
+from assay.store import RunStore, load_run
+
+V1_SCHEMA = """
+CREATE TABLE runs (id TEXT PRIMARY KEY, started_at TEXT NOT NULL, updated_at TEXT NOT NULL, finished_at TEXT,
+    status TEXT NOT NULL, host TEXT, pid INTEGER, inputs TEXT NOT NULL DEFAULT '[]', metrics TEXT NOT NULL DEFAULT '[]',
+    config TEXT NOT NULL DEFAULT '{}', judge TEXT, n_traces INTEGER NOT NULL DEFAULT 0,
+    n_passed INTEGER NOT NULL DEFAULT 0, n_failed INTEGER NOT NULL DEFAULT 0, n_issues INTEGER NOT NULL DEFAULT 0,
+    tokens INTEGER NOT NULL DEFAULT 0, cost_usd REAL, result TEXT, error TEXT);
+CREATE TABLE results (run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+    trace_id TEXT NOT NULL, source TEXT, passed INTEGER, result TEXT NOT NULL, trace TEXT,
+    PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+CREATE TABLE issues (run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+    issue TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+CREATE INDEX runs_started ON runs (started_at);
+PRAGMA user_version = 1;
+"""
+
+
+def traces(tmp_path, n: int):
+    def one(i: int) -> dict:
+        called = "weather" if i % 4 == 0 else "search"
+        return {"id": f"t{i}", "task_id": f"task{i // 2}", "trial": i % 2,
+                "turns": [{"input": "q", "output": "a", "latency_ms": 2500.0 if i % 5 == 0 else 900.0,
+                           "tool_calls": [{"name": called, "arguments": {"q": "x"}}]}],
+                "expected": {"tool_calls": [{"name": "search", "arguments": {"q": "x"}}]}}
+    p = tmp_path / "in.jsonl"
+    p.write_text("".join(json.dumps(one(i)) + "\n" for i in range(n)))
+    return p
+
+
+def run(tmp_path, n: int, *extra: str):
+    store = tmp_path / "s.sqlite3"
+    p = traces(tmp_path, n)
+    out = tmp_path / "r.json"
+    r = CliRunner().invoke(main, ["run", str(p), "-m", "tool_selection_accuracy", "-m", "parameter_quality", "-m",
+                                  "latency_score", "--store", str(store), "-o", str(out), *extra],
+                           catch_exceptions=False)
+    assert r.exit_code == 1, r.output
+    return store, load_run(str(out))
+
+
+def test_scores_are_exact_and_reasons_kept_where_they_matter(tmp_path, monkeypatch):
+    monkeypatch.setattr(session, "STORED_INPUTS_PASSED", 2)
+    monkeypatch.setattr(session, "STORED_INPUTS_OTHER", 1)
+    store, from_file = run(tmp_path, 40)
+    stored = load_run("latest", store=store)
+    assert len(stored.traces) == 40 and stored.summary == from_file.summary
+    for a, b in zip(from_file.traces, stored.traces):
+        assert (a.id, a.task_id, a.trial, a.source, a.overall, a.passed, a.dimensions) == \
+               (b.id, b.task_id, b.trial, b.source, b.overall, b.passed, b.dimensions)
+        for name, ra in a.metrics.items():
+            rb = b.metrics[name]
+            assert (ra.score, ra.passed, ra.threshold, ra.warning) == (rb.score, rb.passed, rb.threshold, rb.warning)
+            kept = ra.passed is not True or a.id in ("t0", "t1", "t2")  # failed, or a trace whose input is stored
+            assert (rb.reason, rb.details) == ((ra.reason, ra.details) if kept else ("", {})), (a.id, name)
+    assert list(RunStore(store).traces("latest")) == [f"{tmp_path / 'in.jsonl'}:{i}" for i in (1, 2, 3)]
+
+
+def test_a_metric_result_costs_a_few_dozen_bytes(tmp_path, monkeypatch):
+    monkeypatch.setattr(session, "STORED_INPUTS_PASSED", 0)
+    monkeypatch.setattr(session, "STORED_INPUTS_OTHER", 0)
+    store, _ = run(tmp_path, 2000)
+    conn = sqlite3.connect(store)
+    (row_bytes,) = conn.execute("SELECT sum(length(trace_id) + length(scores) + coalesce(length(extra), 0)"
+                                " + length(task_id) + 16) FROM results").fetchone()
+    assert row_bytes / (2000 * 3) < 60  # the failed quarter keeps its reasons
+
+
+def test_a_schema_1_store_migrates_without_losing_anything(tmp_path):
+    _, result = run(tmp_path, 12)  # the results to store the old way
+    old = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(old)
+    conn.executescript(V1_SCHEMA)
+    conn.execute("INSERT INTO runs (id, started_at, updated_at, status, inputs, metrics, config, n_traces, result) "
+                 "VALUES ('0000000000abc', 'x', 'x', 'completed', ?, ?, ?, 12, ?)",
+                 (json.dumps([{"path": str(tmp_path / "in.jsonl")}]), json.dumps(result.run["metrics"]),
+                  json.dumps({k: result.run[k] for k in ("dimension_weights", "dimension_thresholds")}),
+                  json.dumps({"run": result.run, "summary": {k: v.to_dict() for k, v in result.summary.items()},
+                              "statistics": result.statistics})))
+    for i, t in enumerate(result.traces):
+        conn.execute("INSERT INTO results VALUES ('0000000000abc', ?, ?, ?, ?, ?, NULL)",
+                     (i, t.id, t.source, int(t.passed), encode_trace(t).decode()))
+    conn.commit()
+    conn.close()
+    migrated = RunStore(old).load("0000000000abc")
+    assert migrated.traces == result.traces and migrated.summary == result.summary
+    conn = sqlite3.connect(old)
+    assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+    assert "results_v1" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
