@@ -6,6 +6,9 @@ AssayError
  ├── ProviderError  a judge backend refused or failed: backend, model, status, body
  └── MetricError    a metric raised while scoring: metric name, trace id, chained cause
 
+InputWarning (a UserWarning): input that is read but suspicious (a duplicate trace id); the
+CLI prints it as one 'Warning: ...' line.
+
 Messages say what was wrong, where, and the fix, and repr the bad value.
 """
 
@@ -58,6 +61,10 @@ class ProviderError(AssayError):
         super().__init__(f"{head}{code}: {message}" if head else f"{message}{code}")
 
 
+class InputWarning(UserWarning):
+    """Input that is read but probably wrong: ``file:line: what``."""
+
+
 class MetricError(AssayError):
     """A metric raised while scoring one trace."""
 
@@ -66,4 +73,4 @@ class MetricError(AssayError):
         super().__init__(f"metric {metric!r} failed on trace {trace_id!r}: {type(cause).__name__}: {cause}")
 
 
-__all__ = ["AssayError", "ConfigError", "DataError", "ProviderError", "MetricError"]
+__all__ = ["AssayError", "ConfigError", "DataError", "InputWarning", "ProviderError", "MetricError"]

@@ -182,7 +182,7 @@ def test_the_example_from_the_issue(in_tmp: Path) -> None:
     ("null", "bad.jsonl:2: expected a trace object, got null"),
     ('{"id": "a", "turns": [], "score": 1}', "bad.jsonl:2: score: unknown field (put custom data under 'metadata')"),
     ('{"id": "a", "turns": [{"input": "x", "tool_call": []}]}',
-     "bad.jsonl:2: turns[0].tool_call: unknown field (put custom data under 'metadata')"),
+     "bad.jsonl:2: turns[0].tool_call: unknown field (did you mean 'tool_calls'? put custom data under 'metadata')"),
     ('{"id": "a"}', "bad.jsonl:2: turns: required field is missing (give 'turns' or 'messages')"),
     ('{"turns": []}', "bad.jsonl:2: id: required field is missing"),
     ('{"id": "a", "turns": [], "status": "done"}', "bad.jsonl:2: status: expected 'completed', 'failed' or 'partial', got 'done'"),

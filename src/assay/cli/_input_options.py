@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -36,3 +38,22 @@ def limits_from(flags: dict[str, Any]) -> Limits:
     record = int(flags.pop("max_record_mb") * (1 << 20))
     return Limits(max_depth=flags.pop("max_depth"), max_record_bytes=record,
                   max_string_bytes=max(1, record // 2), on_bad_text=flags.pop("on_bad_text"))
+
+
+@contextlib.contextmanager
+def input_warnings() -> Iterator[None]:
+    """Print each InputWarning raised inside the block as one 'Warning: ...' line on stderr."""
+    from ..errors import InputWarning
+
+    shown = warnings.showwarning
+
+    def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, InputWarning):
+            click.echo(f"Warning: {message}", err=True)
+        else:
+            shown(message, category, *args, **kwargs)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", InputWarning)
+        warnings.showwarning = show
+        yield

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, debug_option, handle_errors
-from ._input_options import input_options, limits_from
+from ._input_options import input_options, input_warnings, limits_from
 from ._judge_options import judge_options, pop_judge_options
 
 
@@ -72,7 +72,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
             raise ConfigError(f"--weight {w!r}: expected DIMENSION=NUMBER")
     fmt = fmt or (_SUFFIX_FORMATS.get(Path(output).suffix.lower(), "json") if output else "table")
     store_file = store_path(store, no_store)
-    with reading_limits(limits):
+    with reading_limits(limits), input_warnings():
         result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judge or cfg.judge,
                              judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,
                              intervals=intervals,

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ._common import EXIT_OK, EXIT_USAGE, debug_option, handle_errors
-from ._input_options import input_options, limits_from
+from ._input_options import input_options, input_warnings, limits_from
 
 
 @click.command("validate")
@@ -19,14 +19,18 @@ from ._input_options import input_options, limits_from
 def command(paths: tuple[str, ...], input_format: str | None, debug: bool, **flags: object) -> None:
     """Check PATHS against the trace format; exit 2 if any record is bad."""
     from ..importers import read_traces
-    from ..model import InputIssue
+    from ..model import InputIssue, negative_values
 
     good = bad = 0
-    for _, item in read_traces(list(paths), input_format=input_format, limits=limits_from(flags)):
-        if isinstance(item, InputIssue):
-            bad += 1
-            click.echo(str(item), err=True)
-        else:
-            good += 1
+    with input_warnings():
+        for loc, item in read_traces(list(paths), input_format=input_format, limits=limits_from(flags)):
+            if isinstance(item, InputIssue):
+                bad += 1
+                click.echo(str(item), err=True)
+            else:
+                good += 1
+                for field, value in negative_values(item):
+                    click.echo(f"Warning: {loc}: {field}: negative ({value!r}); the metrics that read it "
+                               "score invalid_data", err=True)
     click.echo(f"{good} valid trace(s), {bad} invalid record(s)")
     sys.exit(EXIT_USAGE if bad else EXIT_OK)

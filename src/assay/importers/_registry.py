@@ -12,6 +12,7 @@ from typing import IO, Any
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, Trace
 from . import _limits
+from ._duplicates import DuplicateIds
 from ._limits import Limits
 from ._native import Record, read_native, sniff_native
 from ._sniff import later_lines
@@ -145,7 +146,8 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
                 limits: Limits | None = None) -> Iterator[Record]:
     """Stream ``(location, Trace | InputIssue)`` from files in any known format.
 
-    With ``strict`` the first bad record raises DataError instead of being yielded. ``tap(path,
+    With ``strict`` the first bad record raises DataError instead of being yielded. A trace id
+    seen twice is an ``InputWarning`` naming both places, at the end of the read. ``tap(path,
     stream)`` may wrap each opened input (the CLI hashes and counts the bytes as they are read,
     so an input is read once). ``limits`` bounds each record (default: those set by
     ``reading_limits``, else ``Limits()``).
@@ -156,8 +158,10 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
     _load_builtins()
     if input_format is not None and input_format not in _IMPORTERS:
         raise ConfigError.unknown("input format", input_format, _IMPORTERS)
+    dups = DuplicateIds()
     for path in paths:
         raw, source = _open(str(path), tap)
+        dups.source(source)
         try:
             stream, head = _with_head(raw)
             name = input_format or detect_format(head, source)
@@ -165,7 +169,10 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
                 for loc, item in _under(limits, _IMPORTERS[name].read(stream, source)):
                     if isinstance(item, Trace) and _empty(item):
                         item = _empty_issue(item, loc, source)
-                    if strict and isinstance(item, InputIssue):
+                    if isinstance(item, Trace):
+                        tail = loc.rpartition(":")[2]
+                        dups.add(item.id, int(tail) if tail.isdigit() else None)  # type: ignore[arg-type]
+                    elif strict:
                         raise DataError(item.message, source=item.source, line=item.line, field=item.field)
                     yield loc, item
             except (ValueError, UnicodeDecodeError) as exc:
@@ -175,6 +182,7 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
         finally:
             if str(path) != "-":
                 raw.close()
+    dups.warn()
 
 
 def _empty(trace: Trace) -> bool:

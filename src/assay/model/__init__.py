@@ -6,11 +6,12 @@ from ._result import (
 )
 from ._trace import (
     AgentRun, Expected, ExpectedToolCall, Handoff, ToolCall, Trace, TraceValidationError, Turn, TurnExpected, Usage,
+    negative_values,
 )
 
 __all__ = [
     "AgentRun", "DimensionScore", "Expected", "ExpectedToolCall", "Handoff", "InputIssue", "MetricResult",
     "MetricSummary", "RunResult", "ToolCall", "Trace", "TraceResult", "TraceValidationError", "Turn", "TurnExpected", "Usage", "Warning",
     "decode_issue", "decode_run", "decode_trace", "encode", "encode_run", "encode_summary_record", "encode_trace", "read_results",
-    "run_from_builtins",
+    "negative_values", "run_from_builtins",
 ]

@@ -5,14 +5,17 @@ The types are msgspec Structs: decoding and validating a trace from JSON costs l
 at close to the speed they can be read. ``model_validate`` / ``model_validate_json`` /
 ``model_dump`` keep the familiar pydantic-style spelling.
 
-Only ``id`` plus ``turns`` (or OpenAI-style ``messages``) are required. Unknown fields are
-rejected so that a typo (``tool_call`` for ``tool_calls``) is reported instead of silently
+Only ``id`` plus ``turns`` (or OpenAI-style ``messages``) are required; ``null`` for any optional
+field means the same as leaving it out. Unknown fields are rejected so that a typo
+(``tool_call`` for ``tool_calls``) is reported, with the closest field name, instead of silently
 scoring nothing; free-form data belongs in ``metadata``.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
+import re
 from typing import Any, Literal
 
 import msgspec
@@ -35,7 +38,9 @@ class _Struct(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw
         try:
             return msgspec.convert(obj, cls)
         except msgspec.ValidationError as exc:
-            raise _translate(exc) from None
+            if _NULL in str(exc) and isinstance(obj, dict):
+                return cls._without_nulls(obj)
+            raise _translate(exc, cls) from None
 
     @classmethod
     def model_validate_json(cls, data: str | bytes) -> Any:
@@ -43,9 +48,20 @@ class _Struct(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw
         try:
             return _decoder(cls).decode(data)
         except msgspec.ValidationError as exc:
-            raise _translate(exc) from None
+            if _NULL in str(exc):  # the rare record with nulls takes the slow path
+                obj = msgspec.json.decode(data)
+                if isinstance(obj, dict):
+                    return cls._without_nulls(obj)
+            raise _translate(exc, cls) from None
         except msgspec.DecodeError as exc:
             raise TraceValidationError("", f"not valid JSON: {exc}") from None
+
+    @classmethod
+    def _without_nulls(cls, obj: dict[str, Any]) -> Any:
+        try:
+            return msgspec.convert(_drop_nulls(obj, cls), cls)
+        except msgspec.ValidationError as exc:
+            raise _translate(exc, cls) from None
 
     def model_dump(self, **_: Any) -> dict[str, Any]:
         """Plain JSON-ready data, defaults omitted."""
@@ -249,16 +265,28 @@ class Trace(_Struct):
             return None
         # one pass, no per-field closures: scoring calls this several times per trace
         i = o = tt = c = None
+        negative = False
         for u in parts:
             if u.input_tokens is not None:
                 i = u.input_tokens if i is None else i + u.input_tokens
+                negative |= u.input_tokens < 0
             if u.output_tokens is not None:
                 o = u.output_tokens if o is None else o + u.output_tokens
+                negative |= u.output_tokens < 0
             if u.total_tokens is not None:
                 tt = u.total_tokens if tt is None else tt + u.total_tokens
+                negative |= u.total_tokens < 0
             if u.cost_usd is not None:
                 c = u.cost_usd if c is None else c + u.cost_usd
-        return Usage(input_tokens=i, output_tokens=o, total_tokens=tt, cost_usd=c)
+                negative |= u.cost_usd < 0
+        total = Usage(input_tokens=i, output_tokens=o, total_tokens=tt, cost_usd=c)
+        if negative:  # a negative part is invalid even when the sum is not: the total shows it
+            for u in parts:
+                for name in ("input_tokens", "output_tokens", "total_tokens", "cost_usd"):
+                    v = getattr(u, name)
+                    if v is not None and v < 0:
+                        total = msgspec.structs.replace(total, **{name: v})
+        return total
 
     def total_latency_ms(self) -> float | None:
         """Trace latency if given, else the sum of turn latencies."""
@@ -267,8 +295,96 @@ class Trace(_Struct):
         total = None
         for t in self.turns:  # type: ignore[union-attr]
             if t.latency_ms is not None:
+                if t.latency_ms < 0:
+                    return t.latency_ms  # a negative part makes the total invalid, whatever the sum
                 total = t.latency_ms if total is None else total + t.latency_ms
         return total
+
+
+_NULL = "got `null`"
+
+
+@functools.cache
+def _schema(cls: type) -> tuple[frozenset[str], dict[str, tuple[str, type]]]:
+    """(optional fields that do not take null, nested struct fields: name -> (shape, struct)).
+
+    Shape is 'one', 'list' or 'dict'. Names are the JSON names.
+    """
+    info = msgspec.inspect.type_info(cls)
+    no_null: set[str] = set()
+    nested: dict[str, tuple[str, type]] = {}
+    for f in info.fields:  # type: ignore[attr-defined]
+        t = f.type
+        options = t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
+        if not f.required and not any(isinstance(o, msgspec.inspect.NoneType) for o in options):
+            no_null.add(f.encode_name)
+        for o in options:
+            if isinstance(o, msgspec.inspect.StructType):
+                nested[f.encode_name] = ("one", o.cls)
+            elif isinstance(o, msgspec.inspect.ListType) and isinstance(o.item_type, msgspec.inspect.StructType):
+                nested[f.encode_name] = ("list", o.item_type.cls)
+            elif isinstance(o, msgspec.inspect.DictType) and isinstance(o.value_type, msgspec.inspect.StructType):
+                nested[f.encode_name] = ("dict", o.value_type.cls)
+    return frozenset(no_null), nested
+
+
+def _drop_nulls(obj: dict[str, Any], cls: type) -> dict[str, Any]:
+    """A copy of ``obj`` without the nulls of optional fields, following the schema (not user data:
+    ``metadata`` and ``arguments`` keep their nulls). Recursion is bounded by the schema's depth."""
+    no_null, nested = _schema(cls)
+    out = {k: v for k, v in obj.items() if not (v is None and k in no_null)}
+    for name, (shape, sub) in nested.items():
+        v = out.get(name)
+        if shape == "one" and isinstance(v, dict):
+            out[name] = _drop_nulls(v, sub)
+        elif shape == "list" and isinstance(v, list):
+            out[name] = [_drop_nulls(x, sub) if isinstance(x, dict) else x for x in v]
+        elif shape == "dict" and isinstance(v, dict):
+            out[name] = {k: _drop_nulls(x, sub) if isinstance(x, dict) else x for k, x in v.items()}
+    return out
+
+
+def _fields_at(cls: type, path: str) -> list[str] | None:
+    """The JSON field names of the struct at ``path`` (``turns[0].tool_calls[1]``), None if not a struct."""
+    for part in [p for p in re.split(r"\.|\[\d+\]|\[\.\.\.\]", path) if p]:
+        nested = _schema(cls)[1]
+        if part in nested:
+            cls = nested[part][1]
+        else:
+            return None
+    return [f.encode_name for f in msgspec.inspect.type_info(cls).fields]  # type: ignore[attr-defined]
+
+
+def negative_values(trace: Trace) -> list[tuple[str, float]]:
+    """(field path, value) of each negative latency, duration, token count, cost or throughput.
+
+    They cannot be right; the metrics that read them score ``invalid_data`` and ``assay validate``
+    warns about them.
+    """
+    out: list[tuple[str, float]] = []
+
+    def usage(u: Usage | None, where: str) -> None:
+        if u is not None:
+            for name in ("input_tokens", "output_tokens", "total_tokens", "cost_usd"):
+                v = getattr(u, name)
+                if v is not None and v < 0:
+                    out.append((f"{where}.{name}", v))
+
+    for name in ("latency_ms", "throughput_rps"):
+        v = getattr(trace, name)
+        if v is not None and v < 0:
+            out.append((name, v))
+    usage(trace.usage, "usage")
+    for i, t in enumerate(trace.turns or ()):
+        if t.latency_ms is not None and t.latency_ms < 0:
+            out.append((f"turns[{i}].latency_ms", t.latency_ms))
+        usage(t.usage, f"turns[{i}].usage")
+        for j, c in enumerate(t.tool_calls):
+            if c.duration_ms is not None and c.duration_ms < 0:
+                out.append((f"turns[{i}].tool_calls[{j}].duration_ms", c.duration_ms))
+    for name, a in trace.agents.items():
+        usage(a.usage, f"agents.{name}.usage")
+    return out
 
 
 _CHOICES = {"status": "'completed', 'failed' or 'partial'", "tool_order": "'strict' or 'any'"}
@@ -278,10 +394,8 @@ _GOT = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
         "object": "object", "null": "null"}
 
 
-def _translate(exc: msgspec.ValidationError) -> TraceValidationError:
+def _translate(exc: msgspec.ValidationError, cls: type | None = None) -> TraceValidationError:
     """msgspec's ``Expected `object`, got `str` - at `$.turns[0]...``` -> our path and wording."""
-    import re
-
     text = str(exc)
     path = ""
     m = re.match(r"^(.*) - at `\$(.*)`$", text, re.S)
@@ -296,7 +410,10 @@ def _translate(exc: msgspec.ValidationError) -> TraceValidationError:
     elif m := re.fullmatch(r"Object missing required field `(.+?)`", text):
         path, text = f"{path}.{m.group(1)}" if path else m.group(1), "required field is missing"
     elif m := re.fullmatch(r"Object contains unknown field `(.+?)`", text):
-        path, text = f"{path}.{m.group(1)}" if path else m.group(1), "unknown field (put custom data under 'metadata')"
+        fields = _fields_at(cls, path) if cls is not None else None
+        close = difflib.get_close_matches(m.group(1), fields or (), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        path, text = f"{path}.{m.group(1)}" if path else m.group(1), f"unknown field ({hint}put custom data under 'metadata')"
     elif m := re.fullmatch(r"Invalid enum value (.+)", text):
         field = path.rsplit(".", 1)[-1]
         text = f"expected {_CHOICES.get(field, 'one of the allowed values')}, got {m.group(1)}"
