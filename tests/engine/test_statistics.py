@@ -69,3 +69,30 @@ def test_a_binary_metric_mean_gets_the_wilson_interval_not_zero_width(tmp_path):
     assert w.method == "wilson"
     assert s["mean"] == 0.0 and s["mean_ci"] == [w.low, w.high] == s["pass_rate_ci"]
     assert s["mean_ci"][1] > 0.25
+
+
+def test_passk_curve_uses_one_common_task_set_by_default():
+    from assay.engine._statistics import passk_curve
+
+    # task 0: 4 trials, all pass; task 1: 3 trials, 1 pass; tasks 2-3: 4 trials, 2 pass
+    tasks = [0] * 4 + [1] * 3 + [2] * 4 + [3] * 4
+    ok = [1, 1, 1, 1] + [1, 0, 0] + [1, 1, 0, 0] * 2
+    every = passk_curve(tasks, ok, task_set="all")
+    assert [r["n_tasks"] for r in every] == [4, 4, 4, 3]  # task 1 drops out at k = 4 ...
+    common = passk_curve(tasks, ok)
+    assert [r["n_tasks"] for r in common] == [3, 3, 3, 3] and [r["n_undefined"] for r in common] == [1] * 4
+    pow_k = [r["pass_pow_k"] for r in common]
+    assert pow_k == sorted(pow_k, reverse=True)  # ... so on one task set pass^k can only fall with k
+    assert all(r["pass_pow_k_ci_low"] < r["pass_pow_k_ci_high"] for r in common)
+
+
+def test_run_statistics_name_the_task_set_and_count_tasks_per_k(tmp_path):
+    data = clustered_traces(tmp_path / "t.jsonl", n_tasks=12, trials=3)
+    from assay import Evaluation
+
+    stats = Evaluation(["tool_selection_accuracy"]).run(str(data)).statistics
+    trials = stats["trials"]
+    assert trials["task_set"] == "common" and "common set of tasks" in trials["about"]
+    rows = trials["by_metric"]["tool_selection_accuracy"]
+    assert [r["k"] for r in rows] == [1, 2, 3] and {r["n_tasks"] for r in rows} == {12}
+    assert {r["method"] for r in rows} == {"task_wilson"}

@@ -186,3 +186,25 @@ def test_many_clusters_use_the_cluster_robust_t_interval_which_agrees_with_the_b
     slow = mean_interval(values, clusters, method="bootstrap", n_boot=1000)
     assert fast.method == "cluster_t" and slow.method == "cluster_bootstrap"
     assert fast.low == pytest.approx(slow.low, abs=0.003) and fast.high == pytest.approx(slow.high, abs=0.003)
+
+
+def test_numpy_scalars_are_accepted_and_the_estimate_stays_inside():
+    np = pytest.importorskip("numpy")
+    from assay.stats import bounded_mean_interval
+
+    assert wilson_interval(np.int64(3), np.int64(10)) == wilson_interval(3, 10)
+    values = np.array([0.1, 0.7, 0.3, 0.9, 0.5], dtype=np.float32)
+    for r in (bounded_mean_interval(values), mean_interval(list(values)), bounded_mean_interval(values, [0, 0, 1, 1, 2])):
+        assert r.low <= r.estimate <= r.high
+
+
+@given(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=40), st.integers(1, 6))
+@settings(max_examples=200, deadline=None)
+def test_bounded_interval_contains_its_estimate_inside_unit_interval(values, groups):
+    pytest.importorskip("numpy")
+    from assay.stats import bounded_mean_interval
+
+    for clusters in (None, [i % groups for i in range(len(values))]):
+        r = bounded_mean_interval(values, clusters)
+        assert 0.0 <= r.low <= r.estimate <= r.high <= 1.0
+        assert r.high > r.low  # never zero width, even when every value is the same

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Any
 
 from assay.errors import ConfigError
@@ -52,9 +53,9 @@ def check_level(level: float, who: str) -> float:
 
 
 def check_positive_int(value: object, name: str, who: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:  # numpy integers too
         raise ValueError(f"{who}: {name} must be an integer >= 1, got {value!r}")
-    return value
+    return int(value)
 
 
 def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval | None:
@@ -63,10 +64,11 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval | N
     Unlike the Wald interval it stays inside [0, 1] and keeps its coverage near 0 and 1.
     """
     level = check_level(level, "wilson_interval")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:  # numpy integers are fine
         raise ValueError(f"wilson_interval: n must be an integer >= 0, got {n!r}")
-    if isinstance(successes, bool) or not isinstance(successes, int) or not 0 <= successes <= n:
+    if isinstance(successes, bool) or not isinstance(successes, Integral) or not 0 <= successes <= n:
         raise ValueError(f"wilson_interval: successes must be an integer in [0, n={n}], got {successes!r}")
+    n, successes = int(n), int(successes)
     if n == 0:
         return None
     p = successes / n
