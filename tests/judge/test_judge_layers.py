@@ -52,6 +52,33 @@ def test_429_halves_concurrency_and_successes_restore_it(make, judge_server):
     assert judge.stats.concurrency_limit == 8
 
 
+def test_concurrency_grows_past_the_start_while_latency_holds(make, judge_server):
+    judge_server.default = delayed(obj(GOOD), 0.05)  # the server answers every call in 50 ms, however many
+    judge = make(concurrency=2, max_concurrency=6)
+    gather(judge, 120)
+    assert judge.stats.concurrency_limit == 6 and judge_server.peak > 2
+
+
+def test_concurrency_stops_growing_when_latency_only_queues(make, judge_server):
+    import threading
+
+    lock = threading.Lock()
+
+    def one_at_a_time(req):  # a single-slot server: more calls in flight only wait longer
+        with lock:
+            time.sleep(0.025)
+        return obj(GOOD)
+    judge_server.reply = one_at_a_time
+    judge = make(concurrency=2, max_concurrency=16)
+    gather(judge, 100)
+    assert judge.stats.concurrency_limit < 8  # latency ~ limit x 25 ms: growth stops within a few steps
+
+
+def test_max_concurrency_below_concurrency_is_an_error(make):
+    with pytest.raises(ConfigError, match="max-concurrency"):
+        make(concurrency=8, max_concurrency=4)
+
+
 def test_requests_per_minute_limit_spaces_calls(make, judge_server):
     judge_server.default = obj(GOOD)
     judge = make(rpm=600)  # 10 per second, bursts of up to ten seconds' worth (100)

@@ -156,3 +156,26 @@ def test_a_batch_loses_nothing(make, judge_server):
 def test_retry_after_parsing(headers, seconds):
     from assay.judge._base import parse_retry_after
     assert parse_retry_after(headers) == seconds
+
+
+def test_a_single_slot_local_server_is_not_retried_after_a_timeout(judge_server):
+    """llama.cpp keeps working on the abandoned call: a retry would only queue behind it."""
+    from assay.judge import make_judge
+
+    judge_server.push(hang(3), obj(GOOD))
+    judge = make_judge(f"llamacpp:qwen@{judge_server.url}", cache=False, timeout=0.3, base_delay=0.01)
+    verdict = run(judge.judge(request()))
+    assert verdict.error is not None and "not retried" in verdict.error and "--timeout" in verdict.error
+    assert len(judge_server.requests) == 1 and judge.stats.retries == 0
+
+
+def test_local_servers_get_a_longer_default_timeout():
+    from assay.judge import make_judge
+
+    def backend(judge):
+        while hasattr(judge, "inner"):
+            judge = judge.inner
+        return judge
+    assert backend(make_judge("ollama:llama3", cache=False)).timeout == 600.0
+    assert backend(make_judge("openai-compatible:m@http://127.0.0.1:9/v1", cache=False)).timeout == 600.0
+    assert backend(make_judge("openai-compatible:m@https://llm.example.com/v1", cache=False)).timeout == 60.0

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 _FLAGS = ("judge_base_url", "concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens",
-          "dry_run", "cache", "no_cache", "max_tokens", "temperature", "seed", "judge_threads", "judge_ctx")
+          "dry_run", "cache", "no_cache", "max_concurrency", "max_tokens", "temperature", "seed", "judge_threads", "judge_ctx")
 _BACKEND = {"max_tokens": "max_tokens", "temperature": "temperature", "seed": "seed", "judge_threads": "threads",
             "judge_ctx": "n_ctx"}
 
@@ -19,6 +19,9 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--judge-base-url", default=None, envvar="ASSAY_JUDGE_BASE_URL",
                      help="Base URL of an OpenAI-compatible server (vLLM, llama.cpp, LM Studio, a LiteLLM proxy)."),
         click.option("--concurrency", type=click.IntRange(1), default=None, help="Judge calls in flight (default 16)."),
+        click.option("--max-concurrency", type=click.IntRange(1), default=None,
+                     help="Let judge concurrency grow up to this while the provider keeps up (no 429s, "
+                          "steady latency); it halves on 429."),
         click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Judge requests per minute."),
         click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Judge tokens per minute."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -52,7 +55,7 @@ def pop_judge_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if raw["judge_base_url"]:
         out["base_url"] = raw["judge_base_url"]
-    for key in ("concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens"):
+    for key in ("concurrency", "max_concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens"):
         if raw[key] is not None:
             out[key] = raw[key]
     for flag, option in _BACKEND.items():

@@ -195,6 +195,9 @@ class Backend:
     """
 
     backend = "backend"
+    single_slot = False
+    """One request at a time (a local llama.cpp/Ollama server): a call abandoned at the timeout
+    keeps the server busy, so retrying it would only queue behind itself."""
 
     def __init__(self, name: str, *, backend: str | None = None, timeout: float | None = None,
                  price: Price | None = None) -> None:
@@ -215,6 +218,10 @@ class Backend:
         except TimeoutError as exc:
             if self.timeout is None:
                 raise provider_error(exc, self.backend, self.name) from exc
+            if self.single_slot:
+                raise ProviderError(f"no reply within {self.timeout:g} s; not retried, since a local server keeps "
+                                    "working on an abandoned call (raise --timeout)", backend=self.backend,
+                                    model=self.name, retryable=False) from None
             raise ProviderError(f"no reply within {self.timeout:g} s", backend=self.backend,
                                 model=self.name, retryable=True) from None
         except Exception as exc:

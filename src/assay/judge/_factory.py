@@ -261,7 +261,7 @@ def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float 
 
 
 def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, tpm: float | None = None,
-            adaptive: bool = True, retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
+            adaptive: bool = True, max_concurrency: int | None = None, retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
             reasks: int = 2, budget_usd: float | None = None, budget_tokens: int | None = None,
             cache: bool | str | os.PathLike[str] | JudgeCache | None = True,
             stats: JudgeStats | None = None) -> Judge:
@@ -281,7 +281,10 @@ def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, 
         backend.stats = stats  # nothing is sent, so nothing to limit, retry or meter
     else:
         judge = Metered(judge, budget=budget, price=getattr(backend, "price", None), stats=stats)
-        judge = Limited(judge, concurrency=concurrency, rpm=rpm, tpm=tpm, adaptive=adaptive, stats=stats)
+        if max_concurrency is not None and max_concurrency < concurrency:
+            raise ConfigError(f"--max-concurrency ({max_concurrency}) is below --concurrency ({concurrency})")
+        judge = Limited(judge, concurrency=concurrency, rpm=rpm, tpm=tpm, adaptive=adaptive,
+                        max_concurrency=max_concurrency, stats=stats)
         judge = Retrying(judge, retries=retries, base_delay=base_delay, max_delay=max_delay, stats=stats)
         judge = Reasking(judge, reasks=reasks, stats=stats)
     if cache is not False and cache is not None:

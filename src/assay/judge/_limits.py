@@ -1,8 +1,10 @@
 """Concurrency and rate limits around a backend, adaptive to the provider's 429s.
 
-The concurrency limit is AIMD (as Phoenix, promptfoo and MLflow do): halve it when the provider
-answers 429 (once per wave: calls that started before the last cut do not cut again) and add one
-after a limit's worth of successes, up to the configured maximum. Requests- and tokens-per-minute
+The concurrency limit is AIMD (as Phoenix, promptfoo, MLflow and Inspect do): halve it when the
+provider answers 429 (once per wave: calls that started before the last cut do not cut again) and
+add one after a limit's worth of successes (back up to the starting ``concurrency``); past it, up to
+``max_concurrency``, only while the window's mean latency stays within 1.5x of the best window
+seen - it grows while the provider keeps up and stops once more calls in flight only queue. Requests- and tokens-per-minute
 limits are token buckets holding ten seconds' worth, so a run starts without a long ramp.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import math
 import time
 
 from assay.errors import ProviderError
@@ -101,11 +104,15 @@ class Limited(Wrapper):
     """
 
     def __init__(self, inner: Judge, *, concurrency: int = 16, rpm: float | None = None,
-                 tpm: float | None = None, adaptive: bool = True, stats: JudgeStats | None = None) -> None:
+                 tpm: float | None = None, adaptive: bool = True, max_concurrency: int | None = None,
+                 stats: JudgeStats | None = None) -> None:
         super().__init__(inner, stats=stats)
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
-        self.max_concurrency, self.adaptive = concurrency, adaptive
+        if max_concurrency is not None and max_concurrency < concurrency:
+            raise ValueError(f"max_concurrency ({max_concurrency}) must be >= concurrency ({concurrency})")
+        self.max_concurrency, self.adaptive = (max_concurrency or concurrency) if adaptive else concurrency, adaptive
+        self.start, self._window, self._best = concurrency, 0.0, math.inf
         self.rpm, self.tpm = rpm, tpm
         # The adaptive limit outlives an event loop (the provider's limits do); the slots cannot.
         self.limit, self._wave, self._successes = concurrency, 0, 0
@@ -129,6 +136,7 @@ class Limited(Wrapper):
                 await state["tpm"].take(tokens)
             wave = self._wave
             self.stats.peak_concurrency = max(self.stats.peak_concurrency, slots.in_flight)
+            started = time.perf_counter()
             try:
                 verdict = await call_inner(self.inner, request)
             except ProviderError as exc:
@@ -137,7 +145,7 @@ class Limited(Wrapper):
                 raise
             if state["tpm"]:
                 state["tpm"].give_back(tokens - verdict.input_tokens - verdict.output_tokens)
-            self._increase(slots)
+            self._increase(slots, time.perf_counter() - started)
             return verdict
         finally:
             slots.release()
@@ -146,16 +154,21 @@ class Limited(Wrapper):
         if not self.adaptive or wave != self._wave:
             return  # this call started before the last cut: the cut already accounts for it
         self._wave += 1
-        self._successes = 0
+        self._successes, self._window = 0, 0.0
         self.limit = slots.limit = max(1, self.limit // 2)
         self.stats.concurrency_limit = self.limit
 
-    def _increase(self, slots: _Slots) -> None:
+    def _increase(self, slots: _Slots, latency: float = 0.0) -> None:
         if self.limit >= self.max_concurrency:
             return
         self._successes += 1
+        self._window += latency
         if self._successes >= self.limit:
-            self._successes = 0
+            mean = self._window / self._successes
+            self._successes, self._window = 0, 0.0
+            self._best = min(self._best, mean)
+            if self.limit >= self.start and mean > 1.5 * self._best:
+                return  # above the start, latency grew with the limit: the provider is queueing, so hold
             self.limit = slots.limit = self.limit + 1
             self.stats.concurrency_limit = self.limit
             slots.wake()

@@ -89,6 +89,7 @@ class LocalLlama(Backend):
     """
 
     backend = "local"
+    single_slot = True
 
     def __init__(self, path: str | os.PathLike[str], *, threads: int | None = None, n_ctx: int | None = None,
                  gpu_layers: int = 0, timeout: float | None = None, max_tokens: int | None = None,

@@ -67,6 +67,8 @@ class OpenAICompatible(Backend):
         super().__init__(name, backend=provider, timeout=timeout, price=price)
         self._openai = import_openai()
         self.provider, self.base_url = provider, base_url
+        # Ollama and llama.cpp serve one request per slot, usually one slot on a laptop.
+        self.single_slot = provider in ("ollama", "llamacpp", "lmstudio")
         self.mode, self.max_tokens, self.seed, self.temperature = structured, max_tokens, seed, temperature
         self._api_key, self._api_version = api_key, api_version
         self._extra_body, self._headers = extra_body, default_headers
