@@ -96,3 +96,18 @@ def test_run_statistics_name_the_task_set_and_count_tasks_per_k(tmp_path):
     rows = trials["by_metric"]["tool_selection_accuracy"]
     assert [r["k"] for r in rows] == [1, 2, 3] and {r["n_tasks"] for r in rows} == {12}
     assert {r["method"] for r in rows} == {"task_wilson"}
+
+
+def test_all_tasks_per_k_is_an_option_and_is_labelled(tmp_path):
+    from assay import Evaluation
+
+    data = clustered_traces(tmp_path / "t.jsonl", n_tasks=6, trials=2)
+    with data.open("a") as f:  # one task with 4 trials: only it reaches k = 3 and 4
+        for j in range(4):
+            f.write(json.dumps({"id": f"long-{j}", "task_id": "long", "turns": [{"input": "q", "output": "a"}],
+                                "expected": {"tool_calls": [{"name": "search"}]}}) + "\n")
+    common = Evaluation(["tool_selection_accuracy"]).run(str(data)).statistics["trials"]
+    every = Evaluation(["tool_selection_accuracy"]).run(str(data), passk_tasks="all").statistics["trials"]
+    assert every["task_set"] == "all" and "differs between k" in every["about"]
+    assert [r["n_tasks"] for r in every["trace_passed"]] == [7, 7, 1, 1]
+    assert [r["n_tasks"] for r in common["trace_passed"]] == [7, 7]

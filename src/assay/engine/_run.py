@@ -176,17 +176,18 @@ class Evaluation:
     def run(self, source: Source, *, input_format: str | None = None, strict: bool = False,
             keep_traces: bool = True, intervals: bool = True,
             on_result: Callable[[TraceResult | InputIssue], None] | None = None,
-            tap: Any = None) -> RunResult:
+            tap: Any = None, passk_tasks: str = "common") -> RunResult:
         """Evaluate everything.
 
         ``keep_traces=False`` keeps no per-trace results (stream them with ``on_result``) but
         the first ``FAILED_KEPT`` failed ones (``RunResult.failed``); ``intervals=False`` also
         drops the per-trace scores kept for intervals and pass@k, so memory stays constant
-        whatever the run's size.
+        whatever the run's size. ``passk_tasks``: "common" (pass@k curves on one task set) or "all"
+        (each k on every task with n >= k; labelled ``task_set: "all"``).
         """
         started = time.time()
         summary = SummaryBuilder(self.dimension_of, {m.spec.name: m.threshold for m in self.metrics})
-        collector = StatisticsCollector() if intervals else None
+        collector = StatisticsCollector(task_set=passk_tasks) if intervals else None
         traces: list[TraceResult] = []
         failed: list[TraceResult] = []
         issues: list[InputIssue] = []
