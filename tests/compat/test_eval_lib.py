@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import urllib.request
 
 import pytest
@@ -171,11 +170,8 @@ def test_conversations_run_concurrently_and_keep_input_order(openai_env: JudgeSe
     openai_env.latency = 0.2
     convs = [ConversationalEvalTestCase(name=f"c{i}", turns=[
         EvalTestCase(input=f"question {i}?", actual_output=f"answer {i}")]) for i in range(12)]
-    started = time.monotonic()
     results = asyncio.run(evaluate_conversations(convs, [FailureRateMetric("gpt-4o")]))
-    elapsed = time.monotonic() - started
-    assert elapsed < 12 * 0.2 / 2, f"sequential-looking run: {elapsed:.2f}s"
-    assert openai_env.peak > 1
+    assert openai_env.peak > 1  # measured at the server: calls overlapped (no wall-clock timing)
     assert [r[1][0].name for r in results] == [f"c{i}" for i in range(12)]
     scores = [r[1][0].metrics_data[0].score for r in results]
     assert scores == [1.0, 1.0, 1.0, 0.4] + [1.0] * 8

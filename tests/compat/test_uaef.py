@@ -3,7 +3,6 @@ register_use_case_specific_metrics), UAEF's result shape, and UAEF's bugs we do 
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -177,10 +176,9 @@ def test_judge_failure_is_api_error_with_no_score(judge_server: JudgeServer):
 def test_batch_evaluate_is_concurrent(judge_server: JudgeServer):
     scripted(judge_server, score=5)
     judge_server.latency = 0.2
-    started = time.monotonic()
     results = batch_evaluate([rain_trace() for _ in range(8)], metrics=["answer_relevance"],
                              judge=f"openai-compatible:scripted@{judge_server.url}", cache=False)
-    assert time.monotonic() - started < 8 * 0.2 / 2 and judge_server.peak > 1
+    assert judge_server.peak > 1  # measured at the server: calls overlapped (no wall-clock timing)
     assert [r.get_metric("answer_relevance").score for r in results] == [1.0] * 8
 
 
