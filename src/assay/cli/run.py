@@ -19,7 +19,8 @@ _SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit", ".csv
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="NAME[:param=value,...]",
               help="Metric to run (repeatable). Default: every metric the data supports.")
-@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="TOML or JSON config file.")
+@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="TOML or JSON config file (default: the nearest assay.toml, or pyproject.toml with [tool.assay], "
+                   "in this directory or a parent).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write results to this file.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "jsonl", "junit", "csv"]), default=None,
               help="Output format (default: table on the terminal; into --output, from its suffix: .jsonl, "
@@ -48,14 +49,16 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
             debug: bool,
             **judge_flags: object) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input."""
-    from ..engine._config import RunConfig, load_config
+    from ..engine._config import discover_config, load_config
     from ..errors import ConfigError
     from ..importers import reading_limits
     from . import _render
     from ._session import run_session, store_path
 
     limits = limits_from(judge_flags)
-    cfg = load_config(config_path) if config_path else RunConfig()
+    cfg = load_config(config_path) if config_path else discover_config()
+    if cfg.source is not None and not config_path:
+        click.echo(f"config: {cfg.source}", err=True)
     if cfg.criteria:
         from ..metrics.criteria import register_criteria
         register_criteria(cfg.criteria)

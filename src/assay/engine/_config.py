@@ -1,5 +1,8 @@
 """Run configuration from a TOML or JSON file, merged under command-line flags.
 
+Without ``--config``, ``assay run`` uses the first ``assay.toml``, or ``pyproject.toml`` with a
+``[tool.assay]`` table, found in the working directory or one of its parents (``find_config``).
+
 ```toml
 judge = "openai:gpt-4o-mini"          # or [judge] with model = ... and options
 metrics = ["tool_selection_accuracy", "latency_score:threshold_ms=1500"]
@@ -24,17 +27,59 @@ from typing import Any
 from ..errors import ConfigError
 
 _KEYS = {"judge", "metrics", "metric", "weights", "thresholds", "criteria"}
+KEYS = frozenset(_KEYS)
+"""Every top-level setting (the README documents each; a test holds the two together)."""
+CONFIG_NAMES = ("assay.toml", "pyproject.toml")
+_NEAR = {"weight": "weights", "threshold": "thresholds", "criterion": "criteria", "criterias": "criteria",
+         "judges": "judge", "metrices": "metrics"}
+"""Singular/plural slips, each explained rather than only flagged as unknown."""
 
 
 @dataclass
 class RunConfig:
     metrics: list[Any] | None = None
     judge: str | None = None
+    source: Path | None = None
+    """The file the settings came from (None: no file)."""
     judge_options: dict[str, Any] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     thresholds: dict[str, float] = field(default_factory=dict)
     criteria: list[dict[str, Any]] = field(default_factory=list)
     """Custom judge-criteria metrics defined in the file (G-Eval style)."""
+
+
+def find_config(start: str | Path | None = None) -> Path | None:
+    """The nearest ``assay.toml`` (or ``pyproject.toml`` with ``[tool.assay]``) in ``start`` or its parents."""
+    here = Path(start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / "assay.toml").is_file():
+            return d / "assay.toml"
+        py = d / "pyproject.toml"
+        if py.is_file():
+            try:
+                if "assay" in tomllib.loads(py.read_text(encoding="utf-8")).get("tool", {}):
+                    return py
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue  # someone else's broken pyproject is not ours to report
+    return None
+
+
+def discover_config(start: str | Path | None = None) -> RunConfig:
+    """``load_config`` of ``find_config(start)``, or an empty config when there is none."""
+    found = find_config(start)
+    return load_config(found) if found is not None else RunConfig()
+
+
+def _plural_hint(key: str, value: Any, where: str) -> str | None:
+    if key == "metric" and isinstance(value, list) and any(isinstance(v, str) for v in value):
+        return (f"{where}: 'metric' is for [[metric]] tables (one per metric, with a name); for a list of names "
+                f"write metrics = {json.dumps(value)}")
+    if key == "metrics" and isinstance(value, dict):
+        return (f"{where}: 'metrics' is a list; for one metric with parameters write a [[metric]] table "
+                f"(note the double brackets), or metrics = [\"NAME:param=value\"]")
+    if key in _NEAR:
+        return f"{where}: unknown setting {key!r}: did you mean {_NEAR[key]!r}?"
+    return None
 
 
 def load_config(path: str | Path) -> RunConfig:
@@ -47,20 +92,28 @@ def load_config(path: str | Path) -> RunConfig:
         data = json.loads(raw) if p.suffix == ".json" else tomllib.loads(raw.decode())
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: not valid {'JSON' if p.suffix == '.json' else 'TOML'}: {exc}") from None
+    if p.name == "pyproject.toml" and isinstance(data, dict):
+        data = data.get("tool", {}).get("assay", {})
+        path = f"{path} [tool.assay]"
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a table of settings")
+    for key, value in data.items():
+        hint = _plural_hint(key, value, str(path))
+        if hint:
+            raise ConfigError(hint)
     unknown = set(data) - _KEYS
     if unknown:
         raise ConfigError.unknown(f"setting in {path}:", sorted(unknown)[0], _KEYS)
-    cfg = RunConfig()
+    cfg = RunConfig(source=p)
     metrics: list[Any] = []
     for m in data.get("metrics", []):
         if not isinstance(m, (str, dict)):
             raise ConfigError(f"{path}: metrics: expected names or tables, got {m!r}")
         metrics.append(m)
-    for m in data.get("metric", []):
+    singles = data.get("metric", [])
+    for m in [singles] if isinstance(singles, dict) else singles:  # [metric] (one table) as well as [[metric]]
         if not isinstance(m, dict) or "name" not in m:
-            raise ConfigError(f"{path}: [[metric]] entries need a 'name'")
+            raise ConfigError(f"{path}: [[metric]] entries need a 'name' (got {m!r})")
         metrics.append(m)
     cfg.metrics = metrics or None
     judge = data.get("judge")
