@@ -1,11 +1,19 @@
-# `make demo` and `make test` each do all set-up on a fresh machine.
+# `make demo` and `make test` each do all set-up on a fresh machine: they create a virtual
+# environment in .venv with the system's python3 (Debian/Ubuntu's system Python refuses
+# `pip install` outside one) and install assay into it. VENV=path picks another environment.
 PYTHON ?= python3
-STAMP := .make-installed
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.assay-installed
 
 .PHONY: install demo test bench screenshot clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m pip install -q -e '.[test]'
+$(BIN)/python:
+	@$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu: sudo apt-get install python3-venv" >&2; exit 1; }
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -13,24 +21,24 @@ install: $(STAMP)
 demo: $(STAMP)
 	@mkdir -p out
 	# exit status 1 means some traces failed a threshold: expected on the example data
-	assay run examples/traces.jsonl --no-store --output out/demo.json --html out/report.html || [ $$? -eq 1 ]
-	assay run examples/traces.jsonl || [ $$? -eq 1 ]
+	$(BIN)/assay run examples/traces.jsonl --no-store --output out/demo.json --html out/report.html || [ $$? -eq 1 ]
+	$(BIN)/assay run examples/traces.jsonl || [ $$? -eq 1 ]
 	@echo "results: out/demo.json   report: out/report.html (open it in a browser)"
 
 test: $(STAMP)
-	lint-imports
-	$(PYTHON) -m pytest -n 2
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -n 2
 
 screenshot: $(STAMP)
 	@mkdir -p out
-	assay run examples/traces.jsonl --no-store --output out/demo.json || [ $$? -eq 1 ]
-	assay report out/demo.json -o out/report.html --screenshot out/report.png
+	$(BIN)/assay run examples/traces.jsonl --no-store --output out/demo.json || [ $$? -eq 1 ]
+	$(BIN)/assay report out/demo.json -o out/report.html --screenshot out/report.png
 	@echo "screenshot: out/report.png"
 
 bench: $(STAMP)
-	$(PYTHON) benchmarks/deterministic.py
-	$(PYTHON) benchmarks/judge_throughput.py
-	$(PYTHON) benchmarks/stats.py
+	$(BIN)/python benchmarks/deterministic.py
+	$(BIN)/python benchmarks/judge_throughput.py
+	$(BIN)/python benchmarks/stats.py
 
 clean:
-	rm -rf out $(STAMP) .pytest_cache .hypothesis
+	rm -rf out $(STAMP) .make-installed .pytest_cache .hypothesis
