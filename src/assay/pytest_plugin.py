@@ -10,10 +10,14 @@ test with the marker, and call the fixture::
     def test_support_agent(assay_evaluate):
         assay_evaluate(trace)              # or a list of traces, dicts or a file path
 
-A failure names the trace, metric, score, threshold, the judge's reason and its evidence.
+A failure names the trace, metric, score, threshold, the judge's reason and its evidence; a
+configuration mistake (a judge metric without a judge) is one line, with the pytest flag to fix it.
+At the end of the session a summary lists each metric's pass rate with the judge calls, tokens and
+cost; ``--assay-report PATH.html`` also writes the HTML report of every trace evaluated.
 
 Works with pytest-xdist: judges are built per worker process (session fixtures run once per
-worker) and the plugin keeps no module-level state, so workers share nothing.
+worker) and the plugin keeps no module-level state, so workers share nothing; each worker hands its
+tallies (and, for the report, its results) to the controller when it finishes.
 """
 
 from __future__ import annotations
@@ -26,6 +30,10 @@ import pytest
 
 MARKER = "assay"
 _MARKER_KEYS = ("judge", "metrics", "weights", "thresholds", "input_format", "strict", "allow_null")
+NO_JUDGE_PYTEST = ("no judge configured: pass --assay-judge MODEL (or set assay_judge in the ini file, or "
+                   "ASSAY_JUDGE), or give @pytest.mark.assay(judge=...)")
+_REPORT_VIEWS = 300
+"""Input traces kept for the session's HTML report (the report shows this many views at most)."""
 
 
 def _as_traces(traces: Any) -> Any:
@@ -68,9 +76,36 @@ def assert_passes(traces: Any, metrics: Iterable[Any] | None = None, *, judge: A
     produced no score (missing data, not evaluated); errored results always fail.
     """
     __tracebackhide__ = True
-    from .engine import evaluate
+    result = _evaluate(traces, metrics, judge=judge, **kwargs)
+    return _check(result, allow_null)
 
-    result = evaluate(_as_traces(traces), metrics, judge=judge, **kwargs)
+
+def _evaluate(traces: Any, metrics: Iterable[Any] | None, *, judge: Any = None,
+              inputs: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    """Evaluate, turning a configuration error into one failure line (no traceback into assay's internals)."""
+    __tracebackhide__ = True
+    from .engine import NO_JUDGE, Evaluation
+    from .errors import ConfigError
+
+    try:
+        if judge is not None and not hasattr(judge, "judge"):  # a model string or a client object, as evaluate()
+            from .judge import make_judge
+            judge = make_judge(judge)
+        options = {k: kwargs.pop(k) for k in ("input_format", "strict") if k in kwargs}
+        evaluation = Evaluation(metrics, judge=judge, attach_traces=inputs is not None, **kwargs)
+        if inputs is not None:  # results come back without their inputs; the callback sees them
+            def keep(item: Any) -> None:
+                if getattr(item, "trace", None) is not None:
+                    inputs[item.source or item.id] = item.trace
+            options["on_result"] = keep
+        return evaluation.run(_as_traces(traces), **options)
+    except ConfigError as exc:
+        message = f"assay: {str(exc).replace(NO_JUDGE, NO_JUDGE_PYTEST)}"
+    pytest.fail(message, pytrace=False)  # outside the except: no chained traceback through assay's internals
+
+
+def _check(result: Any, allow_null: bool) -> Any:
+    __tracebackhide__ = True
     problems = failures(result, allow_null=allow_null)
     if problems:
         n = len(problems)
@@ -82,13 +117,128 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("assay")
     group.addoption("--assay-judge", default=None,
                     help="Judge model for assay metrics (default: ini assay_judge, then $ASSAY_JUDGE).")
+    group.addoption("--assay-report", default=None, metavar="PATH.html",
+                    help="Write an HTML report of every trace the assay_evaluate fixture scored in this session.")
     parser.addini("assay_judge", "Judge model for assay metrics, e.g. openai:gpt-4o-mini.", default="")
+
+
+class _Tally:
+    """What the session's evaluations found: per-metric counts, judge usage, and (for a report) results."""
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+        self.evaluations = 0
+        self.traces = 0
+        self.metrics: dict[str, dict[str, Any]] = {}
+        self.results: list[dict[str, Any]] = []
+        self.inputs: dict[str, Any] = {}
+
+    def add(self, nodeid: str, result: Any, inputs: Mapping[str, Any] | None = None) -> None:
+        import msgspec
+
+        self.evaluations += 1
+        self.traces += len(result.traces)
+        for name, s in result.summary.items():
+            m = self.metrics.setdefault(name, {"dimension": s.dimension, "threshold": s.threshold, "n": 0,
+                                               "n_passed": 0, "n_null": 0, "judge_calls": 0, "tokens": 0,
+                                               "cost_usd": None})
+            for key in ("n", "n_passed", "n_null", "judge_calls", "tokens"):
+                m[key] += getattr(s, key)
+            if s.cost_usd is not None:
+                m["cost_usd"] = (m["cost_usd"] or 0.0) + s.cost_usd
+        if not self.keep:
+            return
+        for i, t in enumerate(result.traces):
+            key = f"{nodeid} [{i + 1}] {t.id}"  # unique across tests: the report links results to inputs by it
+            trace = (inputs or {}).get(t.source or t.id)
+            if trace is not None and len(self.inputs) < _REPORT_VIEWS:
+                self.inputs[key] = trace.model_dump(mode="json", exclude_none=True)
+            self.results.append(msgspec.structs.replace(t, source=key, trace=None).to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"evaluations": self.evaluations, "traces": self.traces, "metrics": self.metrics,
+                "results": self.results, "inputs": self.inputs}
+
+    def merge(self, d: Mapping[str, Any]) -> None:
+        self.evaluations += d.get("evaluations", 0)
+        self.traces += d.get("traces", 0)
+        for name, m in (d.get("metrics") or {}).items():
+            mine = self.metrics.setdefault(name, {**m, **{k: 0 for k in ("n", "n_passed", "n_null", "judge_calls",
+                                                                       "tokens")}, "cost_usd": None})
+            for key in ("n", "n_passed", "n_null", "judge_calls", "tokens"):
+                mine[key] += m.get(key, 0)
+            if m.get("cost_usd") is not None:
+                mine["cost_usd"] = (mine["cost_usd"] or 0.0) + m["cost_usd"]
+        self.results += d.get("results") or []
+        for k, v in (d.get("inputs") or {}).items():
+            if len(self.inputs) < _REPORT_VIEWS:
+                self.inputs[k] = v
+
+    def run_result(self) -> Any:
+        """The session as one RunResult (summaries recomputed from the trace results)."""
+        from .engine._aggregate import SummaryBuilder
+        from .model import RunResult, TraceResult
+
+        traces = [TraceResult.from_dict(r) for r in self.results]
+        builder = SummaryBuilder({n: m["dimension"] for n, m in self.metrics.items()},
+                                 {n: m["threshold"] for n, m in self.metrics.items()})
+        for t in traces:
+            builder.add(t.metrics)
+        n_passed = sum(t.passed is True for t in traces)
+        n_failed = sum(t.passed is False for t in traces)
+        run = {"run_id": "pytest session", "n_traces": len(traces), "n_passed": n_passed, "n_failed": n_failed,
+               "n_input_issues": 0}
+        return RunResult(traces, builder.finish(), run)
+
+
+_TALLY = pytest.StashKey[_Tally]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "assay(judge=None, metrics=None, weights=None, thresholds=None, allow_null=True): "
                    "defaults for the assay_evaluate fixture in this test, class or module")
+    config.stash[_TALLY] = _Tally(keep=bool(config.getoption("--assay-report", None)))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None and _TALLY in session.config.stash:  # an xdist worker: hand over to the controller
+        workeroutput["assay"] = session.config.stash[_TALLY].to_dict()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist controller: add a finished worker's tallies."""
+    data = getattr(node, "workeroutput", {}).get("assay")
+    if data:
+        node.config.stash[_TALLY].merge(data)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    tally = config.stash.get(_TALLY, None)
+    if tally is None or not tally.evaluations or getattr(config, "workeroutput", None) is not None:
+        return
+    tr = terminalreporter
+    tr.write_sep("=", f"assay: {tally.evaluations} evaluation(s), {tally.traces} trace(s)")
+    width = max(len(n) for n in tally.metrics) if tally.metrics else 6
+    calls = tokens = 0
+    cost = None
+    for name, m in sorted(tally.metrics.items()):
+        rate = f"{m['n_passed'] / m['n']:6.1%}" if m["n"] else "     —"
+        null = f"  {m['n_null']} without a score" if m["n_null"] else ""
+        tr.write_line(f"{name:<{width}}  {rate}  {m['n_passed']}/{m['n']} passed{null}")
+        calls += m["judge_calls"]
+        tokens += m["tokens"]
+        if m["cost_usd"] is not None:
+            cost = (cost or 0.0) + m["cost_usd"]
+    tr.write_line(f"judge calls {calls}, tokens {tokens:,}, cost " + ("—" if cost is None else f"${cost:.4f}"))
+    path = config.getoption("--assay-report", None)
+    if path:
+        from .report import write_report
+
+        write_report(path, tally.run_result(), traces=tally.inputs, title="assay report · pytest session")
+        tr.write_line(f"assay report: {path}")
 
 
 class _Judges:
@@ -144,12 +294,19 @@ def assay_evaluate(request: pytest.FixtureRequest, assay_judges: _Judges) -> Any
     defaults = marker_options(request.node)
     judge = assay_judges.get(defaults.pop("judge", None))
 
+    tally = request.config.stash.get(_TALLY, None)
+
     def run(traces: Any, metrics: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         __tracebackhide__ = True
         opts = {**defaults, **kwargs}
         if metrics is not None:
             opts["metrics"] = metrics
         opts.setdefault("judge", judge)
-        return assert_passes(traces, opts.pop("metrics", None), **opts)
+        allow_null = opts.pop("allow_null", True)
+        inputs: dict[str, Any] | None = {} if tally is not None and tally.keep else None
+        result = _evaluate(traces, opts.pop("metrics", None), inputs=inputs, **opts)
+        if tally is not None:
+            tally.add(request.node.nodeid, result, inputs)
+        return _check(result, allow_null)
 
     return run

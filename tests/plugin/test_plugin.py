@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy  # noqa: F401 - loaded before pytester's in-process runs, which cannot load it a second time
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -211,3 +212,71 @@ def test_many(assay_evaluate, i):
         per_worker[pid] = max(per_worker.get(pid, 0), calls)
     assert len(per_worker) == 2  # two processes, each with its own judge and its own count
     assert sum(per_worker.values()) == 8
+
+
+def test_a_judge_metric_without_a_judge_is_one_flag_correct_line(pytester, monkeypatch):
+    monkeypatch.delenv("ASSAY_JUDGE", raising=False)
+    pytester.makepyfile(HEADER + '''
+def test_needs_judge(assay_evaluate):
+    assay_evaluate(trace(1), metrics=["answer_relevance"])
+''')
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    r.assert_outcomes(failed=1)
+    out = r.stdout.str()
+    r.stdout.fnmatch_lines(["*assay: metric 'answer_relevance' needs a judge; no judge configured: pass --assay-judge "
+                            "MODEL (or set assay_judge in the ini file, or ASSAY_JUDGE), or give "
+                            "@pytest.mark.assay(judge=...)"])
+    assert "pass --judge" not in out and "Traceback" not in out and "_run.py" not in out
+    failure = out.split("_ test_needs_judge _", 1)[1].split("short test summary", 1)[0]
+    assert len(failure.strip().splitlines()) < 6  # was a 60-line traceback through the engine
+
+
+def test_session_summary_lists_metrics_pass_rates_and_judge_usage(pytester):
+    pytester.makepyfile(HEADER + JUDGE + '''
+@pytest.mark.assay(metrics=["tool_selection_accuracy"])
+def test_tools(assay_evaluate):
+    assay_evaluate([trace(1), trace(2)])
+
+@pytest.mark.assay(metrics=["tool_selection_accuracy"])
+def test_tools_bad(assay_evaluate):
+    assay_evaluate(trace(3, tool="weather"))
+
+@pytest.mark.assay(judge=ScriptedJudge(0.9, "fine"), metrics=[JudgedHelpfulness()])
+def test_judged(assay_evaluate):
+    assay_evaluate([trace(4), trace(5)])
+''')
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    r.assert_outcomes(passed=2, failed=1)
+    r.stdout.fnmatch_lines(["*= assay: 3 evaluation(s), 5 trace(s) =*",
+                            "judged_helpfulness       100.0%  2/2 passed",
+                            "tool_selection_accuracy   66.7%  2/3 passed",
+                            "judge calls *, tokens *, cost *"])
+
+
+def _report_session(pytester, *args):
+    pytester.makepyfile(HEADER + '''
+@pytest.mark.assay(metrics=["tool_selection_accuracy"])
+@pytest.mark.parametrize("i", range(6))
+def test_many(assay_evaluate, i):
+    assay_evaluate(trace(i, tool="search" if i % 3 else "weather"))
+''')
+    report = pytester.path / "out" / "session.html"
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--assay-report={report}", *args)
+    r.assert_outcomes(passed=4, failed=2)
+    r.stdout.fnmatch_lines([f"assay report: {report}"])
+    page = report.read_text(encoding="utf-8")
+    assert page.count('<details id="trace-') == 6  # every trace, with its conversation
+    for i in range(6):
+        assert f"test_many[{i}] [1] t{i}" in page
+    assert 'id="failures"' in page and "Failures (2 of 6 traces)" in page
+    assert page.count(">the answer<") >= 6  # each trace's conversation is in its view
+    return page
+
+
+def test_assay_report_writes_the_sessions_html_report(pytester):
+    _report_session(pytester)
+
+
+def test_assay_report_under_xdist_merges_the_workers(pytester):
+    pytest.importorskip("xdist")
+    _report_session(pytester, "-n", "2")
