@@ -116,7 +116,11 @@ def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label:
         out["weighted_kappa"] = kappa(truth, pred, labels, "quadratic")
     prompt, cached = getattr(backend, "prompt_tokens", 0), getattr(backend, "cached_prompt_tokens", 0)
     if prompt:
+        # llama.cpp's KV-cache counter: prompt tokens not recomputed because the previous prompt
+        # began the same way (the static rubric). The first call has nothing to reuse.
         out["prompt_reused"] = cached / prompt
+        out["prompt_per_call"] = prompt / max(1, stats.calls)
+        out["reused_per_call"] = cached / max(1, stats.calls - 1)
     return out
 
 
@@ -141,7 +145,7 @@ def main() -> int:
         got = run_metric(metric, args.judge, options, args.per_label)
         print(f"\n{metric}  ({got['items']} items, judge {args.judge})")
         for key in ("kappa", "weighted_kappa", "exact", "pass_fail", "mae", "errored", "calls", "prompt_tokens",
-                    "completion_tokens", "s_per_item", "prompt_reused"):
+                    "completion_tokens", "s_per_item", "prompt_reused", "prompt_per_call", "reused_per_call"):
             if key in got:
                 value = got[key]
                 print(f"  {key:18} {value:.3f}" if isinstance(value, float) else f"  {key:18} {value}")

@@ -58,6 +58,8 @@ def main() -> int:
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=None, help="default: the judge's default (16)")
+    parser.add_argument("--max-concurrency", type=int, default=None,
+                        help="let concurrency grow up to this (AIMD); the ideal then uses the mean concurrency")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
@@ -65,7 +67,8 @@ def main() -> int:
     server = multiprocessing.Process(target=serve, args=(args.latency, child), daemon=True)
     server.start()
     url = parent.recv()
-    options = {"cache": False} | ({"concurrency": args.concurrency} if args.concurrency else {})
+    options = {"cache": False} | ({"concurrency": args.concurrency} if args.concurrency else {}) \
+        | ({"max_concurrency": args.max_concurrency} if args.max_concurrency else {})
     limit = args.concurrency or 16
     traces = conversations(args.conversations)
     walls = []
@@ -82,7 +85,7 @@ def main() -> int:
             ideal = stats.calls * args.latency / limit
             print(f"run {attempt + 1}: {walls[-1]:.3f} s, {walls[-1] / ideal:.2f}x ideal, {stats.calls} calls "
                   f"({seen} at the server, {errors} errors), peak concurrency {stats.peak_concurrency} "
-                  f"(server {server_peak})")
+                  f"(server {server_peak}), final limit {stats.concurrency_limit}")
     finally:
         parent.send("stop")
         server.join(timeout=5)
