@@ -322,6 +322,7 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
                 if call_id is not None:
                     results[call_id] = result
     requested: dict[str, dict[str, Any]] = {}
+    unnamed = [call for _, _, call in timed if not call.get("id")]  # executions that recorded no call id
     for span, c in zip(group, gcalls):
         for m in c.outputs:
             for req in m.calls:
@@ -330,6 +331,12 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
                     continue
                 if not req.get("id") and req["name"] in names_run:
                     continue  # an execute span without id covers it
+                twin = next((x for x in unnamed if x["name"] == req["name"]), None)
+                if twin is not None:  # the first id-less execution of that tool is this request's
+                    unnamed.remove(twin)
+                    twin["id"] = req["id"]
+                    requested[req["id"]] = req
+                    continue
                 call = {"name": req["name"], "arguments": req.get("arguments") or {}, "id": req.get("id")}
                 if req.get("id") in results:
                     call["result"] = results[req["id"]]

@@ -121,6 +121,27 @@ def _flattened(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     return out
 
 
+_LLM_REQUESTS = {"chat", "completion"}
+_TRACELOOP_KINDS = {"tool": "tool", "agent": "agent", "workflow": "chain", "task": "other"}
+_ENTITY_KEYS = ("input", "query", "question", "message", "content", "text", "output", "answer", "response", "result")
+
+
+def _entity_text(value: Any) -> str | None:
+    """``traceloop.entity.input`` / ``output`` as text: the message inside the SDK's JSON payload."""
+    if value is None:
+        return None
+    parsed = maybe_json(value) if isinstance(value, str) else value
+    if isinstance(parsed, dict):
+        inner = parsed.get("kwargs") if isinstance(parsed.get("kwargs"), dict) else parsed
+        for key in _ENTITY_KEYS:
+            if isinstance(inner.get(key), str):
+                return inner[key]
+        args = parsed.get("args")
+        if isinstance(args, list) and len(args) == 1 and isinstance(args[0], str):
+            return args[0]
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 class OtelConvention:
     """The GenAI semantic conventions (current and older attribute names)."""
 
@@ -131,12 +152,21 @@ class OtelConvention:
             op = first if first in _OPS else None
         if op in _OPS:
             return _OPS[op]
+        request = span.attrs.get("llm.request.type")  # OpenLLMetry: 'openai.chat' spans
+        if request in _LLM_REQUESTS:
+            return "llm"
+        entity = span.attrs.get("traceloop.span.kind")
+        if entity in _TRACELOOP_KINDS:
+            return _TRACELOOP_KINDS[entity]
         return "tool" if "gen_ai.tool.name" in span.attrs else "other"
 
     def agent_name(self, span: Span) -> str | None:
         name = span.attrs.get("gen_ai.agent.name")
         if isinstance(name, str) and name:
             return name
+        if span.attrs.get("traceloop.span.kind") == "agent":
+            name = span.attrs.get("traceloop.entity.name")
+            return name if isinstance(name, str) and name else span.name.removesuffix(".agent")
         head, _, rest = span.name.partition(" ")
         return rest.strip() or None if head in ("invoke_agent", "create_agent") else None
 
@@ -162,6 +192,8 @@ class OtelConvention:
             call.inputs = messages(found[0], found[1])
         elif flat := _flattened(span.attrs, "gen_ai.prompt"):
             call.inputs = [message(m, span.at(f"gen_ai.prompt.{i}"), "user") for i, m in enumerate(flat)]
+        elif flat := _flattened(span.attrs, "llm.prompts"):  # OpenLLMetry before the gen_ai.* names
+            call.inputs = [message(m, span.at(f"llm.prompts.{i}"), "user") for i, m in enumerate(flat)]
         else:
             for e in span.events:
                 if e.name in _MESSAGE_EVENTS:
@@ -172,6 +204,8 @@ class OtelConvention:
             call.outputs = messages(found[0], found[1], "assistant")
         elif flat := _flattened(span.attrs, "gen_ai.completion"):
             call.outputs = [message(m, span.at(f"gen_ai.completion.{i}"), "assistant") for i, m in enumerate(flat)]
+        elif flat := _flattened(span.attrs, "llm.completions"):
+            call.outputs = [message(m, span.at(f"llm.completions.{i}"), "assistant") for i, m in enumerate(flat)]
         else:
             for e in span.events:
                 if e.name == "gen_ai.choice":
@@ -193,9 +227,11 @@ class OtelConvention:
 
     def _usage(self, span: Span) -> dict[str, Any] | None:
         out = {}
-        for field, names in (("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")),
-                             ("output_tokens", ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")),
-                             ("total_tokens", ("gen_ai.usage.total_tokens",))):
+        for field, names in (("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
+                                               "llm.usage.prompt_tokens")),
+                             ("output_tokens", ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
+                                                "llm.usage.completion_tokens")),
+                             ("total_tokens", ("gen_ai.usage.total_tokens", "llm.usage.total_tokens"))):
             for name in names:
                 v = span.attrs.get(name)
                 if v is None:
@@ -207,6 +243,8 @@ class OtelConvention:
         return out or None
 
     def tool(self, span: Span) -> dict[str, Any]:
+        if "gen_ai.tool.name" not in span.attrs and span.attrs.get("traceloop.span.kind") == "tool":
+            return self._traceloop_tool(span)
         name = span.attrs.get("gen_ai.tool.name")
         if not isinstance(name, str) or not name:
             head, _, rest = span.name.partition(" ")
@@ -216,6 +254,24 @@ class OtelConvention:
                 "arguments": arguments(span.attrs.get("gen_ai.tool.call.arguments"), span.at("gen_ai.tool.call.arguments")),
                 "result": maybe_json(span.attrs.get("gen_ai.tool.call.result")), "error": error_of(span),
                 "id": str(call_id) if call_id is not None else None}
+
+    def _traceloop_tool(self, span: Span) -> dict[str, Any]:
+        """A ``@tool`` span of the Traceloop SDK: the entity's name, input and output."""
+        name = span.attrs.get("traceloop.entity.name")
+        name = name if isinstance(name, str) and name else span.name.removesuffix(".tool")
+        where = span.at("traceloop.entity.input")
+        value = span.attrs.get("traceloop.entity.input")
+        args: Any = _json(value, where) if isinstance(value, str) and value.lstrip()[:1] == "{" else value
+        if isinstance(args, dict) and set(args) <= {"args", "kwargs"}:  # the SDK records the Python call
+            kwargs = args.get("kwargs") if isinstance(args.get("kwargs"), dict) else {}
+            positional = args.get("args") or []
+            args = {**({"args": positional} if positional else {}), **kwargs}
+        if args is None:
+            args = {}
+        elif not isinstance(args, dict):
+            args = {"input": args}
+        output = maybe_json(span.attrs.get("traceloop.entity.output"))
+        return {"name": name, "arguments": args, "result": output, "error": error_of(span), "id": None}
 
     def documents(self, span: Span) -> list[str]:
         value = span.attrs.get("gen_ai.retrieval.documents")
@@ -228,6 +284,9 @@ class OtelConvention:
                 for d in value if isinstance(d, (str, dict))]
 
     def io(self, span: Span) -> tuple[str | None, str | None]:
+        if "traceloop.entity.input" in span.attrs or "traceloop.entity.output" in span.attrs:
+            return _entity_text(span.attrs.get("traceloop.entity.input")), _entity_text(
+                span.attrs.get("traceloop.entity.output"))
         first = last = None
         if "gen_ai.input.messages" in span.attrs:
             ins = messages(span.attrs["gen_ai.input.messages"], span.at("gen_ai.input.messages"))
@@ -241,7 +300,7 @@ class OtelConvention:
         meta: dict[str, Any] = {}
         for s in spans:
             for attr, key in (("gen_ai.conversation.id", "conversation_id"), ("gen_ai.provider.name", "provider"),
-                              ("gen_ai.system", "provider")):
+                              ("gen_ai.system", "provider"), ("traceloop.workflow.name", "workflow_name")):
                 if key not in meta and s.attrs.get(attr) is not None:
                     meta[key] = s.attrs[attr]
             if "service_name" not in meta and s.resource.get("service.name") is not None:
