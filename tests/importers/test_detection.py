@@ -27,6 +27,7 @@ SAMPLES = {
     "openai_message_lists.jsonl": "openai", "openai_conversation.json": "openai", "openai_malformed.jsonl": "openai",
     "anthropic_messages.jsonl": "anthropic", "anthropic_malformed.jsonl": "anthropic",
     "openllmetry_spans.json": "otel", "openllmetry_malformed.jsonl": "otel",
+    "uaef_metadata_cost.json": "uaef",
 }
 
 

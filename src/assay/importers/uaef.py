@@ -114,7 +114,7 @@ def _single(t: dict[str, Any], path: str) -> dict[str, Any]:
     if stray:
         data["metadata"]["unmatched_tool_messages"] = stray
     data["usage"] = usage(integer(t, path, "input_tokens"), integer(t, path, "output_tokens"),
-                          cost=number(t, path, "cost"))
+                          cost=_cost(t, path, "cost"))
     data["latency_ms"] = seconds_to_ms(number(t, path, "latency"))
     rps = data["metadata"].get("throughput_rps")
     if rps is not None:
@@ -133,7 +133,7 @@ def _multi(t: dict[str, Any], path: str) -> dict[str, Any]:
         a = obj(at, npath)
         turns, system, stray = _conversation(a, npath, agent=name)
         agents[name] = {"turns": turns, "usage": usage(integer(a, npath, "input_tokens"),
-                                                       integer(a, npath, "output_tokens"), cost=number(a, npath, "cost"))}
+                                                       integer(a, npath, "output_tokens"), cost=_cost(a, npath, "cost"))}
         for key, value in (("agent_system_prompts", system), ("agent_latency_ms", seconds_to_ms(number(a, npath, "latency"))),
                            ("agent_metadata", a.get("metadata") or None), ("unmatched_tool_messages", stray or None)):
             if value is not None:
@@ -154,8 +154,16 @@ def _multi(t: dict[str, Any], path: str) -> dict[str, Any]:
     if t.get("workflow_id") is not None:
         meta["workflow_id"] = t["workflow_id"]
     return {"turns": [], "agents": agents, "handoffs": handoffs, "status": status.lower() if status else None,
-            "usage": usage(cost=number(t, path, "total_cost")),
+            "usage": usage(cost=_cost(t, path, "total_cost")),
             "latency_ms": seconds_to_ms(number(t, path, "total_latency")), "metadata": meta}
+
+
+def _cost(t: dict[str, Any], path: str, key: str) -> float | None:
+    """The trace's cost field, else ``metadata.cost_usd`` (where UAEF's own test data keeps it)."""
+    cost = number(t, path, key)
+    if cost is None:
+        cost = number(mapping(t, path, "metadata"), join(path, "metadata"), "cost_usd", "total_cost_usd")
+    return cost
 
 
 def _trace_meta(t: dict[str, Any], path: str, known: set[str]) -> dict[str, Any]:

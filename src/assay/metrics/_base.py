@@ -305,7 +305,9 @@ class Registry:
                  f"formula: {spec.summary}",
                  f"needs: {', '.join(map(str, spec.requires)) or 'nothing beyond turns'}",
                  f"judge calls: {spec.judge_calls}",
-                 "parameters:", *params, "", inspect.getdoc(cls) or ""]
+                 "parameters:", *params,
+                 *[f"  {alias}: another name for {name}" for alias, name in getattr(cls, "aliases", {}).items()],
+                 "", inspect.getdoc(cls) or ""]
         return "\n".join(lines).rstrip() + "\n"
 
     def create(self, name: str, **params: Any) -> Any:
@@ -317,8 +319,14 @@ class Registry:
 def build(cls: type, params: dict[str, Any]) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     hints = typing.get_type_hints(cls)
+    aliases: dict[str, str] = getattr(cls, "aliases", {})
+    """Other systems' names for a parameter (UAEF's ``penalty_mode`` for ``penalty``)."""
     kwargs = {}
     for key, value in params.items():
+        if key in aliases:
+            if aliases[key] in params:
+                raise ConfigError(f"metric {cls.spec.name!r}: give {aliases[key]!r} or {key!r}, not both")
+            key = aliases[key]
         if key not in fields:
             raise ConfigError.unknown(f"parameter of metric {cls.spec.name!r}:", key, fields)
         kwargs[key] = _coerce(cls.spec.name, key, value, hints.get(key))

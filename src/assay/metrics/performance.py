@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import ConfigError
 from ..model import MetricResult, Warning
@@ -109,6 +109,8 @@ class TokenEfficiency:
     expected_tokens: float = 1000.0
     penalty: str = "light"
     """'light' (exponent 0.5) or 'heavy' (exponent 1.0)."""
+    aliases: ClassVar[dict[str, str]] = {"penalty_mode": "penalty"}
+    """UAEF calls the parameter penalty_mode."""
 
     def __post_init__(self) -> None:
         _positive("token_efficiency", "expected_tokens", self.expected_tokens)
@@ -130,6 +132,8 @@ class CostEfficiency:
     expected_cost_usd: float = 0.01
     penalty: str = "light"
     """'light' (exponent 0.5) or 'heavy' (exponent 1.0)."""
+    aliases: ClassVar[dict[str, str]] = {"penalty_mode": "penalty"}
+    """UAEF calls the parameter penalty_mode."""
 
     def __post_init__(self) -> None:
         _positive("cost_efficiency", "expected_cost_usd", self.expected_cost_usd)
