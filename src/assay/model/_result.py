@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from ..errors import DataError
+from . import _frames
 
 
 class Warning(StrEnum):  # noqa: A001 - the seed's name for the field
@@ -189,6 +190,14 @@ class RunResult(msgspec.Struct):
                 f"{len(self.traces)} traces ({n_pass} passed, {n_fail} failed), "
                 f"{len(self.summary)} metrics" + (f" (pass rate {shown})" if rates else "")
                 + (f", {len(self.input_issues)} input issues" if self.input_issues else "") + ">")
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row per trace x metric (columns: ``assay.model._frames.COLUMNS``); needs pandas."""
+        return _frames.to_pandas(self)
+
+    def to_polars(self) -> Any:
+        """The same table as a polars DataFrame; needs polars."""
+        return _frames.to_polars(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunResult":
