@@ -28,6 +28,9 @@ SAMPLES = {
     "anthropic_messages.jsonl": "anthropic", "anthropic_malformed.jsonl": "anthropic",
     "openllmetry_spans.json": "otel", "openllmetry_malformed.jsonl": "otel",
     "uaef_metadata_cost.json": "uaef",
+    "inspect_eval_log.json": "inspect", "inspect_malformed.json": "inspect",
+    "openai_responses.jsonl": "openai_responses", "openai_responses_malformed.jsonl": "openai_responses",
+    "langfuse_traces.jsonl": "langfuse", "langfuse_observations.json": "langfuse", "langfuse_malformed.jsonl": "langfuse",
 }
 
 
@@ -37,7 +40,7 @@ def test_every_sample_file_is_listed() -> None:
 
 def test_all_importers_are_registered() -> None:
     assert set(importers()) == {"assay", "otel", "openinference", "uaef", "fair_forge", "eval_lib", "deepeval",
-                                "langchain", "openai", "anthropic"}
+                                "langchain", "openai", "anthropic", "openai_responses", "inspect", "langfuse"}
 
 
 @pytest.mark.parametrize(("name", "fmt"), sorted(SAMPLES.items()), ids=sorted(SAMPLES))

@@ -20,7 +20,7 @@ from typing import IO, Any
 from ..errors import DataError
 from ..model import InputIssue, Trace
 from ._common import (
-    Record, arguments, array, build_trace, convert_value, integer, join, maybe_json, number, obj, prefixed, usage, wrong,
+    Record, arguments, array, build_trace, convert_value, integer, join, maybe_json, number, obj, usage, wrong,
 )
 from ._sniff import Head
 from ._stream import Value, iter_values
@@ -59,7 +59,7 @@ def _blocks(content: Any, path: str) -> tuple[list[str], list[str], list[tuple[s
         if kind in _TEXT and isinstance(block.get("text"), str):
             texts.append(block["text"])
         elif kind in _THINK:
-            thought = block.get("thinking") or block.get("text")
+            thought = block.get("thinking") or block.get("reasoning") or block.get("text")
             if isinstance(thought, str):
                 thoughts.append(thought)
         elif kind in ("tool_use", "server_tool_use"):
@@ -80,9 +80,12 @@ def _result_text(block: dict[str, Any], path: str) -> Any:
 def _call(c: Any, path: str) -> dict[str, Any]:
     """An OpenAI ``tool_calls`` entry (or a legacy ``function_call``)."""
     c = obj(c, path)
-    fn = c.get("function") if isinstance(c.get("function"), dict) else c
-    fpath = join(path, "function") if fn is not c else path
-    name = fn.get("name")
+    if isinstance(c.get("function"), str):  # Inspect AI: {"function": name, "arguments": {...}}
+        fn, fpath, name = c, path, c["function"]
+    else:
+        fn = c.get("function") if isinstance(c.get("function"), dict) else c
+        fpath = join(path, "function") if fn is not c else path
+        name = fn.get("name")
     if not isinstance(name, str):
         raise DataError("required field is missing" if name is None else "expected a string", field=join(fpath, "name"))
     out = {"name": name, "arguments": arguments(fn.get("arguments"), join(fpath, "arguments"))}
@@ -166,7 +169,13 @@ def build_turns(messages: Iterable[tuple[str, Any]]) -> dict[str, Any]:
                     raise DataError(f"no earlier function call is named {m.get('name')!r}", field=join(where, "name"))
             else:
                 target = answer(call_id, join(where, "tool_call_id"))
-            target["result"] = maybe_json(body)
+            error = m.get("error")
+            if isinstance(error, dict):  # Inspect AI: {"type", "message"}
+                error = error.get("message") or error.get("type") or "error"
+            if error:
+                target["error"] = str(error)
+            if body or not error:
+                target["result"] = maybe_json(body)
     return {"turns": turns, "system": "\n\n".join(system) or None}
 
 
@@ -338,8 +347,19 @@ _ANTHROPIC = re.compile(r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacte
                         r'|"model"\s*:\s*"claude')
 
 
+_RESPONSES = re.compile(r'"type"\s*:\s*"(?:function_call|function_call_output|custom_tool_call|mcp_call)"'
+                        r'|"object"\s*:\s*"response"')
+"""OpenAI Responses API items: read by the openai_responses importer, not as chat messages."""
+
+
+def responses(h: Head) -> bool:
+    return bool(_RESPONSES.search(h.text))
+
+
 def is_chat(h: Head, native_keys: frozenset[str]) -> bool:
     """Whether the head looks like chat-API data (either flavour) that assay's own reader does not take."""
+    if responses(h):
+        return False
     rec = h.record
     if isinstance(rec, list):  # a JSON Lines line holding a list
         rec = rec[0] if rec else None
@@ -374,4 +394,4 @@ def anthropic(h: Head) -> bool:
     return isinstance(rec, dict) and "messages" in rec and "system" in rec and "id" not in rec
 
 
-__all__ = ["anthropic", "build_turns", "convert", "is_chat", "is_message", "read", "usage_of"]
+__all__ = ["anthropic", "build_turns", "convert", "is_chat", "is_message", "read", "responses", "usage_of"]
