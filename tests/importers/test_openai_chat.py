@@ -132,3 +132,10 @@ def test_the_empty_import_warning_reaches_the_cli(in_tmp: Path) -> None:
     r = CliRunner().invoke(main, ["run", "e.jsonl", "--no-store"], catch_exceptions=False)
     assert "e.jsonl:1: trace 'x' has no turns" in r.output
     assert isinstance(next(i for _, i in read_traces("e.jsonl")), InputIssue)
+
+
+def test_forcing_the_native_format_on_id_less_chat_records_says_where_they_are_read(in_tmp: Path) -> None:
+    (in_tmp / "c.jsonl").write_text(json.dumps({"messages": [{"role": "user", "content": "q"}]}) + "\n")
+    (issue,) = issues_of("c.jsonl", input_format="assay")
+    assert str(issue) == ("c.jsonl:1: id: required field is missing (chat records without ids are read by "
+                          "--input-format openai, or without --input-format)")

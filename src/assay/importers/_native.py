@@ -54,12 +54,15 @@ def parse_trace(text: str | bytes, source: str, line: int | None) -> Trace | Inp
             except RecordError as rexc:
                 return InputIssue(source, line, rexc.field, rexc.message)
             return trace_from_value(value, source, line)
-        return _issue(exc, source, line)
+        return _issue(exc, source, line, (b'"messages"' if isinstance(text, bytes) else '"messages"') in text)
 
 
-def _issue(exc: TraceValidationError, source: str, line: int | None) -> InputIssue:
+def _issue(exc: TraceValidationError, source: str, line: int | None, chat: bool = False) -> InputIssue:
     if not exc.path and exc.message.startswith("expected an object"):
         return InputIssue(source, line, None, "expected a trace object" + exc.message[len("expected an object"):])
+    if chat and exc.path == "id" and exc.message == "required field is missing":
+        return InputIssue(source, line, "id", "required field is missing (chat records without ids are read by "
+                                              "--input-format openai, or without --input-format)")
     return InputIssue(source, line, exc.path or None, exc.message)
 
 
@@ -70,7 +73,7 @@ def trace_from_value(obj: Any, source: str, line: int | None) -> Trace | InputIs
     try:
         return Trace.model_validate(obj)
     except TraceValidationError as exc:
-        return _issue(exc, source, line)
+        return _issue(exc, source, line, "messages" in obj)
 
 
 def read_native(stream: IO[bytes], source: str) -> Iterator[Record]:
