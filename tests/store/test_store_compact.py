@@ -89,13 +89,16 @@ def test_a_schema_1_store_migrates_without_losing_anything(tmp_path):
                   json.dumps({k: result.run[k] for k in ("dimension_weights", "dimension_thresholds")}),
                   json.dumps({"run": result.run, "summary": {k: v.to_dict() for k, v in result.summary.items()},
                               "statistics": result.statistics})))
+    first_input = (tmp_path / "in.jsonl").read_text().splitlines()[0]
     for i, t in enumerate(result.traces):
-        conn.execute("INSERT INTO results VALUES ('0000000000abc', ?, ?, ?, ?, ?, NULL)",
-                     (i, t.id, t.source, int(t.passed), encode_trace(t).decode()))
+        conn.execute("INSERT INTO results VALUES ('0000000000abc', ?, ?, ?, ?, ?, ?)",
+                     (i, t.id, t.source, int(t.passed), encode_trace(t).decode(), first_input if i == 0 else None))
     conn.commit()
     conn.close()
     migrated = RunStore(old).load("0000000000abc")
     assert migrated.traces == result.traces and migrated.summary == result.summary
+    (key, stored_input), = RunStore(old).traces("0000000000abc").items()
+    assert key == result.traces[0].source and stored_input.id == "t0"
     conn = sqlite3.connect(old)
-    assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+    assert conn.execute("PRAGMA user_version").fetchone() == (3,)
     assert "results_v1" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}

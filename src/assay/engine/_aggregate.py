@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..model import DimensionScore, MetricResult, MetricSummary, Warning
 from ..model._result import ERROR_WARNINGS
@@ -63,6 +64,12 @@ def group(metrics: Mapping[str, MetricResult], dimension_of: Mapping[str, str],
         else:
             acc[0] += score
             acc[1] += 1
+    return _verdict(sums, any_failed, dims)
+
+
+def _verdict(sums: Mapping[str, list[float]], any_failed: bool,
+             dims: Dimensions) -> tuple[dict[str, DimensionScore], float | None, bool | None]:
+    """Dimension scores, overall and verdict from per-dimension [sum, count] of metric scores."""
     total_w = weighted = 0.0
     dimensions = {}
     thresholds, weights = dims.thresholds, dims.weights  # what dims.threshold() / weight() read
@@ -124,3 +131,80 @@ class SummaryBuilder:
                 s.mean = self._sums[name] / s.n
                 s.pass_rate = s.n_passed / s.n
         return dict(sorted(self.summaries.items()))
+
+
+class RunTotals(SummaryBuilder):
+    """The single walk over each trace's results during a run.
+
+    One loop over a trace's metric results updates its dimension sums (for its ``dimensions``,
+    ``overall`` and ``passed``, exactly as ``group`` computes them), the run's per-metric summary
+    totals and the interval columns of the statistics collector; nothing per trace is kept here.
+    """
+
+    def __init__(self, dimension_of: Mapping[str, str], thresholds: Mapping[str, float | None], dims: Dimensions,
+                 collector: Any = None) -> None:
+        super().__init__(dimension_of, thresholds)
+        self._dims, self._collector = dims, collector
+        self._slots: dict[str, list[Any]] = {}
+        """name -> [summary, dimension, interval columns or None, running sum of scores]."""
+
+    def _slot(self, name: str) -> list[Any]:
+        s = self.summaries[name] = MetricSummary(name=name, dimension=self._dimension_of.get(name, "custom"),
+                                                 threshold=self._thresholds.get(name))
+        cols = None if self._collector is None else self._collector.columns(name)
+        slot = self._slots[name] = [s, self._dimension_of.get(name, "custom"), cols, 0.0]
+        return slot
+
+    def add_trace(self, metrics: Mapping[str, MetricResult],
+                  task_id: str) -> tuple[dict[str, DimensionScore], float | None, bool | None]:
+        """Account one trace's results; its (dimensions, overall, passed)."""
+        slots, collector = self._slots, self._collector
+        pos = 0 if collector is None else collector.position()
+        sums: dict[str, list[float]] = {}
+        any_failed = False
+        for name, r in metrics.items():
+            slot = slots.get(name) or self._slot(name)
+            s = slot[0]
+            score = r.score
+            if score is None:
+                s.n_null += 1
+                if r.warning in ERROR_WARNINGS:
+                    s.n_errored += 1
+                if not s.null_reason and r.reason:
+                    s.null_reason = r.reason[:500]
+            else:
+                s.n += 1
+                slot[3] += score
+                passed = r.passed
+                if passed:
+                    s.n_passed += 1
+                elif passed is False:
+                    any_failed = True
+                acc = sums.get(slot[1])
+                if acc is None:
+                    sums[slot[1]] = [score, 1]
+                else:
+                    acc[0] += score
+                    acc[1] += 1
+                cols = slot[2]
+                if cols is not None:
+                    cols[0].append(score)
+                    cols[1].append(pos)
+                    cols[2].append(passed is True)
+            if r.warning is not None:
+                key = r.warning.value if isinstance(r.warning, Warning) else str(r.warning)
+                s.warnings[key] = s.warnings.get(key, 0) + 1
+            if r.judge_calls:
+                s.judge_calls += r.judge_calls
+                s.tokens += r.tokens
+                if r.cost_usd is not None:
+                    s.cost_usd = (s.cost_usd or 0.0) + r.cost_usd
+        verdict = _verdict(sums, any_failed, self._dims)
+        if collector is not None:
+            collector.add_trace(task_id, verdict[2])
+        return verdict
+
+    def finish(self) -> dict[str, MetricSummary]:
+        for name, slot in self._slots.items():
+            self._sums[name] = slot[3]
+        return super().finish()

@@ -25,7 +25,7 @@ from ..importers._native import parse_trace
 from ..metrics import REGISTRY, Registry, parse_metric_arg
 from ..metrics._base import build
 from ..model import InputIssue, RunResult, Trace, TraceResult, TraceValidationError
-from ._aggregate import Dimensions, SummaryBuilder, group
+from ._aggregate import Dimensions, RunTotals, group
 from ._scoring import Plan, score_async, score_sync
 from ._statistics import StatisticsCollector
 
@@ -127,13 +127,16 @@ class Evaluation:
         self.dimension_of = {m.spec.name: m.spec.dimension for m in self.metrics}
         self.window = window
 
-    def _result(self, trace: Trace, loc: str, metrics: dict[str, Any]) -> TraceResult:
-        dimensions, overall, passed = group(metrics, self.dimension_of, self.dims)
+    def _result(self, trace: Trace, loc: str, metrics: dict[str, Any], totals: RunTotals | None = None) -> TraceResult:
+        if totals is None:
+            dimensions, overall, passed = group(metrics, self.dimension_of, self.dims)
+        else:
+            dimensions, overall, passed = totals.add_trace(metrics, trace.task)
         return TraceResult(trace.id, trace.task, trace.trial, metrics, dimensions, overall, passed, loc,
                            trace if self.attach_traces else None)
 
     async def astream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
-                      tap: Any = None) -> AsyncIterator[TraceResult | InputIssue]:
+                      tap: Any = None, totals: RunTotals | None = None) -> AsyncIterator[TraceResult | InputIssue]:
         """Results (and input issues) in input order, scored concurrently within a window."""
         pending: deque[asyncio.Future[Any]] = deque()
         loop = asyncio.get_running_loop()
@@ -143,7 +146,7 @@ class Evaluation:
                 metrics = await score_async(trace, self.plan, self.judge)
             else:
                 metrics = score_sync(trace, self.plan, self.judge)
-            return self._result(trace, loc, metrics)
+            return self._result(trace, loc, metrics, totals)
 
         try:
             for loc, item in _records(source, input_format, strict, tap):
@@ -162,16 +165,19 @@ class Evaluation:
                 fut.cancel()
 
     def stream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
-               tap: Any = None) -> Iterator[TraceResult | InputIssue]:
+               tap: Any = None, totals: RunTotals | None = None) -> Iterator[TraceResult | InputIssue]:
         """Synchronous stream of results; no event loop unless a metric is async.
 
-        ``tap`` wraps each input file as it is opened (see ``importers.read_traces``).
+        ``tap`` wraps each input file as it is opened (see ``importers.read_traces``); ``totals``
+        (``run`` does this) accounts each result for the summaries in the same walk that groups it.
         """
         if not self.plan.is_async:
+            plan, result = self.plan, self._result
             for loc, item in _records(source, input_format, strict, tap):
-                yield item if isinstance(item, InputIssue) else self._result(item, loc, score_sync(item, self.plan))
+                yield item if type(item) is InputIssue else result(item, loc, score_sync(item, plan), totals)
             return
-        yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict, tap=tap))
+        yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict, tap=tap,
+                                               totals=totals))
 
     def run(self, source: Source, *, input_format: str | None = None, strict: bool = False,
             keep_traces: bool = True, intervals: bool = True,
@@ -186,22 +192,19 @@ class Evaluation:
         (each k on every task with n >= k; labelled ``task_set: "all"``).
         """
         started = time.time()
-        summary = SummaryBuilder(self.dimension_of, {m.spec.name: m.threshold for m in self.metrics})
         collector = StatisticsCollector(task_set=passk_tasks) if intervals else None
+        summary = RunTotals(self.dimension_of, {m.spec.name: m.threshold for m in self.metrics}, self.dims, collector)
         traces: list[TraceResult] = []
         failed: list[TraceResult] = []
         issues: list[InputIssue] = []
         n = n_passed = n_failed = 0
-        for item in self.stream(source, input_format=input_format, strict=strict, tap=tap):
-            if isinstance(item, InputIssue):
+        for item in self.stream(source, input_format=input_format, strict=strict, tap=tap, totals=summary):
+            if type(item) is InputIssue:
                 issues.append(item)
             else:
                 n += 1
                 n_passed += item.passed is True
                 n_failed += item.passed is False
-                summary.add(item.metrics)
-                if collector is not None:
-                    collector.add(item)
             if on_result is not None:
                 on_result(item)
             if type(item) is TraceResult and (keep_traces or (item.passed is False and len(failed) < FAILED_KEPT)):

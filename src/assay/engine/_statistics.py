@@ -52,18 +52,32 @@ class StatisticsCollector:
         """Per metric: (scores, trace positions, passed flags) of the scored results."""
 
     def add(self, result: TraceResult) -> None:
-        pos = len(self._task)
-        self._task.append(task_key(result.task_id))
-        self._passed.append(-1 if result.passed is None else int(result.passed))
+        pos = self.position()
         for name, r in result.metrics.items():
             if r.score is None:
                 continue
-            cols = self._scores.get(name)
-            if cols is None:
-                cols = self._scores[name] = (array("d"), array("i"), array("b"))
+            cols = self.columns(name)
             cols[0].append(r.score)
             cols[1].append(pos)
             cols[2].append(bool(r.passed))
+        self.add_trace(result.task_id, result.passed)
+
+    # the run's single walk (engine._aggregate.RunTotals) appends to the columns directly
+    def position(self) -> int:
+        """The position the next trace will have."""
+        return len(self._task)
+
+    def columns(self, name: str) -> tuple[array, array, array]:
+        """(scores, trace positions, passed flags) of metric ``name``, to append a scored result to."""
+        cols = self._scores.get(name)
+        if cols is None:
+            cols = self._scores[name] = (array("d"), array("i"), array("b"))
+        return cols
+
+    def add_trace(self, task_id: str, passed: bool | None) -> None:
+        """Close a trace whose scored results were appended at ``position()``."""
+        self._task.append(task_key(task_id))
+        self._passed.append(-1 if passed is None else int(passed))
 
     def finish(self, summaries: dict[str, MetricSummary]) -> dict[str, Any]:
         """Fill ``mean_ci`` / ``pass_rate_ci`` in place; return the run's ``statistics`` block."""

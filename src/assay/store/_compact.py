@@ -27,8 +27,9 @@ _CODE = {w: i for i, w in enumerate(WARNINGS)}
 _NULL = 0x40
 """Status bit: no score."""
 _F64 = struct.Struct("<d")
-INSERT_RESULT = ("INSERT INTO results (run_id, seq, trace_id, task_id, trial, source, passed, scores, extra, trace) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT_RESULT = ("INSERT INTO results (run_id, seq, trace_id, task_id, trial, source, passed, scores, extra) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT_INPUT = "INSERT INTO inputs (run_id, seq, trace) VALUES (?, ?, ?)"
 _extra_decoder = msgspec.json.Decoder(dict[str, dict[str, Any]])
 
 
@@ -66,44 +67,54 @@ class RowCodec:
         """(scores, extra JSON or None) of one trace; ``keep_all`` keeps every reason."""
         out = bytearray()
         extra: dict[str, Any] | None = None
-        index, thresholds = self.index, self.thresholds
+        index, thresholds, pack_f64 = self.index, self.thresholds, _F64.pack
         for name, r in t.metrics.items():
             i = index.get(name)
-            score = r.score
             if i is None or i > 255:  # not in the run's metric list: kept whole
                 extra = extra or {}
                 extra[name] = {"full": True, **r.to_dict()}
                 continue
-            code = _CODE.get(r.warning, 0)
+            score, warning, passed = r.score, r.warning, r.passed
+            if score is not None and passed is True and warning is None and not keep_all and not r.judge_calls \
+                    and r.threshold == thresholds[i]:
+                out.append(i)  # the common case: a passing score, nothing else to keep
+                out.append(0)
+                out += pack_f64(score)
+                continue
+            code = _CODE.get(warning, 0)
             if score is None:
-                out += bytes((i, _NULL | code))
+                out.append(i)
+                out.append(_NULL | code)
                 derived = None
             else:
-                out += bytes((i, code))
-                out += _F64.pack(score)
+                out.append(i)
+                out.append(code)
+                out += pack_f64(score)
                 thr = thresholds[i]
                 derived = None if thr is None or not 0.0 <= score <= 1.0 else score >= thr
-            keep = keep_all or r.passed is not True
-            if (keep and (r.reason or r.evidence or r.details)) or r.judge_calls or r.passed is not derived \
-                    or r.threshold != thresholds[i]:
-                e: dict[str, Any] = {}
-                if keep:
-                    if r.reason:
-                        e["reason"] = r.reason
-                    if r.evidence:
-                        e["evidence"] = r.evidence
-                    if r.details:
-                        e["details"] = r.details
-                if r.judge_calls:
-                    e.update(judge_calls=r.judge_calls, tokens=r.tokens, cost_usd=r.cost_usd)
-                if r.passed is not derived:
-                    e["passed"] = r.passed
-                if r.threshold != thresholds[i]:
-                    e["threshold"] = r.threshold
-                if e:
-                    extra = extra or {}
-                    extra[name] = e
+            e = self._extra(r, keep_all or passed is not True, derived, thresholds[i])
+            if e:
+                extra = extra or {}
+                extra[name] = e
         return bytes(out), None if extra is None else encode(extra)
+
+    @staticmethod
+    def _extra(r: MetricResult, keep: bool, derived: bool | None, threshold: float | None) -> dict[str, Any]:
+        e: dict[str, Any] = {}
+        if keep:
+            if r.reason:
+                e["reason"] = r.reason
+            if r.evidence:
+                e["evidence"] = r.evidence
+            if r.details:
+                e["details"] = r.details
+        if r.judge_calls:
+            e.update(judge_calls=r.judge_calls, tokens=r.tokens, cost_usd=r.cost_usd)
+        if r.passed is not derived:
+            e["passed"] = r.passed
+        if r.threshold != threshold:
+            e["threshold"] = r.threshold
+        return e
 
     # -- reading -------------------------------------------------------------------------------
     def unpack(self, trace_id: str, task_id: str | None, trial: int | None, source: str | int | None,

@@ -22,13 +22,14 @@ from typing import Any
 from ..engine._aggregate import SummaryBuilder
 from ..errors import ConfigError
 from ..model import RunResult, Trace, TraceResult, decode_issue, decode_run, decode_trace
-from ._compact import INSERT_RESULT, RowCodec
+from ._compact import INSERT_INPUT, INSERT_RESULT, RowCodec
 from ._record import RunRecorder
 from ._sql import write_transaction
 
 BUSY_TIMEOUT_S = 60.0
-SCHEMA_VERSION = 2
-"""1: a JSON document per trace (~940 bytes per metric result); 2: compact rows (``_compact``)."""
+SCHEMA_VERSION = 3
+"""1: a JSON document per trace (~940 bytes per metric result); 2: compact rows (``_compact``);
+3: the stored input traces in their own table (large rows slow a WITHOUT ROWID table down)."""
 
 _RUNS = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -73,33 +74,51 @@ CREATE TABLE IF NOT EXISTS results (
     extra    BLOB,
     trace    TEXT,
     PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS inputs (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq    INTEGER NOT NULL,
+    trace  TEXT NOT NULL,
+    UNIQUE (run_id, seq)
+)
 """
 """``task_id`` NULL: same as trace_id; ``source``: text, or ``line << 8 | input index``; ``scores`` and
-``extra``: see ``_compact``; ``trace``: the input trace, for the runs' first traces and failed ones."""
+``extra``: see ``_compact``; ``results.trace``: unused since schema 3 (``inputs`` holds the input
+traces of a run's first traces and failed ones)."""
 
 
 def _create(conn: sqlite3.Connection) -> None:
-    for statement in (*_RUNS.split(";"), _RESULTS):  # not executescript: it would COMMIT
+    for statement in (*_RUNS.split(";"), *_RESULTS.split(";")):  # not executescript: it would COMMIT
         if statement.strip():
             conn.execute(statement)
+
+
+def _migrate_v2(conn: sqlite3.Connection) -> None:
+    """Schema 2 -> 3: input traces move from ``results.trace`` to ``inputs``."""
+    _create(conn)
+    conn.execute("INSERT OR IGNORE INTO inputs (run_id, seq, trace) "
+                 "SELECT run_id, seq, trace FROM results WHERE trace IS NOT NULL")
+    conn.execute("UPDATE results SET trace = NULL WHERE trace IS NOT NULL")
 
 
 def _migrate_v1(conn: sqlite3.Connection) -> None:
     """Schema 1 -> 2: every stored trace's JSON document becomes a compact row, losing nothing."""
     conn.execute("ALTER TABLE results RENAME TO results_v1")
-    conn.execute(_RESULTS)
+    _create(conn)
     for run_id, metrics, config, inputs in conn.execute("SELECT id, metrics, config, inputs FROM runs").fetchall():
         codec = RowCodec(json.loads(metrics), json.loads(config or "{}"), json.loads(inputs))
         rows = conn.execute("SELECT seq, result, trace FROM results_v1 WHERE run_id = ? ORDER BY seq", (run_id,))
         while batch := rows.fetchmany(1000):
-            out = []
+            out, inputs = [], []
             for seq, text, trace in batch:
                 t = decode_trace(text)
                 scores, extra = codec.pack(t, keep_all=True)
                 out.append((run_id, seq, t.id, None if t.task_id == t.id else t.task_id, t.trial, codec.source(t.source),
-                            None if t.passed is None else int(t.passed), scores, extra, trace))
+                            None if t.passed is None else int(t.passed), scores, extra))
+                if trace is not None:
+                    inputs.append((run_id, seq, trace))
             conn.executemany(INSERT_RESULT, out)
+            conn.executemany(INSERT_INPUT, inputs)
     conn.execute("DROP TABLE results_v1")
 
 
@@ -195,6 +214,8 @@ class RunStore:
                     if version < SCHEMA_VERSION:
                         if version == 1:
                             _migrate_v1(conn)
+                        if version in (1, 2):
+                            _migrate_v2(conn)
                         _create(conn)
                         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
@@ -212,7 +233,7 @@ class RunStore:
 
     def start(self, *, inputs: list[dict[str, Any]], metrics: list[dict[str, Any]],
               config: dict[str, Any] | None = None, judge: dict[str, Any] | None = None,
-              batch_size: int = 200, flush_interval_s: float = 2.0) -> RunRecorder:
+              batch_size: int = 1000, flush_interval_s: float = 2.0) -> RunRecorder:
         """Create a ``running`` run row and return the recorder that fills it."""
         return RunRecorder.begin(self, inputs=inputs, metrics=metrics, config=config or {}, judge=judge,
                                  batch_size=batch_size, flush_interval_s=flush_interval_s)
@@ -279,8 +300,9 @@ class RunStore:
         with self._conn() as conn:
             info = _info(conn.execute(f"SELECT {_INFO_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone())
             codec = RowCodec(info.metrics, info.config, info.inputs)
-            rows = conn.execute("SELECT trace_id, source, trace FROM results WHERE run_id = ? AND trace IS NOT NULL "
-                                "ORDER BY seq LIMIT ?", (run_id, -1 if limit is None else limit))
+            rows = conn.execute("SELECT r.trace_id, r.source, i.trace FROM inputs i JOIN results r "
+                                "ON r.run_id = i.run_id AND r.seq = i.seq WHERE i.run_id = ? ORDER BY i.seq LIMIT ?",
+                                (run_id, -1 if limit is None else limit))
             for trace_id, source, text in rows:
                 source = codec.read_source(source)
                 try:
@@ -292,7 +314,7 @@ class RunStore:
     def delete(self, ref: str) -> str:
         run_id = self.resolve(ref)
         with self._conn() as conn, write_transaction(conn):
-            for table in ("results", "issues"):
+            for table in ("results", "inputs", "issues"):
                 conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         return run_id

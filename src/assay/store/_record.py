@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from ..model import InputIssue, RunResult, Trace, TraceResult
 from ._codec import dumps, new_run_id
-from ._compact import INSERT_RESULT, RowCodec
+from ._compact import INSERT_INPUT, INSERT_RESULT, RowCodec
 from ._sql import utcnow, write_transaction
 
 if TYPE_CHECKING:  # the store hands itself in; no import cycle at run time
@@ -33,6 +33,7 @@ class RunRecorder:
         self._batch_size, self._interval = batch_size, flush_interval_s
         self._results: list[tuple[Any, ...]] = []
         self._issues: list[tuple[Any, ...]] = []
+        self._inputs: list[tuple[Any, ...]] = []
         self._seq = self._issue_seq = 0
         self._counts = {"n_traces": 0, "n_passed": 0, "n_failed": 0, "n_issues": 0, "tokens": 0}
         self._cost: float | None = None
@@ -40,7 +41,7 @@ class RunRecorder:
 
     @classmethod
     def begin(cls, store: RunStore, *, inputs: list[dict[str, Any]], metrics: list[dict[str, Any]],
-              config: dict[str, Any], judge: dict[str, Any] | None, batch_size: int = 200,
+              config: dict[str, Any], judge: dict[str, Any] | None, batch_size: int = 1000,
               flush_interval_s: float = 2.0) -> RunRecorder:
         conn = store.connect()
         now = utcnow()
@@ -69,12 +70,13 @@ class RunRecorder:
             self._issue_seq += 1
             self._counts["n_issues"] += 1
         else:
-            text = None if trace is None else trace.model_dump_json(by_alias=True, exclude_none=True)
             codec = self._codec
             scores, extra = codec.pack(item, keep_all=trace is not None)  # a stored input keeps every reason
             self._results.append((self.run_id, self._seq, item.id, None if item.task_id == item.id else item.task_id,
                                   item.trial, codec.source(item.source),
-                                  None if item.passed is None else int(item.passed), scores, extra, text))
+                                  None if item.passed is None else int(item.passed), scores, extra))
+            if trace is not None:
+                self._inputs.append((self.run_id, self._seq, trace.model_dump_json()))
             self._seq += 1
             c = self._counts
             c["n_traces"] += 1
@@ -97,11 +99,14 @@ class RunRecorder:
         with write_transaction(conn):
             if self._results:
                 conn.executemany(INSERT_RESULT, self._results)
+            if self._inputs:
+                conn.executemany(INSERT_INPUT, self._inputs)
             if self._issues:
                 conn.executemany("INSERT INTO issues (run_id, seq, issue) VALUES (?, ?, ?)", self._issues)
             conn.execute(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in cols)} WHERE id = ?",
                          (*cols.values(), self.run_id))
         self._results.clear()
+        self._inputs.clear()
         self._issues.clear()
         self._last_flush = time.monotonic()
 
