@@ -111,3 +111,17 @@ def test_all_tasks_per_k_is_an_option_and_is_labelled(tmp_path):
     assert every["task_set"] == "all" and "differs between k" in every["about"]
     assert [r["n_tasks"] for r in every["trace_passed"]] == [7, 7, 1, 1]
     assert [r["n_tasks"] for r in common["trace_passed"]] == [7, 7]
+
+
+def test_every_summary_mean_lies_inside_its_interval(tmp_path):
+    from assay import Evaluation
+
+    data = clustered_traces(tmp_path / "t.jsonl", n_tasks=25, trials=3)
+    run = Evaluation(["tool_selection_accuracy", "tool_sequence_correctness", "parameter_quality"]).run(str(data))
+    checked = 0
+    for s in run.summary.values():
+        if s.mean_ci is not None:
+            assert s.mean_ci[0] <= s.mean <= s.mean_ci[1] and s.mean_ci[0] < s.mean_ci[1]
+            assert s.pass_rate_ci[0] <= s.pass_rate <= s.pass_rate_ci[1]
+            checked += 1
+    assert checked >= 2
