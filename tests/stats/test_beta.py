@@ -64,8 +64,11 @@ def test_ppf_matches_scipy(q, a, b):
     x = beta_ppf(q, a, b)
     if ref < 1e-300:  # both underflow; ours may stop at the smallest subnormal
         assert x < 1e-300
-    else:
-        assert close(x, ref, rel=1e-9, abs_=1e-12), (x, ref)
+    elif not close(x, ref, rel=1e-9, abs_=1e-12):
+        # scipy's inverse is not always the better root (Beta(a, a) at q = 0.5 is exactly 0.5; scipy
+        # has given 0.5000000086): then ours must solve I_x(a, b) = q at least as well as scipy's.
+        err = abs(float(special.betainc(a, b, x)) - q)
+        assert err <= abs(float(special.betainc(a, b, ref)) - q) + 1e-15, (x, ref)
 
 
 @settings(deadline=None)
