@@ -21,7 +21,7 @@ def gather(judge, n, **kw):
 
 @pytest.mark.parametrize("limit", [1, 4, 16])
 def test_peak_concurrency_never_exceeds_the_limit(make, judge_server, limit):
-    judge_server.default = delayed(obj(GOOD), 0.02)
+    judge_server.default = delayed(obj(GOOD), 0.15)  # long enough that calls overlap on a loaded machine
     judge = make(concurrency=limit)
     verdicts = gather(judge, 3 * limit + 2)
     assert all(v.error is None for v in verdicts)
@@ -30,7 +30,7 @@ def test_peak_concurrency_never_exceeds_the_limit(make, judge_server, limit):
 
 
 def test_default_concurrency_is_16(make, judge_server):
-    judge_server.default = delayed(obj(GOOD), 0.02)
+    judge_server.default = delayed(obj(GOOD), 0.15)
     judge = make()
     gather(judge, 40)
     assert judge.stats.peak_concurrency == 16 and 8 < judge_server.peak <= 16
