@@ -74,17 +74,63 @@ def key_score(expected: Mapping[str, Any] | None, actual: Mapping[str, Any]) -> 
     return equal / (len(expected) + len(actual) - shared)  # |union| = |E| + |A| - |E & A|
 
 
+MAX_LCS_CELLS = 100_000_000
+"""tool_sequence_correctness compares at most this many (expected, called) pairs per segment after
+the common start and end are set aside (10,000 x 10,000 calls, ~0.1 s); beyond it the metric
+scores ``invalid_data`` instead of stalling the run."""
+MAX_ARGUMENT_COMPARISONS = 300_000
+"""parameter_quality makes at most this many argument comparisons per trace beyond one per
+expected call (~0.3 s; e.g. 500 same-name calls, none with the expected arguments); beyond it
+the metric scores ``invalid_data``. Calls made as expected, in order, need one comparison each."""
+
+
+def _trim(a: Sequence[str], b: Sequence[str]) -> tuple[int, Sequence[str], Sequence[str]]:
+    """(length of the common start and end, the middles of a and b)."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    j = 0
+    while j < n - i and a[len(a) - 1 - j] == b[len(b) - 1 - j]:
+        j += 1
+    return i + j, a[i:len(a) - j], b[i:len(b) - j]
+
+
+def lcs_cells(a: Sequence[str], b: Sequence[str]) -> int:
+    """The pairs ``lcs_length`` has to compare: the product of the lengths left after trimming."""
+    _, x, y = _trim(a, b)
+    return len(x) * len(y)
+
+
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common subsequence (O(len a x len b), fine for tool lists)."""
+    """Length of the longest common subsequence.
+
+    The common start and end are counted directly; the middles go through the bit-parallel
+    algorithm (Allison-Dix / Hyyrö): one big-integer step per element of ``a`` over a bit
+    vector as long as ``b``, O(len a x len b / word size) in C, no table.
+    """
+    common, a, b = _trim(a, b)
     if not a or not b:
-        return 0
-    prev = [0] * (len(b) + 1)
+        return common
+    if len(b) > len(a):
+        a, b = b, a
+    positions: dict[str, list[int]] = {}
+    for j, y in enumerate(b):
+        positions.setdefault(y, []).append(j)
+    masks: dict[str, int] = {}
+    for y, js in positions.items():
+        bits = bytearray((len(b) + 8) // 8)
+        for j in js:
+            bits[j >> 3] |= 1 << (j & 7)
+        masks[y] = int.from_bytes(bits, "little")
+    full = (1 << len(b)) - 1
+    v = full
     for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
+        m = masks.get(x)
+        if m is not None:
+            u = v & m
+            v = ((v + u) | (v - u)) & full
+    return common + len(b) - v.bit_count()
 
 
 def multiset_diff(expected: Sequence[str], actual: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -184,8 +230,14 @@ class ToolSequenceCorrectness:
             if order == "any":
                 unordered = True
                 common += len(exp) - len(multiset_diff(exp, act)[0])
+            elif exp == act:
+                common += len(exp)
+            elif (cells := lcs_cells(exp, act)) > MAX_LCS_CELLS:
+                return ctx.null(Warning.INVALID_DATA,
+                                f"{len(exp)} expected and {len(act)} called tools would need {cells:,} comparisons, "
+                                f"over the {MAX_LCS_CELLS:,} this metric makes per trace")
             else:
-                common += len(exp) if exp == act else lcs_length(exp, act)
+                common += lcs_length(exp, act)
             total += max(len(exp), len(act))
         if total == 0:
             return ctx.result(1.0, "no tools expected and none called")
@@ -224,19 +276,36 @@ class ParameterQuality:
                 by_name[n].append(i)
             else:
                 by_name[n] = [i]
+        first_free = dict.fromkeys(by_name, 0)  # per name: candidates before it are all used
         used = [False] * len(actual)
         per_call: list[float] = []
         notes: list[str] = []
+        budget = MAX_ARGUMENT_COMPARISONS + len(expected)  # the cap counts comparisons beyond one per call
         for e in expected:
             name, args = e.name, e.arguments
             best_i, best = -1, -1.0
-            for i in by_name.get(name, ()):
-                if not used[i]:
-                    sc = 1.0 if args is None else key_score(args, actual[i].arguments)
-                    if sc > best:
-                        best_i, best = i, sc
-                        if sc == 1.0:
+            candidates = by_name.get(name, ())
+            if candidates:
+                k = first_free[name]
+                while k < len(candidates) and used[candidates[k]]:
+                    k += 1
+                first_free[name] = k
+                for c in range(k, len(candidates)):
+                    i = candidates[c]
+                    if not used[i]:
+                        budget -= 1
+                        if budget < 0:
                             break
+                        sc = 1.0 if args is None else key_score(args, actual[i].arguments)
+                        if sc > best:
+                            best_i, best = i, sc
+                            if sc == 1.0:
+                                break
+                if budget < 0:
+                    return ctx.null(Warning.INVALID_DATA,
+                                    f"matching {len(expected)} expected to {len(actual)} called tools needs more than "
+                                    f"{MAX_ARGUMENT_COMPARISONS:,} argument comparisons (many same-name calls with "
+                                    "differing arguments); over what this metric does per trace")
             if best_i < 0:
                 per_call.append(0.0)
                 notes.append(f"{name}: not called")

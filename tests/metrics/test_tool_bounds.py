@@ -1,0 +1,50 @@
+"""The tool-calling metrics stay bounded on hostile traces: exact within their caps, invalid_data beyond."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.metrics import tool_calling
+from assay.metrics.tool_calling import lcs_length
+
+
+def _dp(a: list[str], b: list[str]) -> int:
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from("abcd"), max_size=40), st.lists(st.sampled_from("abcde"), max_size=40))
+def test_bit_parallel_lcs_equals_the_table(a: list[str], b: list[str]) -> None:
+    assert lcs_length(a, b) == _dp(a, b)
+
+
+def test_a_long_sequence_with_one_difference_is_exact_and_fast() -> None:
+    a = [f"t{i % 50}" for i in range(200_000)]
+    b = list(a)
+    b[100_000] = "other"
+    assert lcs_length(a, b) == 199_999  # the common start and end never reach the bit vectors
+
+
+def test_sequence_beyond_the_cap_is_invalid_data(monkeypatch: pytest.MonkeyPatch, tools, run) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(tool_calling, "MAX_LCS_CELLS", 100)
+    names = [f"t{i}" for i in range(20)]
+    r = run("tool_sequence_correctness", tools(names, list(reversed(names))))
+    assert r.score is None and str(r.warning) == "invalid_data" and "400 comparisons" in r.reason
+    assert run("tool_sequence_correctness", tools(names, names)).score == 1.0  # equal: no comparisons
+
+
+def test_parameter_matching_beyond_the_cap_is_invalid_data(monkeypatch: pytest.MonkeyPatch, tools, run, mk) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(tool_calling, "MAX_ARGUMENT_COMPARISONS", 30)
+    expected = [mk.expected("t", {"i": i}) for i in range(1, 21)]
+    r = run("parameter_quality", tools(expected, [mk.call("t", {"i": -i}) for i in range(1, 21)]))
+    assert r.score is None and str(r.warning) == "invalid_data" and "30 argument comparisons" in r.reason
+    same = [mk.call("t", {"i": i}) for i in range(1, 21)]
+    assert run("parameter_quality", tools(expected, same)).score == 1.0  # one comparison per call
