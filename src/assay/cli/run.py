@@ -49,7 +49,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
             debug: bool,
             **judge_flags: object) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input."""
-    from ..engine._config import discover_config, load_config
+    from ..engine._config import discover_config, load_config, parse_weight
     from ..errors import ConfigError
     from ..importers import reading_limits
     from . import _render
@@ -66,13 +66,8 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if (judge or cfg.judge) is None and judge_opts:
         raise ConfigError(f"judge options {sorted(judge_opts)} given but no judge: pass --judge or set ASSAY_JUDGE")
     for w in weights:
-        dim, eq, val = w.partition("=")
-        try:
-            cfg.weights[dim] = float(val)
-        except ValueError:
-            raise ConfigError(f"--weight {w!r}: expected DIMENSION=NUMBER") from None
-        if not eq:
-            raise ConfigError(f"--weight {w!r}: expected DIMENSION=NUMBER")
+        dim, value = parse_weight(w)
+        cfg.weights[dim] = value
     fmt = fmt or (_SUFFIX_FORMATS.get(Path(output).suffix.lower(), "json") if output else "table")
     store_file = store_path(store, no_store)
     with reading_limits(limits), input_warnings():

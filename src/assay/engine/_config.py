@@ -19,7 +19,9 @@ responsible_ai = 0.9
 from __future__ import annotations
 
 import json
+import math
 import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,8 +127,44 @@ def load_config(path: str | Path) -> RunConfig:
         cfg.judge = str(judge)
     for key in ("weights", "thresholds"):
         table = data.get(key, {})
-        if not isinstance(table, dict) or not all(isinstance(v, (int, float)) for v in table.values()):
+        if not isinstance(table, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                  for v in table.values()):
             raise ConfigError(f"{path}: [{key}] must map dimension names to numbers")
+        for dim, v in table.items():
+            check_setting(key[:-1], dim, float(v), f"{path}: [{key}] ")
         setattr(cfg, key, {k: float(v) for k, v in table.items()})
     cfg.criteria = list(data.get("criteria", []))
     return cfg
+
+
+def check_setting(kind: str, dimension: str, value: float, where: str = "") -> None:
+    """A weight must be finite and >= 0, a threshold in [0, 1]; ConfigError otherwise."""
+    if kind == "weight" and not (math.isfinite(value) and value >= 0):
+        raise ConfigError(f"{where}weight of {dimension!r} must be a finite number >= 0, got {value!r}")
+    if kind == "threshold" and not 0.0 <= value <= 1.0:
+        raise ConfigError(f"{where}threshold of {dimension!r} must be between 0 and 1, got {value!r}")
+
+
+def parse_weight(text: str) -> tuple[str, float]:
+    """``--weight DIMENSION=W`` as (dimension, weight), checked like a config file's."""
+    dim, eq, val = text.partition("=")
+    try:
+        weight = float(val)
+    except ValueError:
+        raise ConfigError(f"--weight {text!r}: expected DIMENSION=NUMBER") from None
+    if not eq or not dim:
+        raise ConfigError(f"--weight {text!r}: expected DIMENSION=NUMBER")
+    check_setting("weight", dim, weight, f"--weight {text!r}: ")
+    return dim, weight
+
+
+def check_dimensions(weights: Mapping[str, float] | None, thresholds: Mapping[str, float] | None,
+                     known: Iterable[str]) -> None:
+    """Every weighted or thresholded dimension is known (built in, or declared by a metric) and
+    its value in range; an unknown name is a ConfigError with the closest names."""
+    known = set(known)
+    for kind, table in (("weight", weights), ("threshold", thresholds)):
+        for dim, value in (table or {}).items():
+            if dim not in known:
+                raise ConfigError.unknown(f"dimension (in the {kind}s)", dim, known)
+            check_setting(kind, dim, float(value))

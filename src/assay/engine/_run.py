@@ -25,7 +25,8 @@ from ..importers._native import parse_trace
 from ..metrics import REGISTRY, Registry, parse_metric_arg
 from ..metrics._base import build
 from ..model import InputIssue, RunResult, Trace, TraceResult, TraceValidationError
-from ._aggregate import Dimensions, RunTotals, group
+from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions, RunTotals, group
+from ._config import check_dimensions
 from ._scoring import Plan, score_async, score_sync
 from ._statistics import StatisticsCollector
 
@@ -125,6 +126,8 @@ class Evaluation:
         self.plan = Plan.make(self.metrics, only_applicable=metrics is None, repeats=repeats)
         self.dims = Dimensions.make(weights, thresholds)
         self.dimension_of = {m.spec.name: m.spec.dimension for m in self.metrics}
+        check_dimensions(weights, thresholds, {*DEFAULT_WEIGHTS, *DEFAULT_THRESHOLDS, *self.dimension_of.values(),
+                                               *(spec.dimension for spec in registry.specs())})
         self.window = window
 
     def _result(self, trace: Trace, loc: str, metrics: dict[str, Any], totals: RunTotals | None = None) -> TraceResult:
