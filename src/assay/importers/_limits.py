@@ -3,9 +3,9 @@ JSON-string tool arguments there, under the same limits)."""
 
 from ..model._limits import (
     DEFAULT, MAX_DEPTH_CEILING, Limits, RecordError, _current, check_value, current, decode_text, depth_exceeds,
-    loads, may_have_lone_surrogate, reading_limits, too_deep, too_large,
+    loads, may_have_lone_surrogate, reading_limits, reject_constant, too_deep, too_large,
 )
 
 __all__ = ["DEFAULT", "MAX_DEPTH_CEILING", "Limits", "RecordError", "_current", "check_value", "current",
-           "decode_text", "depth_exceeds", "loads", "may_have_lone_surrogate", "reading_limits", "too_deep",
+           "decode_text", "depth_exceeds", "loads", "may_have_lone_surrogate", "reading_limits", "reject_constant", "too_deep",
            "too_large"]

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from ..model import InputIssue, Trace, TraceValidationError
 from ._errors import json_type
-from ._limits import RecordError, check_value, current, too_deep
+from ._limits import RecordError, check_value, current, reject_constant, too_deep
 from ._sniff import inspect
 from ._stream import iter_values, parse_line
 
@@ -40,7 +40,9 @@ def parse_trace(text: str | bytes, source: str, line: int | None) -> Trace | Inp
     except TraceValidationError as exc:
         if exc.message.startswith("not valid JSON"):
             try:  # let the stdlib say where, in its words, and the text check what and where
-                value = json.loads(text)
+                value = json.loads(text, parse_constant=reject_constant)
+            except RecordError as rexc:
+                return InputIssue(source, line, None, rexc.message)
             except RecursionError:
                 return InputIssue(source, line, None, too_deep(current()).message)
             except UnicodeDecodeError as uexc:

@@ -15,7 +15,7 @@ from . import _limits
 from ._duplicates import DuplicateIds
 from ._limits import Limits
 from ._native import Record, read_native, sniff_native
-from ._sniff import later_lines
+from ._sniff import inspect, later_lines
 
 _SNIFF_BYTES = 1 << 16
 
@@ -84,6 +84,8 @@ def detect_format(head: bytes, filename: str) -> str:
                 break
     if len(claims) == 1:
         return claims[0]
+    if not claims and _native_fallback(head):
+        return "assay"  # the native reader names each bad line, or the field that is wrong
     if not claims:
         if not head.strip(b"\xef\xbb\xbf \t\r\n[]"):
             return "assay"  # nothing to read: any reader yields nothing
@@ -91,6 +93,17 @@ def detect_format(head: bytes, filename: str) -> str:
                           f"(input_format= in Python), one of: {', '.join(sorted(_IMPORTERS))}")
     raise ConfigError(f"{filename}: ambiguous input format (could be {', '.join(sorted(claims))}); "
                       "name it with --input-format (input_format= in Python)")
+
+
+def _native_fallback(head: bytes) -> bool:
+    """No record in the head can be read at all, or the first looks like an assay trace with a wrong
+    field (``id`` and ``turns``): the native reader's messages then say what is wrong, line by line."""
+    body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    heads = [inspect(body)] + [inspect(body[o:]) for o in later_lines(body)]
+    if not any(isinstance(h.record, (dict, list)) or h.keys for h in heads):
+        return True
+    keys = heads[0].keys
+    return "id" in keys and bool(keys & {"turns", "messages"})
 
 
 def _claims(imp: Importer, head: bytes, filename: str) -> bool:

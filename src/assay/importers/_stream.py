@@ -173,7 +173,7 @@ def parse_line(line: bytes, source: str, lineno: int, limits: Limits | None = No
     try:
         text = decode_text(line, limits)
         try:
-            value = json.loads(text)
+            value = json.loads(text, parse_constant=_limits.reject_constant)
         except RecursionError:
             raise _limits.too_deep(limits) from None
         return check_value(value, limits, raw=text)
@@ -277,7 +277,7 @@ class _Text:
             if p < n or not self.fill():
                 return self.buf[self.pos:self.pos + 1]
 
-    def value(self, decoder: json.JSONDecoder = json.JSONDecoder()) -> Any:
+    def value(self, decoder: json.JSONDecoder = json.JSONDecoder(parse_constant=_limits.reject_constant)) -> Any:
         """Decode the value at the current position (after whitespace), within the limits.
 
         A value over a limit is skipped without being held, and raises RecordError: the reading
@@ -291,6 +291,9 @@ class _Text:
             except RecursionError:
                 self.skip()
                 raise _limits.too_deep(limits) from None
+            except RecordError:  # NaN or Infinity, raised from inside the decoder
+                self.skip()
+                raise
             except json.JSONDecodeError as exc:
                 truncated = exc.pos >= len(self.buf) - _TAIL or exc.msg.startswith("Unterminated string")
                 if truncated and len(self.buf) - self.pos > limits.max_record_bytes:

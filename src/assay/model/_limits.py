@@ -256,6 +256,11 @@ def _clean(s: str, limits: Limits, surrogates: bool, long_strings: bool, path: l
     return s
 
 
+def reject_constant(name: str) -> Any:
+    """``parse_constant`` for the stdlib decoder: NaN and Infinity are not JSON (msgspec agrees)."""
+    raise RecordError(f"{name} is not valid JSON (numbers must be finite)")
+
+
 def decode_text(line: bytes, limits: Limits) -> str:
     """UTF-8 bytes as text; invalid bytes are a RecordError, or U+FFFD under 'replace'."""
     try:
@@ -280,7 +285,7 @@ def loads(text: str | bytes, limits: Limits | None = None) -> Any:
     if depth_exceeds(text, limits.max_depth):
         raise too_deep(limits)
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=reject_constant)
     except RecursionError:
         raise too_deep(limits) from None
     if may_have_lone_surrogate(text) or len(text) > limits.max_string_bytes:
