@@ -119,10 +119,14 @@ def _sniff_mode(chunks: Iterator[bytes], unwrap: tuple[str, ...] = ()) -> tuple[
         return "lines", data
     if not rest.strip(b" \t\r\n"):
         return ("array" if opener == b"[" and _complete(first) else "lines"), data
-    if _complete(first):
-        return "lines", data
+    if _complete(first) or opener not in (b"{", b"["):
+        return "lines", data  # (no JSON document of records opens with anything else)
     if not structural_first_line(first) and later_lines(stripped):
         return "lines", data  # JSON Lines whose first line is broken
+    second = next((x.rstrip(b"\r") for x in rest.split(b"\n") if x.strip()), b"")
+    if not structural_first_line(first) and second[:1] not in (b" ", b"\t", b'"', b"}", b"]") \
+            and second[-1:] != b",":
+        return "lines", data  # broken lines, none of them the inside of a pretty-printed document
     return ("array" if opener == b"[" else "document"), data
 
 
