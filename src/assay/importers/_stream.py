@@ -135,8 +135,9 @@ def _complete(line: bytes) -> bool:
     try:
         json.loads(line.decode("utf-8", "surrogateescape"))
         return True
-    except RecursionError:
-        return True
+    except RecursionError:  # too deep to decode: whole if its brackets balance (strings aside, roughly)
+        s = line.rstrip(b" \t\r")
+        return s[-1:] in (b"]", b"}") and s.count(b"[") + s.count(b"{") == s.count(b"]") + s.count(b"}")
     except ValueError:
         return False
 
