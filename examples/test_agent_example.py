@@ -60,4 +60,5 @@ def test_a_wrong_tool_fails_with_metric_score_threshold_and_reason():
 
 def test_thresholds_are_metric_parameters(assay_evaluate):
     # support-refund-2 skipped a tool (score 0.67): it passes a looser threshold
-    assay_evaluate(BY_ID["support-refund-2"], ["tool_selection_accuracy:threshold=0.6"])
+    assay_evaluate(BY_ID["support-refund-2"], ["tool_selection_accuracy:threshold=0.6"],
+                   thresholds={"tool_calling": 0.6})  # the dimension's threshold too: `assay run` applies both

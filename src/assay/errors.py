@@ -54,6 +54,8 @@ class ProviderError(AssayError):
 
     def __init__(self, message: str, *, backend: str = "", model: str = "", status: int | None = None,
                  body: str = "", retryable: bool = False, retry_after: float | None = None) -> None:
+        from ._secrets import redact  # a provider's error body may echo the request's API key
+        message, body = redact(message), redact(body)
         self.backend, self.model, self.status, self.body = backend, model, status, body
         self.retryable, self.retry_after = retryable, retry_after
         head = " ".join(p for p in (backend, model) if p)
@@ -70,7 +72,8 @@ class MetricError(AssayError):
 
     def __init__(self, metric: str, trace_id: str, cause: BaseException) -> None:
         self.metric, self.trace_id = metric, trace_id
-        super().__init__(f"metric {metric!r} failed on trace {trace_id!r}: {type(cause).__name__}: {cause}")
+        from ._secrets import redact
+        super().__init__(redact(f"metric {metric!r} failed on trace {trace_id!r}: {type(cause).__name__}: {cause}"))
 
 
 __all__ = ["AssayError", "ConfigError", "DataError", "InputWarning", "ProviderError", "MetricError"]

@@ -47,7 +47,8 @@ def _score(x: float | None, digits: int = 3) -> str:
 
 
 def failures(result: Any, *, allow_null: bool = True) -> list[str]:
-    """One message per failed, errored (or, with ``allow_null=False``, unscored) metric result."""
+    """One message per failed, errored (or, with ``allow_null=False``, unscored) metric result, and
+    per failed dimension."""
     problems = [f"input {issue}" for issue in result.input_issues]
     for tr in result.traces:
         where = f"{tr.id}" + (f" ({tr.source})" if tr.source and not tr.source.startswith("<input>") else "")
@@ -65,6 +66,11 @@ def failures(result: Any, *, allow_null: bool = True) -> list[str]:
                 lines.append(f"    reason: {r.reason}")
             lines += [f"    evidence: {q!r}" for q in r.evidence[:5]]
             problems.append("\n".join(lines))
+        shown = {result.summary[n].dimension for n, r in tr.metrics.items() if r.passed is False and n in result.summary}
+        for name, d in tr.dimensions.items():  # a dimension-only failure: the CLI fails it too
+            if d.passed is False and name not in shown:
+                problems.append(f"{where}: dimension {name} scored {_score(d.score)} < threshold {_score(d.threshold, 2)}"
+                                f" (set thresholds={{{name!r}: ...}} to change it)")
     return problems
 
 
@@ -73,7 +79,8 @@ def assert_passes(traces: Any, metrics: Iterable[Any] | None = None, *, judge: A
     """Evaluate ``traces`` (a trace, dict, list or path) and raise AssertionError on any failed metric.
 
     Returns the RunResult when everything passed. ``allow_null=False`` also fails metrics that
-    produced no score (missing data, not evaluated); errored results always fail.
+    produced no score (missing data, not evaluated); errored results always fail, and so does a
+    run that is not ``passed`` by ``RunResult.status`` (what ``assay run`` exits 0 for).
     """
     __tracebackhide__ = True
     result = _evaluate(traces, metrics, judge=judge, **kwargs)
@@ -106,7 +113,12 @@ def _evaluate(traces: Any, metrics: Iterable[Any] | None, *, judge: Any = None,
 
 def _check(result: Any, allow_null: bool) -> Any:
     __tracebackhide__ = True
+    from .model._status import run_status
+
     problems = failures(result, allow_null=allow_null)
+    status, why = run_status(result)
+    if status != "passed" and not problems:  # the CLI's verdict: e.g. nothing was scored at all
+        problems = [f"{status.replace('_', ' ')}: {why}"]
     if problems:
         n = len(problems)
         raise AssertionError(f"assay: {n} metric result{'s' if n != 1 else ''} failed\n  " + "\n  ".join(problems))

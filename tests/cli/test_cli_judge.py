@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,11 +13,16 @@ from tests.support.judge_server import JudgeServer, obj
 TRACE = {"id": "r1", "turns": [{"input": "What causes rain?", "output": "Water vapour condenses into droplets."}]}
 
 
-def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def run_cli(tmp_path: Path, *args: str, two_turns: bool = False) -> subprocess.CompletedProcess:
     p = tmp_path / "t.jsonl"
-    p.write_text(json.dumps(TRACE) + "\n")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run([sys.executable, "-m", "assay", "run", str(p), "--no-store", "-f", "json", *args],
+    trace = {**TRACE, "turns": TRACE["turns"] * 2} if two_turns else TRACE
+    p.write_text(json.dumps(trace) + "\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
+           "ASSAY_STORE": str(tmp_path / "runs.sqlite3")}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    store = () if "--dry-run" in args else ("--no-store",)
+    return subprocess.run([sys.executable, "-m", "assay", "run", str(p), *store, "-f", "json", *args],
                           capture_output=True, text=True, env=env, timeout=60)
 
 
@@ -36,16 +42,22 @@ def test_judge_metric_through_the_cli_then_cache_hit(tmp_path):
         assert json.loads(second.stdout)["run"]["judge"]["cached"] == 1
 
 
-def test_dry_run_sends_nothing_and_estimates(tmp_path):
+def test_dry_run_sends_nothing_stores_nothing_and_counts_every_planned_call(tmp_path):
     with JudgeServer() as server:
-        r = run_cli(tmp_path, "-m", "answer_relevance", "-m", "goal_achievement_rate",
-                    "--judge", f"openai-compatible:scripted@{server.url}", "--dry-run", "--no-cache")
+        r = run_cli(tmp_path, "-m", "answer_relevance", "-m", "goal_achievement_rate", "-m", "safety_score",
+                    "--judge", f"openai-compatible:scripted@{server.url}", "--dry-run", "--no-cache",
+                    two_turns=True)
         assert len(server.requests) == 0
     assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
-    assert out["traces"][0]["metrics"]["answer_relevance"]["warning"] == "not_evaluated"
-    assert out["run"]["judge"]["estimated_calls"] == 2
-    assert "dry run: ~2 judge calls" in r.stderr and "goal_achievement_rate (3 with a goal, else 4)" in r.stderr
+    assert not (tmp_path / "runs.sqlite3").exists()
+    rows = {line.split()[0]: line.split()[1:] for line in r.stderr.splitlines()[2:] if line and line[0] != "-"}
+    # per turn (2 turns), 4 for goal_achievement_rate without a goal, per turn again: every call counted
+    assert rows["answer_relevance"][:2] == ["1", "2"]
+    assert rows["goal_achievement_rate"][:2] == ["1", "4"]
+    assert rows["safety_score"][:2] == ["1", "2"]
+    assert rows["total"][0] == "8" and rows["total"][-1] == "~$0.0000"  # a server on 127.0.0.1 is free
+    assert r.stderr.startswith("dry run: nothing was sent and no run was stored")
+    assert json.loads(r.stdout)["run"]["judge_plan"]["goal_achievement_rate"] == {"traces": 1, "calls": 4}
 
 
 def test_judge_flags_without_a_judge_are_a_usage_error(tmp_path):

@@ -64,7 +64,8 @@ def test_list_with_one_bad(assay_evaluate):
     assay_evaluate([trace(1), trace(2, tool="weather")])
 
 def test_metric_argument_overrides_marker(assay_evaluate):
-    assay_evaluate(trace(2, tool="weather"), ["tool_selection_accuracy:threshold=0.0"])
+    assay_evaluate(trace(2, tool="weather"), ["tool_selection_accuracy:threshold=0.0"],
+                   thresholds={"tool_calling": 0.0})
 ''')
     r = pytester.runpytest("-p", "no:cacheprovider")
     r.assert_outcomes(passed=2, failed=1)
@@ -167,15 +168,25 @@ def test_errored_fails():
     assert_passes(trace(1), [Boom()])
 
 def test_null_passes_by_default():
+    assert_passes({"id": "n", "turns": [{"input": "q", "output": "a", "latency_ms": 5}]},
+                  ["tool_selection_accuracy", "latency_score"])
+
+def test_nothing_scored_fails_as_the_cli_does():
     assert_passes({"id": "n", "turns": [{"input": "q", "output": "a"}]}, ["tool_selection_accuracy"])
+
+def test_a_failed_dimension_fails_as_the_cli_does():
+    assert_passes(trace(2, tool="weather"), ["tool_selection_accuracy:threshold=0.0"])
 
 @pytest.mark.assay(allow_null=False)
 def test_null_fails_when_required(assay_evaluate):
-    assay_evaluate({"id": "n", "turns": [{"input": "q", "output": "a"}]}, ["tool_selection_accuracy"])
+    assay_evaluate({"id": "n", "turns": [{"input": "q", "output": "a", "latency_ms": 5}]},
+                   ["tool_selection_accuracy", "latency_score"])
 ''')
     r = pytester.runpytest("-p", "no:cacheprovider")
-    r.assert_outcomes(passed=1, failed=2)
+    r.assert_outcomes(passed=1, failed=4)
     r.stdout.fnmatch_lines(["*t1: boom errored (metric_error)*", "*reason: RuntimeError: kaput*",
+                            "*could not evaluate: nothing was scored*",
+                            "*t2: dimension tool_calling scored 0.000 < threshold 0.70*",
                             "*n: tool_selection_accuracy has no score (missing_data)*"])
 
 

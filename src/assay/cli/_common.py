@@ -9,31 +9,53 @@ from typing import Any
 
 import click
 
+from .._secrets import redact
 from ..errors import AssayError, ConfigError, DataError, ProviderError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_EVALUATED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_STATUS = {"passed": EXIT_OK, "failed": EXIT_FAILED, "invalid_input": EXIT_USAGE,
+               "could_not_evaluate": EXIT_NOT_EVALUATED, "interrupted": EXIT_INTERRUPTED}
+"""``RunResult.status`` -> exit status: one mapping, so the CLI cannot drift from the library."""
 
 debug_option = click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 
 
 def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Print assay errors as one line and exit 2; tracebacks only with --debug."""
+    """Print errors as one ``Error:`` line: usage and input errors exit 2; a judge that refused
+    every call and internal errors exit 3 (could not evaluate); tracebacks only with --debug."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         debug = kwargs.get("debug", False)
         try:
             return fn(*args, **kwargs)
-        except (ConfigError, DataError, ProviderError, AssayError) as exc:
+        except ProviderError as exc:  # the judge refused every call: nothing could be evaluated
             if debug:
-                raise
-            click.echo(f"Error: {exc}", err=True)
+                print_traceback(exc)
+            click.echo(redact(f"Error: {exc}"), err=True)
+            sys.exit(EXIT_NOT_EVALUATED)
+        except (ConfigError, DataError, AssayError) as exc:
+            if debug:
+                print_traceback(exc)
+            click.echo(redact(f"Error: {exc}"), err=True)
             sys.exit(EXIT_USAGE)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
+        except Exception as exc:  # noqa: BLE001 - an internal error is "could not evaluate", not "failed"
+            if debug:
+                print_traceback(exc)
+            click.echo(redact(f"Error: internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)"),
+                       err=True)
+            sys.exit(EXIT_NOT_EVALUATED)
 
     return wrapper
+
+
+def print_traceback(exc: BaseException) -> None:
+    """The traceback for --debug, on stderr (the exit status stays the documented one)."""
+    import traceback
+    sys.stderr.write(redact("".join(traceback.format_exception(exc))))  # SDK errors quote request headers
 
 
 def stderr_console() -> Any:

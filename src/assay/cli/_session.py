@@ -9,18 +9,25 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import sys
-from contextlib import ExitStack
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from .._files import atomic_write, check_writable, write_atomic
 from ..engine import Evaluation
 from ..engine._compare import compare_runs
+from ..engine._calls import plan_inputs
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
 from ..report import MAX_TRACES, MAX_VIEWS, to_csv, to_junit, write_report
 from ..report.screenshot import screenshot as take_screenshot
 from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
+from ._progress import RunProgress
+
 
 
 def _json_default(o: Any) -> Any:
@@ -54,98 +61,151 @@ def open_store(store: str | None) -> RunStore:
 
 def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | None, judge_options: dict[str, Any],
                 weights: dict[str, float], thresholds: dict[str, float], input_format: str | None, strict: bool,
-                output: str | None, fmt: str, progress: bool, store: Path | None = None,
-                html: str | None = None, repeats: int = 1, intervals: bool = True) -> RunResult:
-    """Score ``paths``, streaming into ``store`` (when given) and the chosen output; ``html`` writes a report."""
+                output: str | None, fmt: str, progress: bool | None, store: Path | None = None,
+                html: str | None = None, repeats: int = 1, intervals: bool = True,
+                max_errors: float | int = 0, progress_every: float = 10.0) -> RunResult:
+    """Score ``paths``, streaming into ``store`` (when given) and the chosen output; ``html`` writes a report.
+
+    ``progress``: None shows a bar on a terminal and a plain line every ``progress_every`` s
+    elsewhere; True the same; False nothing.
+    """
     judge_obj = None
     if judge is not None:
         from ..judge import make_judge
         judge_obj = make_judge(judge, **judge_options)
     evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds, repeats=repeats,
-                            attach_traces=store is not None or bool(html))
+                            attach_traces=store is not None or bool(html), cancel=threading.Event())
     for p in paths:  # before the store records a run that cannot start
         if p != "-" and not os.path.exists(p):
             raise DataError("no such file", source=p)
+    for flag, path in (("-o", output), ("--html", html)):  # before any scoring or judge spending
+        if path:
+            check_writable(path, flag)
     tap = InputTap(paths)  # hashes and sizes taken while the inputs are scored: each is read once
     inputs = [{"path": p, "sha256": None, "bytes": None} for p in tap.paths]
-    with ExitStack() as stack:
-        recorder = None
-        if store is not None:
-            recorder = stack.enter_context(RunStore(store).start(
-                inputs=inputs, metrics=_metric_specs(evaluation), judge=_judge_model(judge_obj),
-                config=_run_config(evaluation, input_format, strict)))
-        report_traces: dict[str, Any] = {}
-        stored_inputs = {"passed": 0, "other": 0}
-        sink = None
-        if fmt == "jsonl":
-            sink = stack.enter_context(open(output, "wb")) if output else sys.stdout.buffer
-        callbacks = []
-        if evaluation.attach_traces:
-            def keep(item: TraceResult | InputIssue) -> None:
-                trace = item.trace if isinstance(item, TraceResult) else None
-                if recorder is not None:
-                    recorder.add(item, trace if trace is not None and _store_input(item, stored_inputs) else None)
-                if html and trace is not None and _worth_keeping(item, report_traces):  # type: ignore[arg-type]
-                    report_traces[item.source or item.id] = trace  # type: ignore[union-attr]
-            callbacks.append(keep)
-        if sink is not None:
-            def write(item: TraceResult | InputIssue) -> None:
-                if isinstance(item, TraceResult):
-                    sink.write(encode_trace(item) + b"\n")
-            callbacks.append(write)
-        if progress:
-            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
-            bar = stack.enter_context(Progress(TextColumn("scoring"), BarColumn(), TaskProgressColumn(),
-                                               TimeRemainingColumn(), TextColumn("{task.fields[extra]}"),
-                                               transient=True))
-            task = bar.add_task("scoring", total=tap.total_bytes(), extra="")
-            judge_stats = getattr(judge_obj, "stats", None)
-            seen = [0]
-
-            def tick(item: TraceResult | InputIssue) -> None:
-                seen[0] += 1
-                if seen[0] % 64 and judge_stats is None:  # the bar redraws ~10 times a second anyway
-                    return
-                extra = f"{seen[0]:,} records"
-                if judge_stats is not None:
-                    extra += "  " + _judge_line(judge_stats)
-                bar.update(task, completed=tap.bytes_read(), extra=extra)
-            callbacks.append(tick)
-
-        def on_result(item: TraceResult | InputIssue) -> None:
-            for cb in callbacks:
-                cb(item)
-
-        # per-trace results are kept only for whole-document outputs (and a report with no store to
-        # read them back from); the table reads summaries and the first failed traces
-        keep = fmt in ("json", "junit", "csv") or (bool(html) and store is None)
-        result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=keep,
-                                intervals=intervals, on_result=on_result, tap=tap)
-        inputs = tap.info()
-        result.run["input_files"] = inputs
-        if input_format:
-            result.run["input_format"] = input_format
-        if recorder is not None:
-            result.run["run_id"] = recorder.run_id
-            recorder.finish(result)
-        if fmt == "jsonl" and sink is not None:
-            sink.write(encode_summary_record(result) + b"\n")
-            sink.flush()
-        elif fmt in ("json", "junit", "csv"):
-            data = encode_run(result, indent=2) + b"\n" if fmt == "json" else (
-                to_junit(result) if fmt == "junit" else to_csv(result)).encode("utf-8")
-            if output:
-                Path(output).write_bytes(data)
-            else:
-                sys.stdout.flush()
-                sys.stdout.buffer.write(data)
-                sys.stdout.buffer.flush()
+    try:
+        with ExitStack() as stack:
+            stack.enter_context(_stop_on_signals(evaluation.cancel))  # type: ignore[arg-type]
+            result, report_traces = _scored(stack, evaluation, judge_obj, paths, tap, inputs, store, html, fmt,
+                                            output, input_format, strict, intervals, progress, progress_every,
+                                            max_errors)
+    except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
+        return stopped.result
     if html:
         shown = result
         if not result.traces and store is not None and result.run.get("run_id"):
             shown = RunStore(store).load(result.run["run_id"])  # -f jsonl kept no traces in memory
         write_report(html, shown, traces=report_traces)
     return result
+
+
+class _Interrupted(Exception):
+    """Raised inside the run's ExitStack so that every output being written is discarded."""
+
+    def __init__(self, result: RunResult) -> None:
+        self.result = result
+
+
+@contextmanager
+def _stop_on_signals(cancel: threading.Event) -> Iterator[None]:
+    """SIGINT / SIGTERM set ``cancel`` (the engine winds down); a second one exits at once (130)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            os._exit(130)  # the second Ctrl-C: the user wants out now; finished calls are cached
+        cancel.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: list[str], tap: InputTap,
+            inputs: list[dict[str, Any]], store: Path | None, html: str | None, fmt: str, output: str | None,
+            input_format: str | None, strict: bool, intervals: bool, progress: bool | None,
+            progress_every: float, max_errors: float | int) -> tuple[RunResult, dict[str, Any]]:
+    """The run itself, with the store, the outputs and progress entered on ``stack``."""
+    recorder = None
+    if store is not None:
+        recorder = stack.enter_context(RunStore(store).start(
+            inputs=inputs, metrics=_metric_specs(evaluation), judge=_judge_model(judge_obj),
+            config=_run_config(evaluation, input_format, strict)))
+    report_traces: dict[str, Any] = {}
+    stored_inputs = {"passed": 0, "other": 0}
+    sink = None
+    if fmt == "jsonl":
+        sink = stack.enter_context(atomic_write(output)) if output else sys.stdout.buffer
+    callbacks = []
+    if evaluation.attach_traces:
+        def keep(item: TraceResult | InputIssue) -> None:
+            trace = item.trace if isinstance(item, TraceResult) else None
+            if recorder is not None:
+                recorder.add(item, trace if trace is not None and _store_input(item, stored_inputs) else None)
+            if html and trace is not None and _worth_keeping(item, report_traces):  # type: ignore[arg-type]
+                report_traces[item.source or item.id] = trace  # type: ignore[union-attr]
+        callbacks.append(keep)
+    if sink is not None:
+        def write(item: TraceResult | InputIssue) -> None:
+            if isinstance(item, TraceResult):
+                sink.write(encode_trace(item) + b"\n")
+        callbacks.append(write)
+    stats = getattr(judge_obj, "stats", None)
+    planned = plan_inputs(evaluation, paths, input_format) if stats is not None else None
+    if progress is not False:
+        tracker = stack.enter_context(RunProgress(
+            stats=stats, model=getattr(judge_obj, "model", None),
+            planned_calls=planned.total if planned is not None else None,
+            read=(tap.bytes_read, tap.total_bytes()), tty=sys.stderr.isatty(), interval=progress_every))
+
+        def tick(item: TraceResult | InputIssue) -> None:
+            tracker.trace_done()
+        callbacks.append(tick)
+
+    def on_result(item: TraceResult | InputIssue) -> None:
+        for cb in callbacks:
+            cb(item)
+
+    # per-trace results are kept only for whole-document outputs (and a report with no store to
+    # read them back from); the table reads summaries and the first failed traces
+    keep = fmt in ("json", "junit", "csv") or (bool(html) and store is None)
+    result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=keep,
+                            intervals=intervals, on_result=on_result, tap=tap)
+    inputs = tap.info()
+    result.run["input_files"] = inputs
+    result.run["max_errors"] = max_errors
+    if planned is not None:
+        result.run["planned_judge_calls"] = planned.total
+        result.run["judge_plan"] = {m: {"traces": planned.traces[m], "calls": planned.calls[m]}
+                                    for m in planned.calls}
+    if input_format:
+        result.run["input_format"] = input_format
+    if recorder is not None:
+        result.run["run_id"] = recorder.run_id
+    if evaluation.interrupted:
+        if recorder is not None:
+            recorder.abort("interrupted", "interrupted (SIGINT/SIGTERM): rerun the same command to resume")
+        raise _Interrupted(result)
+    if recorder is not None:
+        recorder.finish(result)
+    if fmt == "jsonl" and sink is not None:
+        sink.write(encode_summary_record(result) + b"\n")
+        sink.flush()
+    elif fmt in ("json", "junit", "csv"):
+        data = encode_run(result, indent=2) + b"\n" if fmt == "json" else (
+            to_junit(result) if fmt == "junit" else to_csv(result)).encode("utf-8")
+        if output:
+            write_atomic(output, data)
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+    return result, report_traces
 
 
 STORED_INPUTS_PASSED, STORED_INPUTS_OTHER = 1000, 10_000
@@ -194,6 +254,7 @@ def make_report(ref: str, output: str, *, store: str | None = None, comparison: 
     """
     if comparison and baseline:
         raise ConfigError("give --comparison FILE or --baseline RUN, not both")
+
     result = load_run(ref, store=store)
     traces = load_traces(result, store=store)
     comp = base_run = None
@@ -211,12 +272,3 @@ def make_report(ref: str, output: str, *, store: str | None = None, comparison: 
         take_screenshot(output, screenshot)
     return result
 
-
-def _judge_line(stats: Any) -> str:
-    d = stats.to_dict() if hasattr(stats, "to_dict") else vars(stats)
-    parts = [f"calls {d.get('calls', 0)}"]
-    tokens = d.get("input_tokens", 0) + d.get("output_tokens", 0)
-    parts.append(f"tokens {tokens}")
-    if d.get("cost_usd") is not None:
-        parts.append(f"${d['cost_usd']:.4f}")
-    return "  ".join(parts)

@@ -5,17 +5,28 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from typing import Any
+
 import click
 
-from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, debug_option, handle_errors
+from ._common import EXIT_OK, EXIT_STATUS, debug_option, handle_errors
 from ._input_options import input_options, input_warnings, limits_from
 from ._judge_options import judge_options, pop_judge_options
 
 
 _SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit", ".csv": "csv", ".json": "json"}
 
+EPILOG = """\b
+Exit status:
+  0    every trace passed (and something was scored)
+  1    a threshold failed
+  2    usage or input error (bad options, invalid input records)
+  3    could not evaluate: nothing scored, more errored or unevaluated results than
+       --max-errors tolerates (default: none), the judge refused every call, or an internal error
+  130  interrupted (Ctrl-C, SIGTERM); rerun the same command to resume from the judge cache"""
 
-@click.command("run")
+
+@click.command("run", epilog=EPILOG)
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="NAME[:param=value,...]",
               help="Metric to run (repeatable). Default: every metric the data supports.")
@@ -30,7 +41,11 @@ _SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit", ".csv
 @click.option("--strict", is_flag=True, help="Stop at the first bad input record.")
 @click.option("--judge", default=None, envvar="ASSAY_JUDGE", help="Judge model, e.g. openai:gpt-4o-mini.")
 @click.option("--weight", "weights", multiple=True, metavar="DIMENSION=W", help="Dimension weight (repeatable).")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress over the planned judge calls: a bar on a terminal, else a plain line every "
+                   "--progress-every seconds (default: on).")
+@click.option("--progress-every", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+              metavar="SECONDS", help="Seconds between plain progress lines when stderr is not a terminal.")
 @click.option("--store", "store", type=click.Path(dir_okay=False), default=None,
               help="Run store file (default: $ASSAY_STORE, else runs.sqlite3 in the user data dir).")
 @click.option("--no-store", is_flag=True, help="Do not record this run in the run store.")
@@ -39,20 +54,25 @@ _SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit", ".csv
               help="Intervals and pass@k in the summary (keeps ~9 bytes per score; off: constant memory).")
 @click.option("--repeats", type=click.IntRange(1), default=1, show_default=True,
               help="Score each judge metric this many times (independent judge calls) and average.")
+@click.option("--max-errors", default="0", show_default=True, metavar="N|FRACTION",
+              help="Errored or unevaluated (budget) results tolerated before the run counts as not evaluated "
+                   "(exit 3): a count (3) or a share of the results (0.05, 5%).")
 @judge_options
 @input_options
 @debug_option
 @handle_errors
 def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str | None, output: str | None,
             fmt: str | None, input_format: str | None, strict: bool, judge: str | None, weights: tuple[str, ...],
-            progress: bool | None, store: str | None, no_store: bool, html: str | None, intervals: bool, repeats: int,
-            debug: bool,
+            progress: bool | None, progress_every: float, store: str | None, no_store: bool, html: str | None, intervals: bool, repeats: int,
+            max_errors: str, debug: bool,
             **judge_flags: object) -> None:
-    """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input."""
+    """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input,
+    3 if the evaluation could not be done, 130 when interrupted."""
     from ..engine._config import discover_config, load_config, parse_weight
     from ..errors import ConfigError
     from ..importers import reading_limits
     from . import _render
+    from ._summary import dry_run_plan, judge_summary
     from ._session import run_session, store_path
 
     limits = limits_from(judge_flags)
@@ -68,31 +88,60 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     for w in weights:
         dim, value = parse_weight(w)
         cfg.weights[dim] = value
+    from ..model._status import parse_max_errors, run_status
+    try:
+        tolerated = parse_max_errors(max_errors)
+    except ValueError as exc:
+        raise ConfigError(f"--max-errors: {exc}") from None
     fmt = fmt or (_SUFFIX_FORMATS.get(Path(output).suffix.lower(), "json") if output else "table")
-    store_file = store_path(store, no_store)
+    dry = bool(judge_opts.get("dry_run"))
+    store_file = None if dry else store_path(store, no_store)  # a dry run is a plan, not a run
     with reading_limits(limits), input_warnings():
         result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judge or cfg.judge,
                              judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,
                              intervals=intervals,
                              input_format=input_format, strict=strict, output=output, fmt=fmt,
-                             progress=sys.stderr.isatty() if progress is None else progress, store=store_file,
-                             html=html)
-    if fmt == "table":
+                             progress=progress, progress_every=progress_every, store=store_file,
+                             html=html, max_errors=tolerated)
+    if result.run.get("interrupted"):
+        click.echo(interrupted_line(result), err=True)
+        sys.exit(EXIT_STATUS["interrupted"])
+    if dry:
+        result.run["dry_run"] = True
+        click.echo(dry_run_plan(result.run), err=fmt != "table")  # stdout stays the results' when they go there
+    elif fmt == "table":
         _render.table(result)
     elif output:
         click.echo(_render.one_line(result), err=True)
+    summary = judge_summary(result.run)
+    if summary:
+        click.echo(summary, err=True)
     if result.run.get("run_id"):
         click.echo(f"run {result.run['run_id']} stored in {store_file} (assay runs show {result.run['run_id']})",
                    err=True)
     if html:
         click.echo(f"report written to {html}", err=True)
-    if judge_opts.get("dry_run"):
-        click.echo(_render.dry_run(result), err=True)
     for issue in result.input_issues[:20]:
         click.echo(f"skipped {issue}", err=True)
     if len(result.input_issues) > 20:
         click.echo(f"... and {len(result.input_issues) - 20} more skipped records", err=True)
     if result.input_issues:
         click.echo(f"{len(result.input_issues)} input record(s) skipped; the others were scored.", err=True)
-        sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_OK if result.passed else EXIT_FAILED)
+    status, why = run_status(result)
+    if dry and status != "invalid_input":
+        sys.exit(EXIT_OK)  # nothing was meant to be scored
+    if status == "could_not_evaluate":
+        click.echo(f"could not evaluate: {why}", err=True)
+    sys.exit(EXIT_STATUS[status])
+
+
+def interrupted_line(result: Any) -> str:
+    """The one line an interrupted run prints."""
+    judge = result.run.get("judge") or {}
+    planned = result.run.get("planned_judge_calls")
+    if judge:
+        done = judge.get("requests", 0) - judge.get("skipped", 0)
+        of = f" of {planned}" if planned is not None else ""
+        return (f"interrupted after {done}{of} judge calls; rerun the same command to resume: "
+                "finished judge calls are cached")
+    return f"interrupted after {result.run.get('n_traces', 0)} traces; rerun the same command to start again"

@@ -20,6 +20,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import ConfigError, DataError
+from ..judge._stop import stop_context
 from ..importers import read_traces
 from ..importers._native import parse_trace
 from ..metrics import REGISTRY, Registry, parse_metric_arg
@@ -114,8 +115,12 @@ class Evaluation:
     def __init__(self, metrics: Iterable[Any] | None = None, *, judge: Any = None,
                  weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
                  registry: Registry = REGISTRY, window: int = 256, repeats: int = 1,
-                 attach_traces: bool = False) -> None:
+                 attach_traces: bool = False, cancel: threading.Event | None = None) -> None:
         self.judge = judge
+        self.cancel = cancel
+        """Set it (from a signal handler, another thread) to stop the run: no new trace or judge call
+        starts, calls in flight get ``STOP_GRACE_S`` to finish, and the run ends ``interrupted``."""
+        self.interrupted = False
         self.attach_traces = attach_traces
         """Set ``TraceResult.trace`` to the input Trace (for stores and reports; costs memory if kept)."""
         self.metrics, self.skipped = resolve_metrics(metrics, registry=registry, judge=judge is not None)
@@ -143,8 +148,13 @@ class Evaluation:
         """Results (and input issues) in input order, scored concurrently within a window."""
         pending: deque[asyncio.Future[Any]] = deque()
         loop = asyncio.get_running_loop()
+        cancel = self.cancel
+        ctx = stop_context(cancel) if cancel is not None else None
+        stop = loop.create_task(_wait_for(cancel)) if cancel is not None else None
 
         async def one(trace: Trace, loc: str) -> TraceResult:
+            if cancel is not None and cancel.is_set():
+                raise asyncio.CancelledError  # a trace not started before the interrupt is not started
             if self.plan.is_async:
                 metrics = await score_async(trace, self.plan, self.judge)
             else:
@@ -152,20 +162,53 @@ class Evaluation:
             return self._result(trace, loc, metrics, totals)
 
         try:
-            for loc, item in _records(source, input_format, strict, tap):
-                if isinstance(item, InputIssue):
-                    fut = loop.create_future()
-                    fut.set_result(item)
-                    pending.append(fut)
-                else:
-                    pending.append(asyncio.ensure_future(one(item, loc)))
-                while len(pending) >= self.window or (pending and pending[0].done()):
+            if stop is None:
+                for loc, item in _records(source, input_format, strict, tap):
+                    if isinstance(item, InputIssue):
+                        fut = loop.create_future()
+                        fut.set_result(item)
+                        pending.append(fut)
+                    else:
+                        pending.append(asyncio.ensure_future(one(item, loc)))
+                    while len(pending) >= self.window or (pending and pending[0].done()):
+                        yield await pending.popleft()
+                while pending:
                     yield await pending.popleft()
+                return
+            records = iter(_records(source, input_format, strict, tap))
+            while not cancel.is_set():  # type: ignore[union-attr]
+                item = next(records, None) if len(pending) < self.window else None
+                if item is not None:
+                    loc, record = item
+                    if isinstance(record, InputIssue):
+                        fut = loop.create_future()
+                        fut.set_result(record)
+                        pending.append(fut)
+                    else:
+                        pending.append(loop.create_task(one(record, loc), context=ctx.copy()))  # type: ignore[union-attr]
+                    if not pending[0].done():
+                        continue
+                elif not pending:
+                    return
+                await asyncio.wait({pending[0], stop}, return_when=asyncio.FIRST_COMPLETED)
+                while pending and pending[0].done() and not cancel.is_set():  # type: ignore[union-attr]
+                    yield pending.popleft().result()
+            # interrupted: calls in flight finish (and are cached) or are cancelled after the grace period
+            self.interrupted = True
+            if pending:
+                _, late = await asyncio.wait(pending, timeout=STOP_GRACE_S)
+                for fut in late:
+                    fut.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
             while pending:
-                yield await pending.popleft()
+                fut = pending.popleft()
+                if not fut.cancelled() and fut.exception() is None:
+                    yield fut.result()  # finished traces are kept: the store records them
         finally:
             for fut in pending:
                 fut.cancel()
+            if stop is not None:
+                stop.cancel()
 
     def stream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
                tap: Any = None, totals: RunTotals | None = None) -> Iterator[TraceResult | InputIssue]:
@@ -177,6 +220,9 @@ class Evaluation:
         if not self.plan.is_async:
             plan, result = self.plan, self._result
             for loc, item in _records(source, input_format, strict, tap):
+                if self.cancel is not None and self.cancel.is_set():
+                    self.interrupted = True
+                    return
                 yield item if type(item) is InputIssue else result(item, loc, score_sync(item, plan), totals)
             return
         yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict, tap=tap,
@@ -228,6 +274,8 @@ class Evaluation:
         }
         if self.judge is not None:
             run["judge"] = _judge_info(self.judge)
+        if self.interrupted:
+            run["interrupted"] = True
         if isinstance(source, (str, Path)):
             run["inputs"] = [str(source)]
         elif isinstance(source, Sequence) and source and all(isinstance(s, (str, Path)) for s in source):
@@ -235,6 +283,16 @@ class Evaluation:
         summaries = summary.finish()
         statistics = collector.finish(summaries) if collector is not None else {}
         return RunResult(traces, summaries, run, issues, statistics, failed)
+
+
+STOP_GRACE_S = 3.0
+"""Seconds judge calls in flight at an interrupt get to finish (their verdicts are cached)."""
+
+
+async def _wait_for(event: threading.Event) -> None:
+    """Return once ``event`` is set (polled: a signal handler cannot wake an event loop by itself)."""
+    while not event.is_set():
+        await asyncio.sleep(0.05)
 
 
 def _params(m: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from .._secrets import redact
 from ..errors import ProviderError
 from ..metrics import MetricContext
 from ..metrics._base import data_meets, is_async_metric
@@ -79,7 +80,7 @@ def finish(m: Any, r: Any) -> MetricResult:
 
 
 def _error(exc: BaseException) -> MetricResult:
-    return MetricResult("", None, None, None, f"{type(exc).__name__}: {exc}", [], Warning.METRIC_ERROR, {})
+    return MetricResult("", None, None, None, redact(f"{type(exc).__name__}: {exc}"), [], Warning.METRIC_ERROR, {})
 
 
 def combine_turns(parts: list[MetricResult], unit: str = "turn") -> MetricResult:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pydantic
 
+from .._secrets import register_secret
 from ._base import Backend, Completion
 from ._parse import schema_instruction
 from ._prices import Price
@@ -29,6 +30,38 @@ def _model_name(obj: Any, fallback: str) -> str:
     return fallback
 
 
+_KEY_ATTRIBUTES = ("api_key", "openai_api_key", "anthropic_api_key", "google_api_key", "groq_api_key",
+                   "mistral_api_key", "cohere_api_key", "together_api_key")
+
+
+def _object_identity(backend: str, obj: Any) -> dict[str, Any]:
+    """A user object's cache identity: its class (or function) and any endpoint it exposes."""
+    kind = obj if inspect.isfunction(obj) or inspect.ismethod(obj) else type(obj)
+    name = f"{getattr(kind, '__module__', '')}.{getattr(kind, '__qualname__', type(kind).__name__)}"
+    out: dict[str, Any] = {"backend": backend, "type": name}
+    for name in ("openai_api_base", "base_url", "anthropic_api_url", "endpoint", "azure_deployment",
+                 "deployment_name"):
+        value = getattr(obj, name, None)
+        if isinstance(value, str) and value:
+            out[name] = value.rstrip("/")
+        elif value is not None and not callable(value):
+            out[name] = str(value).rstrip("/")
+    return out
+
+
+def register_client_secrets(obj: Any) -> None:
+    """Remember the API keys a user's client or LangChain model holds, so they are redacted too."""
+    for holder in (obj, getattr(obj, "client", None), getattr(obj, "_client", None),
+                   getattr(obj, "async_client", None)):
+        if holder is None:
+            continue
+        for name in _KEY_ATTRIBUTES:
+            try:
+                register_secret(getattr(holder, name, None))
+            except Exception:  # noqa: BLE001 - a property that raises holds no key we can read
+                pass
+
+
 class LangChainJudge(Backend):
     """Any LangChain ``BaseChatModel`` (anything with ``ainvoke``).
 
@@ -44,6 +77,8 @@ class LangChainJudge(Backend):
             raise TypeError(f"a LangChain chat model needs an 'ainvoke' method, got {type(chat_model).__name__}")
         super().__init__(name or _model_name(chat_model, type(chat_model).__name__), timeout=timeout, price=price)
         self.chat_model, self.structured = chat_model, structured
+        register_client_secrets(chat_model)
+        self._identity = _object_identity(self.backend, chat_model)
         self._runnables: dict[type[pydantic.BaseModel], tuple[Any, bool]] = {}
 
     def _runnable(self, schema: type[pydantic.BaseModel]) -> tuple[Any, bool]:
@@ -94,6 +129,8 @@ class ClientJudge(Backend):
         name = getter() if callable(getter) else _model_name(client, type(client).__name__)
         super().__init__(name, timeout=timeout, price=price)
         self.client = client
+        register_client_secrets(client)
+        self._identity = _object_identity(self.backend, client)
 
     async def _complete(self, request: JudgeRequest) -> Completion:
         result = self.client.chat_complete(_messages_with_schema(request), request.temperature)
@@ -114,6 +151,7 @@ class CallableJudge(Backend):
             raise TypeError(f"expected a callable, got {type(function).__name__}")
         super().__init__(name or getattr(function, "__name__", "function"), timeout=timeout, price=price)
         self.function = function
+        self._identity = _object_identity(self.backend, function)
 
     async def _complete(self, request: JudgeRequest) -> Completion:
         result = self.function(_messages_with_schema(request))

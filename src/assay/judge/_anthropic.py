@@ -6,6 +6,7 @@ import inspect
 import json
 from typing import Any
 
+from assay._secrets import register_secret
 from assay.errors import ConfigError
 
 from ._base import Backend, Completion, LoopLocal
@@ -43,10 +44,15 @@ class AnthropicJudge(Backend):
         self.base_url, self.max_tokens, self.mode = base_url, max_tokens or 1024, structured
         self.temperature = temperature  # seed: the Messages API has none, so it is accepted and unused
         self._api_key = api_key
+        register_secret(api_key)
         # Recent SDKs dropped `temperature` (newer models fix it); send it only where it still exists.
         create = anthropic.resources.messages.AsyncMessages.create
         self._takes_temperature = "temperature" in inspect.signature(create).parameters
         self._client = LoopLocal(self._new_client, lambda client: client.close(), eager=True)
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return {"backend": "anthropic", "base_url": (self.base_url or "").rstrip("/") or None}
 
     def _new_client(self) -> Any:
         client = self._anthropic.AsyncAnthropic(api_key=self._api_key or "not-needed", base_url=self.base_url,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
+from assay._secrets import redact
 from assay.errors import ProviderError
 
 from ._parse import ParseError, parse_verdict
@@ -159,6 +160,8 @@ async def guarded(layer: Any, request: JudgeRequest) -> Verdict:
         stats.requests += 1
         stats.errors += verdict.error is not None and not verdict.skipped
         stats.skipped += verdict.skipped
+        if verdict.error is not None:
+            stats.count_reason(verdict.error, skipped=verdict.skipped)
     return verdict
 
 
@@ -205,6 +208,13 @@ class Backend:
         self.name, self.model = name, f"{self.backend}:{name}"
         self.timeout, self.price = timeout, price
         self._fatal: ProviderError | None = None
+        self._identity: dict[str, Any] | None = None
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """Where verdicts come from, beyond the model name (the judge cache keys on it): backends
+        that can point at different servers add their endpoint."""
+        return self._identity or {"backend": self.backend}
 
     async def _complete(self, request: JudgeRequest) -> Completion:
         raise NotImplementedError
@@ -238,12 +248,13 @@ class Backend:
         usage = dict(input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
                      cost_usd=cost, latency_s=latency)
         model = completion.model or self.model
+        text = redact(completion.text)  # a reply may quote the request's credentials back
         try:
-            parsed = parse_verdict(completion.text, request.schema, structured=completion.structured)
+            parsed = parse_verdict(text, request.schema, structured=completion.structured)
         except ParseError as exc:
             note = f" ({completion.note})" if completion.note else ""
-            return errored(model, f"{exc}{note}", raw=completion.text, **usage)
-        return Verdict(parsed=parsed, raw=completion.text, model=model, **usage)  # type: ignore[arg-type]
+            return errored(model, f"{exc}{note}", raw=text, **usage)
+        return Verdict(parsed=parsed, raw=text, model=model, **usage)  # type: ignore[arg-type]
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         return await guarded(self, request)

@@ -9,6 +9,7 @@ cap, so concurrency cannot overshoot it by more than the estimates' error.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from assay.errors import ProviderError
 
@@ -17,6 +18,7 @@ from ._limits import estimate_tokens
 from ._prices import Price
 from ._protocol import Judge, JudgeRequest, Verdict, errored
 from ._stats import JudgeStats
+from ._stop import check_stop
 
 
 @dataclasses.dataclass(slots=True)
@@ -91,6 +93,7 @@ class Metered(Wrapper):
                 self._scale = max(1.0, self._seen_actual / self._seen_estimated)
 
     async def _counted(self, request: JudgeRequest) -> Verdict:
+        check_stop()  # after an interrupt no new call starts, whatever layer queued it
         try:
             verdict = await call_inner(self.inner, request)
         except ProviderError:
@@ -109,8 +112,11 @@ class DryRun:
 
     backend = "dry-run"
 
-    def __init__(self, model: str, *, price: Price | None = None, stats: JudgeStats | None = None) -> None:
+    def __init__(self, model: str, *, price: Price | None = None, stats: JudgeStats | None = None,
+                 identity: dict[str, Any] | None = None) -> None:
         self.model, self.price, self.stats = model, price, stats or JudgeStats()
+        self.identity = identity
+        """The backend's cache identity (see Backend.identity), so cache hits are seen as in a real run."""
 
     async def call(self, request: JudgeRequest) -> Verdict:
         est_in, est_out = estimate_tokens(request)

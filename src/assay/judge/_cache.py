@@ -12,6 +12,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,10 @@ def default_cache_path() -> Path:
     return Path(platformdirs.user_cache_dir("assay", appauthor=False)) / "judge.sqlite3"
 
 
-def cache_key(model: str, request: JudgeRequest) -> str:
-    """sha256 over everything that can change the verdict, including the repeat index.
+def cache_key(model: str, request: JudgeRequest, endpoint: Mapping[str, Any] | None = None) -> str:
+    """sha256 over everything that can change the verdict, including the repeat index and the
+    backend's ``endpoint`` identity (kind, base URL, Azure API version, a client's class): the same
+    model name on another server is another judge.
 
     A request built from fenced data carries ``content_key`` (its content before fencing), which
     stands in for the messages: they hold per-run fence nonces that must not defeat the cache.
@@ -57,6 +60,7 @@ def cache_key(model: str, request: JudgeRequest) -> str:
         "max_tokens": request.max_tokens,
         "key": request.key,
         "repeat": request.repeat,
+        "endpoint": dict(endpoint) if endpoint else None,
     }
     blob = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -137,6 +141,15 @@ class JudgeCache:
         return f"JudgeCache({str(self.path)!r})"
 
 
+def endpoint_of(judge: Any) -> dict[str, Any] | None:
+    """The identity of the backend at the bottom of a composed judge (None when it has none)."""
+    seen = 0
+    while getattr(judge, "inner", None) is not None and seen < 32:
+        judge, seen = judge.inner, seen + 1
+    identity = getattr(judge, "identity", None)
+    return dict(identity) if isinstance(identity, Mapping) else None
+
+
 class Cached(Wrapper):
     """Answer from ``cache`` when it can; store each successful verdict as soon as it arrives.
 
@@ -147,10 +160,11 @@ class Cached(Wrapper):
     def __init__(self, inner: Judge, cache: JudgeCache | str | os.PathLike[str] | None = None, *,
                  stats: JudgeStats | None = None) -> None:
         super().__init__(inner, stats=stats)
+        self.endpoint = endpoint_of(inner)
         self.cache = cache if isinstance(cache, JudgeCache) else JudgeCache(cache)
 
     async def call(self, request: JudgeRequest) -> Verdict:
-        key = cache_key(self.model, request)
+        key = cache_key(self.model, request, self.endpoint)
         hit = self.cache.get(key, request.schema)
         if hit is not None:
             self.stats.cached += 1

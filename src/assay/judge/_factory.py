@@ -27,7 +27,7 @@ from ._budget import Budget, DryRun, Metered
 from ._cache import Cached, JudgeCache
 from ._limits import Limited
 from ._local import local_backend
-from ._openai import OpenAICompatible
+from ._openai import OpenAICompatible, endpoint_identity
 from ._prices import Price, is_local_url, resolve_price
 from ._protocol import Judge
 from ._retry import Reasking, Retrying
@@ -228,6 +228,16 @@ REMOTE_TIMEOUT, LOCAL_TIMEOUT = 60.0, 600.0
 """Default seconds per call: a local server on a CPU often needs minutes for one verdict."""
 
 
+def provider_base_url(spec: Spec) -> str | None:
+    """The base URL a built-in provider's backend will use (spec, else its environment variable, else its default)."""
+    info = PROVIDERS[spec.provider]
+    base_url = spec.base_url or (os.environ.get(info.url_env) if info.url_env else None) or info.base_url
+    if spec.provider == "ollama" and base_url and not base_url.rstrip("/").endswith("/v1"):
+        base_url = base_url.rstrip("/") + "/v1"
+        base_url = base_url if "//" in base_url else f"http://{base_url}"  # OLLAMA_HOST may be "host:port"
+    return base_url
+
+
 def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float | None | str = "auto",
                       prices: Mapping[str, Price | tuple[float, float]] | None = None,
                       **backend_options: Any) -> Backend:
@@ -237,10 +247,7 @@ def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float 
     if local_only:
         raise ConfigError(f"judge option(s) {', '.join(local_only)} apply only to an in-process judge "
                           f"(local:PATH.gguf), not to {spec.provider}:{spec.model}")
-    base_url = spec.base_url or (os.environ.get(info.url_env) if info.url_env else None) or info.base_url
-    if spec.provider == "ollama" and base_url and not base_url.rstrip("/").endswith("/v1"):
-        base_url = base_url.rstrip("/") + "/v1"
-        base_url = base_url if "//" in base_url else f"http://{base_url}"  # OLLAMA_HOST may be "host:port"
+    base_url = provider_base_url(spec)
     local = info.local or is_local_url(base_url)
     if timeout == "auto":
         timeout = LOCAL_TIMEOUT if local else REMOTE_TIMEOUT
@@ -321,7 +328,14 @@ def make_judge(spec: Any = None, **options: Any) -> Judge:
             entry = _BACKENDS.get(resolved.provider)
             local = (entry is not None and entry.local) or is_local_url(resolved.base_url)
             price = resolve_price(resolved.model, local=local, overrides=options.get("prices"))
-            return compose(DryRun(f"{resolved.provider}:{resolved.model}", price=price), **stack)
+            identity = None  # the real backend's, so a dry run sees the cache hits the run would get
+            if resolved.provider in PROVIDERS:
+                kind = "anthropic" if PROVIDERS[resolved.provider].kind == "anthropic" else resolved.provider
+                identity = endpoint_identity(kind, provider_base_url(resolved),
+                                             os.environ.get("OPENAI_API_VERSION", "2024-10-21")
+                                             if resolved.provider == "azure" else None)
+            return compose(DryRun(f"{resolved.provider}:{resolved.model}", price=price, identity=identity),
+                           **stack)
         return compose(build_backend(resolved, **options), **stack)
     if isinstance(spec, Judge) and not isinstance(spec, Backend):
         if options or stack or dry_run:
@@ -330,7 +344,7 @@ def make_judge(spec: Any = None, **options: Any) -> Judge:
         return spec
     backend = adapt(spec, **options)
     if dry_run:
-        return compose(DryRun(backend.model, price=backend.price), **stack)
+        return compose(DryRun(backend.model, price=backend.price, identity=backend.identity), **stack)
     return compose(backend, **stack)
 
 

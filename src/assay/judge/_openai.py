@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from assay._secrets import register_secret
 from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion, LoopLocal, provider_error
@@ -46,6 +47,14 @@ def _fallback(mode: str, error: ProviderError) -> str | None:
     return None
 
 
+def endpoint_identity(backend: str, base_url: str | None, api_version: str | None = None) -> dict[str, Any]:
+    """The cache identity of a backend at ``base_url`` (None: the SDK's default endpoint)."""
+    out: dict[str, Any] = {"backend": backend, "base_url": (base_url or "").rstrip("/") or None}
+    if api_version:
+        out["api_version"] = api_version
+    return out
+
+
 class OpenAICompatible(Backend):
     """A judge model behind ``/chat/completions``.
 
@@ -71,8 +80,14 @@ class OpenAICompatible(Backend):
         self.single_slot = provider in ("ollama", "llamacpp", "lmstudio")
         self.mode, self.max_tokens, self.seed, self.temperature = structured, max_tokens, seed, temperature
         self._api_key, self._api_version = api_key, api_version
+        register_secret(api_key)
         self._extra_body, self._headers = extra_body, default_headers
         self._client = LoopLocal(self._new_client, lambda client: client.close(), eager=True)
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return endpoint_identity(self.provider, self.base_url,
+                                 self._api_version if self.provider == "azure" else None)
 
     def _new_client(self) -> Any:
         common = dict(api_key=self._api_key or "not-needed", timeout=self.timeout, max_retries=0,

@@ -13,6 +13,8 @@ from typing import Protocol, runtime_checkable
 
 import pydantic
 
+from .._secrets import redact
+
 
 @dataclass(frozen=True, slots=True)
 class JudgeRequest:
@@ -71,6 +73,6 @@ class Judge(Protocol):
 
 def errored(model: str, error: str, *, raw: str = "", skipped: bool = False, attempts: int = 1,
             **usage: float | int | None) -> Verdict:
-    """A Verdict that carries only the reason there is no verdict."""
-    return Verdict(parsed=None, raw=raw, model=model, error=error, skipped=skipped,
+    """A Verdict that carries only the reason there is no verdict (secrets redacted from both texts)."""
+    return Verdict(parsed=None, raw=redact(raw), model=model, error=redact(error), skipped=skipped,
                    attempts=attempts, **usage)  # type: ignore[arg-type]

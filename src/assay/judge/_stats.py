@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass(slots=True)
@@ -30,6 +31,17 @@ class JudgeStats:
     estimated_input_tokens: int = 0
     estimated_output_tokens: int = 0
     estimated_cost_usd: float | None = 0.0  # None once any estimated call has no known price
+    error_reasons: dict[str, int] = field(default_factory=dict)    # why requests errored, with counts
+    skipped_reasons: dict[str, int] = field(default_factory=dict)  # why requests were not attempted
+
+    def count_reason(self, error: str, *, skipped: bool = False) -> None:
+        """Tally one errored (or skipped) request under its reason, without the per-call details."""
+        reasons = self.skipped_reasons if skipped else self.error_reasons
+        key = _reason(error)
+        if key in reasons or len(reasons) < _MAX_REASONS:
+            reasons[key] = reasons.get(key, 0) + 1
+        else:
+            reasons["other"] = reasons.get("other", 0) + 1
 
     def record_call(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
         """Count one backend call and what it consumed."""
@@ -50,3 +62,14 @@ class JudgeStats:
         return (f"{self.requests} requests, {self.calls} calls, {self.cached} cached, {self.retries} retries, "
                 f"{self.reasks} re-asks, {self.errors} errors, {self.skipped} skipped, "
                 f"{self.input_tokens}+{self.output_tokens} tokens, {cost}, peak concurrency {self.peak_concurrency}")
+
+
+_MAX_REASONS = 20
+
+
+def _reason(error: str) -> str:
+    """An error message as a reason to count: attempt counts, numbers and long tails dropped."""
+    text = re.sub(r" \(after \d+ attempts\)", "", error.strip().splitlines()[0] if error.strip() else "error")
+    text = re.sub(r"budget exhausted: .*", "budget reached", text)
+    text = re.sub(r"dry run: not sent.*", "dry run", text)
+    return text[:120]

@@ -141,6 +141,11 @@ class GoalAchievementRate:
     user_goal: str | None = None
     negative_penalty: float = 0.1
 
+    def planned_calls(self, trace: Any) -> int:
+        """Signals, verdict and summary; one more to infer the goal when none is given."""
+        has_goal = self.user_goal is not None or (trace.expected is not None and bool(trace.expected.goal))
+        return 3 if has_goal else 4
+
     async def score(self, ctx: MetricContext) -> MetricResult:
         conv = conversation(ctx)
         if isinstance(conv, MetricResult):

@@ -18,6 +18,7 @@ import msgspec
 
 from ..errors import DataError
 from . import _frames
+from ._status import run_status
 
 
 class Warning(StrEnum):  # noqa: A001 - the seed's name for the field
@@ -170,14 +171,16 @@ class RunResult(msgspec.Struct):
     """The first failed traces, when a streamed run kept no per-trace results (``traces`` empty)."""
 
     @property
+    def status(self) -> str:
+        """The run's verdict, the same as the CLI's exit status: ``passed`` (0), ``failed`` (1),
+        ``invalid_input`` (2), ``could_not_evaluate`` (3: nothing scored, or more errored or
+        unevaluated results than ``run['max_errors']`` tolerates, default none) or ``interrupted``."""
+        return run_status(self)[0]
+
+    @property
     def passed(self) -> bool:
-        """True when no trace failed a threshold."""
-        n_failed = self.run.get("n_failed")
-        if not self.traces and isinstance(n_failed, int):
-            traces_ok = n_failed == 0
-        else:
-            traces_ok = all(t.passed is not False for t in self.traces)
-        return traces_ok and all(s.n_passed == s.n for s in self.summary.values())
+        """True only when ``status`` is ``passed``: no threshold failed and the evaluation happened."""
+        return self.status == "passed"
 
     def __repr__(self) -> str:
         """One line (the dataclass repr of a run runs to kilobytes): counts, verdict, pass rate per metric."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from .._files import write_atomic
 from .._version import __version__
 from ..model import RunResult
 from . import _failures, _passk, _sections, _traces
@@ -99,8 +100,7 @@ def write_report(path: str | os.PathLike[str], result: RunResult, **kwargs: Any)
     """``render_report`` into ``path`` (UTF-8); returns the path."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(render_report(result, **kwargs), encoding="utf-8")
-    return p
+    return write_atomic(p, render_report(result, **kwargs))  # a crash never leaves half a report
 
 
 __all__ = ["Markup", "render_report", "write_report"]

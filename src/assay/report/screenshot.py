@@ -16,6 +16,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from .._files import write_atomic
 from ..errors import ConfigError
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -66,7 +67,7 @@ def _playwright_shot(exe: str, url: str, out: Path, width: int, height: int, ful
             page.goto(url)
             page.evaluate("n => document.querySelectorAll('details.trace').forEach((d, i) => { d.open = i < n; })",
                           open_traces)
-            page.screenshot(path=str(out), full_page=full_page)
+            write_atomic(out, page.screenshot(full_page=full_page))  # never half a PNG
         finally:
             browser.close()
     return out
@@ -74,11 +75,13 @@ def _playwright_shot(exe: str, url: str, out: Path, width: int, height: int, ful
 
 def _cli_shot(exe: str, url: str, out: Path, width: int, height: int) -> Path:
     with tempfile.TemporaryDirectory(prefix="assay-chromium-") as profile:
+        shot = Path(profile) / "shot.png"  # chromium writes here; the PNG is then moved in atomically
         cmd = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
-               f"--screenshot={out.resolve()}", url]
+               f"--screenshot={shot}", url]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-    if not out.exists():
-        raise ConfigError(f"chromium made no screenshot (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+        if not shot.exists():
+            raise ConfigError(f"chromium made no screenshot (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+        write_atomic(out, shot.read_bytes())
     return out
 
 

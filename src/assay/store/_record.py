@@ -9,6 +9,7 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from .._secrets import redact
 from ..model import InputIssue, RunResult, Trace, TraceResult
 from ._codec import dumps, new_run_id
 from ._compact import INSERT_INPUT, INSERT_RESULT, RowCodec
@@ -150,7 +151,7 @@ class RunRecorder:
         elif isinstance(exc, KeyboardInterrupt):
             self.abort("interrupted", "interrupted")
         else:
-            self.abort("failed", f"{type(exc).__name__}: {exc}")
+            self.abort("failed", redact(f"{type(exc).__name__}: {exc}"))
 
 
 def _run_cost(result: RunResult) -> float | None:

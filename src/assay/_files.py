@@ -1,0 +1,99 @@
+"""Writing output files so that a crash or a kill never leaves half a file.
+
+Every file assay writes (results in any format, the HTML report, screenshots) goes through
+``atomic_write``: a temporary file in the same directory, flushed and fsynced, then renamed over
+the target. Until the rename the previous file is untouched; after it the new one is complete.
+``check_writable`` validates an output path before any scoring (and any judge spending).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextmanager
+def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *, encoding: str | None = None,
+                 newline: str | None = None) -> Iterator[IO[Any]]:
+    """Open a temporary file next to ``path``; on a clean exit fsync it and rename it over ``path``.
+
+    An exception leaving the block (a crash in a writer, KeyboardInterrupt) deletes the temporary
+    file and leaves ``path`` as it was. ``mode`` is ``"wb"`` or ``"w"`` (text, with ``encoding``).
+    """
+    if mode not in ("wb", "w"):
+        raise ValueError(f"atomic_write mode must be 'wb' or 'w', got {mode!r}")
+    target = Path(path)
+    directory = target.parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, mode, encoding=None if mode == "wb" else (encoding or "utf-8"),
+                       newline=None if mode == "wb" else newline) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, _mode_for(target))
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(directory)
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, encoding: str = "utf-8") -> Path:
+    """``data`` into ``path`` through ``atomic_write``; returns the path."""
+    with atomic_write(path, "wb") as f:
+        f.write(data.encode(encoding) if isinstance(data, str) else data)
+    return Path(path)
+
+
+def check_writable(path: str | os.PathLike[str], what: str = "output") -> None:
+    """Raise ConfigError unless a file can be written at ``path`` (checked before any work is done).
+
+    The directory must exist and accept a new file (probed by creating and removing one, which
+    also catches read-only file systems); the path must not be a directory.
+    """
+    from .errors import ConfigError  # imported here: this module sits below every layer
+
+    target = Path(path)
+    directory = target.parent
+    if target.is_dir():
+        raise ConfigError(f"{what} {str(path)!r} is a directory; give a file name")
+    if not directory.is_dir():
+        raise ConfigError(f"{what} {str(path)!r}: directory {str(directory)!r} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=directory)
+    except OSError as exc:
+        raise ConfigError(f"{what} {str(path)!r}: cannot write in {str(directory)!r} ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ConfigError(f"{what} {str(path)!r} exists and is not writable")
+
+
+def _mode_for(target: Path) -> int:
+    """The existing file's permissions, else what a plain ``open`` would give (0o666 minus umask)."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename itself durable (POSIX); best effort elsewhere."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,85 @@
+"""One redaction step for secrets, applied to every error message and raw judge reply before it is
+stored, printed or written.
+
+Some providers and proxies echo the request's Authorization header in error bodies; a key that
+reaches an exception message would otherwise end up in results files, the run store, reports,
+stderr and ``--debug`` tracebacks. ``redact`` removes the exact values of the configured keys
+(registered by the judge backends, and read from ``*_API_KEY``-style environment variables) and
+anything shaped like a bearer token or a provider key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, TypeVar
+
+REDACTED = "[REDACTED]"
+_MIN_SECRET = 8  # shorter values ("none", "x") would redact ordinary words
+
+_known: set[str] = set()
+"""Exact secret values seen by this process (API keys given to backends, read from clients)."""
+
+_ENV_NAME = re.compile(r"(API_?KEY|_TOKEN|_SECRET|_PASSWORD|ACCESS_KEY)$", re.IGNORECASE)
+_PATTERNS = re.compile(
+    r"(?i)\b(?P<scheme>bearer)\s+(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}"  # Bearer <token with a digit>
+    r"|(?P<label>[\"']?\b(?:x-api-key|api-key|api_key|apikey|access_token)[\"']?\s*[:=]\s*[\"']?)"
+    r"[A-Za-z0-9._~+/-]{8,}"                                           # api_key=<value>, "x-api-key": "<value>"
+    r"|\bsk-[A-Za-z0-9_-]{8,}"                                          # OpenAI / Anthropic (sk-ant-...) keys
+    r"|\bAIza[0-9A-Za-z_-]{30,}"                                        # Google API keys
+    r"|\b(?:gsk|xai|pplx|hf|ghp|gho|ghs|github_pat)_[A-Za-z0-9_]{16,}"  # Groq, xAI, Perplexity, HF, GitHub
+)
+T = TypeVar("T")
+
+
+def register_secret(value: Any) -> None:
+    """Remember an exact secret (an API key) so that ``redact`` removes it wherever it appears."""
+    text = _plain(value)
+    if text and len(text) >= _MIN_SECRET:
+        _known.add(text)
+
+
+def _plain(value: Any) -> str | None:
+    if value is None:
+        return None
+    getter = getattr(value, "get_secret_value", None)  # pydantic SecretStr (LangChain models)
+    if callable(getter):
+        value = getter()
+    return value if isinstance(value, str) else None
+
+
+def _secrets() -> list[str]:
+    env = [v for k, v in os.environ.items() if _ENV_NAME.search(k) and len(v) >= _MIN_SECRET]
+    return sorted({*_known, *env}, key=len, reverse=True)  # longest first: a key that contains another
+
+
+def redact(text: T) -> T:
+    """``text`` with every known secret and anything key-shaped replaced by ``[REDACTED]``.
+
+    Non-strings are returned unchanged; so is a string with nothing to redact (no copy).
+    """
+    if not isinstance(text, str) or not text:
+        return text
+    out = text
+    for secret in _secrets():
+        if secret in out:
+            out = out.replace(secret, REDACTED)
+    out = _PATTERNS.sub(_replace, out)
+    return out  # type: ignore[return-value]
+
+
+def _replace(match: re.Match[str]) -> str:
+    if match.group("scheme"):
+        return f"{match.group('scheme')} {REDACTED}"
+    return (match.group("label") or "") + REDACTED
+
+
+def redact_data(value: T) -> T:
+    """``redact`` applied to every string inside dicts, lists and tuples (results' ``details``)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_data(v) for k, v in value.items()}  # type: ignore[return-value]
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_data(v) for v in value)  # type: ignore[return-value]
+    return value

@@ -1,0 +1,82 @@
+"""A run's verdict, in one place, so the CLI's exit status, ``RunResult.status`` and the pytest
+plugin can never disagree.
+
+``passed`` means every trace that could be judged passed *and* the evaluation actually happened:
+a run where nothing was scored, or where more results errored (or were not evaluated because the
+budget ran out) than the run tolerates, ``could_not_evaluate`` — never a silent pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PASSED, FAILED, INVALID_INPUT, COULD_NOT_EVALUATE, INTERRUPTED = (
+    "passed", "failed", "invalid_input", "could_not_evaluate", "interrupted")
+STATUSES = (PASSED, FAILED, INVALID_INPUT, COULD_NOT_EVALUATE, INTERRUPTED)
+
+
+def parse_max_errors(value: str | float | int | None) -> float | int:
+    """``--max-errors``: a count (``3``) or a share of the results (``0.05``, ``5%``); default 0.
+
+    Raises ValueError with the accepted forms.
+    """
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise ValueError(f"max_errors: expected a count or a fraction, got {value!r}")
+    if isinstance(value, (int, float)):
+        number: float | int = value
+        fraction = isinstance(value, float)
+    else:
+        text = value.strip()
+        try:
+            if text.endswith("%"):
+                number, fraction = float(text[:-1]) / 100, True
+            elif any(c in text for c in ".eE"):
+                number, fraction = float(text), True
+            else:
+                number, fraction = int(text), False
+        except ValueError:
+            raise ValueError(f"max_errors {value!r}: expected a count (3) or a fraction (0.05 or 5%)") from None
+    if number != number or number < 0 or (fraction and number > 1):  # NaN, negative, share over 100%
+        raise ValueError(f"max_errors {value!r}: expected a count >= 0 or a fraction in [0, 1]")
+    return float(number) if fraction else int(number)
+
+
+def unevaluated_counts(summary: dict[str, Any]) -> tuple[int, int, int]:
+    """(scored, errored or not evaluated, all) metric results over the run's summaries."""
+    scored = bad = total = 0
+    for s in summary.values():
+        scored += s.n
+        total += s.n + s.n_null
+        bad += s.n_errored + int((s.warnings or {}).get("not_evaluated", 0))
+    return scored, bad, total
+
+
+def run_status(result: Any, max_errors: float | int | None = None) -> tuple[str, str]:
+    """(status, why) for a RunResult; ``max_errors`` defaults to ``result.run['max_errors']`` or 0."""
+    run = result.run or {}
+    if run.get("interrupted"):
+        return INTERRUPTED, "the run was interrupted"
+    if result.input_issues:
+        n = len(result.input_issues)
+        return INVALID_INPUT, f"{n} input record{'s' if n != 1 else ''} skipped"
+    limit = parse_max_errors(run.get("max_errors") if max_errors is None else max_errors)
+    scored, bad, total = unevaluated_counts(result.summary)
+    n_traces = run.get("n_traces", len(result.traces))
+    if not n_traces:
+        return COULD_NOT_EVALUATE, "no traces in the input"
+    if scored == 0:
+        if bad:
+            return COULD_NOT_EVALUATE, f"nothing was scored: {bad} of {total} metric results errored or were not evaluated"
+        return COULD_NOT_EVALUATE, f"nothing was scored ({total} metric results, none with a score)"
+    allowed = limit * total if isinstance(limit, float) else limit
+    if bad > allowed:
+        shown = f"{limit:.0%}" if isinstance(limit, float) else str(limit)
+        return COULD_NOT_EVALUATE, (f"{bad} of {total} metric results errored or were not evaluated "
+                                    f"(tolerated: {shown}; see --max-errors)")
+    failed = any(t.passed is False for t in result.traces) or run.get("n_failed", 0) > 0 or any(
+        s.n_passed < s.n for s in result.summary.values())
+    if failed:
+        return FAILED, "a threshold failed"
+    return PASSED, "every scored trace passed"

@@ -1,0 +1,118 @@
+"""Output files are written atomically and their paths checked before any scoring: a killed or
+crashed run leaves the previous results file intact, and a bad ``-o`` costs no judge call."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from assay._files import atomic_write, check_writable, write_atomic
+from assay.errors import ConfigError
+from tests.support.cli import cli_env, run_pipe
+from tests.support.judge_server import JudgeServer, delayed, obj
+
+GOOD = {"evidence": [], "reasoning": "on topic", "score": 5}
+
+
+def traces(tmp_path: Path, n: int, name: str = "t.jsonl") -> Path:
+    p = tmp_path / name
+    p.write_text("".join(json.dumps({"id": f"r{i}", "turns": [{"input": f"question {i}?", "output": f"answer {i}"}]})
+                         + "\n" for i in range(n)))
+    return p
+
+
+def test_atomic_write_keeps_the_old_file_until_the_new_one_is_complete(tmp_path):
+    target = tmp_path / "r.json"
+    target.write_text("previous")
+    os.chmod(target, 0o640)
+    with pytest.raises(RuntimeError):
+        with atomic_write(target) as f:
+            f.write(b"half a fi")
+            assert target.read_text() == "previous"
+            raise RuntimeError("writer crashed")
+    assert target.read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left behind
+    write_atomic(target, "new")
+    assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o640  # permissions kept
+
+
+def test_check_writable_says_where_and_what(tmp_path):
+    with pytest.raises(ConfigError, match=r"-o '.*nodir/r.json': directory '.*nodir' does not exist"):
+        check_writable(tmp_path / "nodir" / "r.json", "-o")
+    with pytest.raises(ConfigError, match="is a directory"):
+        check_writable(tmp_path, "--html")
+
+
+def test_check_writable_refuses_a_read_only_directory(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o500)
+    try:
+        if os.access(ro, os.W_OK):  # root ignores directory permissions
+            pytest.skip("running as root: permissions are not enforced")
+        with pytest.raises(ConfigError, match="cannot write in"):
+            check_writable(ro / "r.json", "-o")
+    finally:
+        os.chmod(ro, 0o700)
+
+
+@pytest.mark.parametrize("flag", ["-o", "--html"])
+def test_a_bad_output_path_fails_before_any_judge_call(tmp_path, flag):
+    with JudgeServer(lambda req: obj(GOOD)) as server:
+        r = run_pipe(["run", str(traces(tmp_path, 3)), "-m", "answer_relevance", "--no-cache",
+                      "--judge", f"openai-compatible:scripted@{server.url}", flag, str(tmp_path / "nodir" / "r.out")],
+                     cli_env(tmp_path))
+        assert server.requests == []
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"Error: {flag} '{tmp_path}/nodir/r.out': directory '{tmp_path}/nodir' does not exist"]
+    assert not (tmp_path / "runs.sqlite3").exists()  # no run recorded either
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json"])
+def test_a_kill_during_the_run_leaves_the_previous_results_file_intact(tmp_path, fmt):
+    out = tmp_path / f"r.{fmt}"
+    with JudgeServer(lambda req: delayed(obj(GOOD), 0.2)) as server:
+        args = ["-m", "answer_relevance", "--no-cache", "--concurrency", "1", "-f", fmt, "-o", str(out),
+                "--judge", f"openai-compatible:scripted@{server.url}"]
+        first = run_pipe(["run", str(traces(tmp_path, 2, "small.jsonl")), *args], cli_env(tmp_path))
+        assert first.returncode == 0, first.stderr
+        previous = out.read_bytes()
+        proc = subprocess.Popen([sys.executable, "-m", "assay", "run", str(traces(tmp_path, 50)), *args],
+                                env=cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while len(server.requests) < 8 and time.monotonic() < deadline:  # well into the run (jsonl is streaming)
+            time.sleep(0.05)
+        if fmt == "jsonl":
+            tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".r.jsonl.")]
+            assert tmp  # the streamed results go to a temporary file next to the target
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    assert out.read_bytes() == previous
+
+
+def test_a_writer_crash_leaves_the_previous_results_file_intact(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import assay.report as report
+    from assay.cli import main
+
+    out = tmp_path / "r.csv"
+    out.write_text("previous results\n")
+
+    def crash(result):
+        raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+
+    monkeypatch.setattr("assay.cli._session.to_csv", crash)
+    r = CliRunner().invoke(main, ["run", str(traces(tmp_path, 2)), "--no-store", "-m", "tool_selection_accuracy",
+                                  "-f", "csv", "-o", str(out)])
+    assert r.exit_code == 3 and "internal error: UnicodeEncodeError" in r.stderr
+    assert out.read_text() == "previous results\n"
+    assert report  # the writer really was replaced in the module the CLI uses

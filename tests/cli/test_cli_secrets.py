@@ -1,0 +1,123 @@
+"""Secrets never persist, and the judge cache never answers for another endpoint.
+
+A scripted server echoes the request's Authorization header (and the bare key) in 401, 429, 500,
+malformed and non-completion replies; every file and stream assay wrote is then searched for
+the key. Two servers serving the same model name with different verdicts share one cache file.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+from assay._secrets import REDACTED, redact, register_secret
+from tests.support.cli import cli_env, run_pipe
+from tests.support.judge_server import JudgeServer, broken_body, malformed, obj, status
+
+KEY = "k3y-Pr0d-0123456789abcdefXYZ"  # not shaped like any known key: only exact-value redaction catches it
+GOOD = {"evidence": [], "reasoning": "on topic", "score": 5}
+
+
+def traces(tmp_path: Path, n: int) -> Path:
+    p = tmp_path / "t.jsonl"
+    p.write_text("".join(json.dumps({"id": f"r{i}", "turns": [{"input": f"question {i}?", "output": f"answer {i}"}]})
+                         + "\n" for i in range(n)))
+    return p
+
+
+def test_redact_exact_values_and_key_shapes(monkeypatch):
+    monkeypatch.setenv("MY_PROXY_API_KEY", "proxy-value-0000111122223333")
+    register_secret("registered-secret-value-42")
+    text = ("Authorization: Bearer abc.DEF-123_456 | sk-ant-api03-abcdefghijklmnop | proxy-value-0000111122223333 | "
+            "registered-secret-value-42 | {'x-api-key': 'zzzzzzzz99999999'} | AIzaSyA1234567890123456789012345678901")
+    out = redact(text)
+    assert out.count(REDACTED) == 6, out
+    for leaked in ("abc.DEF-123_456", "sk-ant", "proxy-value", "registered-secret", "zzzzzzzz9", "AIzaSy"):
+        assert leaked not in out
+    assert redact("the bearer of good news and basic facts") == "the bearer of good news and basic facts"
+
+
+def authorization(recorded) -> str:
+    return next((v for k, v in recorded.headers.items() if k.lower() == "authorization"), "")
+
+
+def echo_server(tmp_path: Path) -> JudgeServer:
+    """Replies chosen by the trace in the request, each echoing the Authorization header it got."""
+    server = JudgeServer()
+
+    def reply(req):
+        auth = authorization(server.requests[-1])  # --concurrency 1: the last request is this one
+        echo = f"invalid credentials: got header {auth!r} (key {auth.removeprefix('Bearer ')})"
+        text = json.dumps(req.get("messages"))
+        if "question 0?" in text:
+            return status(500, echo)
+        if "question 1?" in text:
+            return status(429, echo)
+        if "question 2?" in text:
+            return malformed('{"score": 5, "reasoning": "' + echo)
+        if "question 3?" in text:
+            return broken_body(f"<html>proxy error: {echo}</html>")
+        return obj({**GOOD, "reasoning": f"fine; {echo}"})
+
+    server.reply = reply
+    return server
+
+
+def test_no_key_in_any_output_file_store_or_stream(tmp_path):
+    env = cli_env(tmp_path, ASSAY_JUDGE_API_KEY=KEY)
+    p = traces(tmp_path, 5)
+    streams: list[str] = []
+    with echo_server(tmp_path) as server:
+        judge = ["-m", "answer_relevance", "--judge", f"openai-compatible:scripted@{server.url}",
+                 "--concurrency", "1", "--retries", "0", "--max-errors", "10"]
+        for fmt in ("json", "jsonl", "csv", "junit"):
+            out = tmp_path / f"results.{fmt}"
+            r = run_pipe(["run", str(p), *judge, "-f", fmt, "-o", str(out), "--html", str(tmp_path / f"{fmt}.html"),
+                          "--cache", str(tmp_path / "judge.sqlite3"), "--debug"], env)
+            assert r.returncode in (0, 1), r.stderr
+            streams += [r.stdout, r.stderr]
+        r = run_pipe(["run", str(p), *judge, "--no-cache", "-f", "json"], env)  # results on stdout
+        streams += [r.stdout, r.stderr]
+        assert KEY in json.dumps([authorization(q) for q in server.requests])  # the key was sent
+        server.reply = lambda req: status(401, f"bad key {authorization(server.requests[-1])}")
+        fatal = run_pipe(["run", str(p), *judge, "--no-cache", "--debug"], env)
+        streams += [fatal.stdout, fatal.stderr]
+        assert fatal.returncode == 3 and "HTTP 401" in fatal.stderr and "Traceback" in fatal.stderr
+    for cmd in (["runs"], ["runs", "show", "latest"], ["report", "latest", "-o", str(tmp_path / "stored.html")]):
+        r = run_pipe(cmd, env)
+        streams += [r.stdout, r.stderr]
+    # the echoes really were recorded (redacted), so the search below is not vacuous
+    results = json.loads((tmp_path / "results.json").read_text())
+    m = results["traces"][0]["metrics"]["answer_relevance"]
+    assert m["warning"] == "judge_error" and REDACTED in json.dumps(m)
+    assert REDACTED in json.dumps(results["traces"][4]["metrics"]["answer_relevance"])  # a passing verdict's reason
+    written = [f for f in tmp_path.rglob("*") if f.is_file() and f.name != "t.jsonl"]
+    assert len(written) >= 10  # results in 4 formats, 4 reports, the store, the cache, ...
+    hits = [str(f) for f in written if KEY.encode() in f.read_bytes()]
+    hits += [f"stream {i}" for i, s in enumerate(streams) if KEY in s]
+    assert hits == []
+
+
+def test_the_cache_keys_on_the_endpoint_not_only_the_model_name(tmp_path):
+    cache = str(tmp_path / "judge.sqlite3")
+    p = traces(tmp_path, 2)
+
+    def run(url: str):
+        return run_pipe(["run", str(p), "--no-store", "-m", "answer_relevance", "-f", "json", "--retries", "0",
+                         "--cache", cache, "--judge", f"openai-compatible:same-model@{url}"], cli_env(tmp_path))
+
+    with JudgeServer(lambda req: obj(GOOD)) as a, JudgeServer(lambda req: obj({**GOOD, "score": 1})) as b:
+        first = run(a.url)
+        second = run(b.url)
+        again = run(a.url)
+        assert (len(a.requests), len(b.requests)) == (2, 2)  # b was asked although a's verdicts were cached
+    scores = [[t["metrics"]["answer_relevance"]["score"] for t in json.loads(r.stdout)["traces"]]
+              for r in (first, second, again)]
+    assert scores == [[1.0, 1.0], [0.0, 0.0], [1.0, 1.0]]
+    assert json.loads(again.stdout)["run"]["judge"]["cached"] == 2
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    r = run(dead)  # a dead server with the same model name gets no cached verdicts from a or b
+    assert r.returncode == 3 and json.loads(r.stdout)["run"]["judge"]["cached"] == 0
