@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import assay
+from assay.judge import make_judge
 from assay.pytest_plugin import assert_passes
 from tests.support.cli import cli_env, run_pipe, run_pty
 from tests.support.judge_server import JudgeServer, broken_body, delayed, obj, status
@@ -122,7 +123,7 @@ def test_run_result_status_and_the_plugin_agree_with_the_cli(tmp_path):
         result = assay.evaluate(traces(tmp_path, 2), ["answer_relevance"], judge=judge, cache=False, retries=0)
         assert result.status == "could_not_evaluate" and result.passed is False
         with pytest.raises(AssertionError, match="errored"):
-            assert_passes(traces(tmp_path, 2), ["answer_relevance"], judge=judge, cache=False, retries=0)
+            assert_passes(traces(tmp_path, 2), ["answer_relevance"], judge=make_judge(judge, cache=False, retries=0))
     empty = assay.evaluate([], ["tool_selection_accuracy"])
     assert empty.status == "could_not_evaluate" and not empty.passed
     with pytest.raises(AssertionError, match="could not evaluate: nothing was scored"):
