@@ -21,4 +21,4 @@ def test_repr_is_one_short_line(tmp_path):
 
 
 def test_repr_of_an_empty_run():
-    assert repr(RunResult(traces=[], summary={})) == "<RunResult passed: 0 traces (0 passed, 0 failed), 0 metrics>"
+    assert repr(RunResult(traces=[], summary={})) == "<RunResult could_not_evaluate: 0 traces (0 passed, 0 failed), 0 metrics>"  # nothing scored

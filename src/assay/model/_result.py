@@ -189,7 +189,7 @@ class RunResult(msgspec.Struct):
         rates = [f"{n} {s.pass_rate:.2f}" if s.pass_rate is not None else f"{n} null" for n, s in self.summary.items()]
         shown = ", ".join(rates[:4]) + (f", +{len(rates) - 4} more" if len(rates) > 4 else "")
         run_id = self.run.get("run_id")
-        return (f"<RunResult{' ' + str(run_id) if run_id else ''} {'passed' if self.passed else 'failed'}: "
+        return (f"<RunResult{' ' + str(run_id) if run_id else ''} {self.status}: "
                 f"{len(self.traces)} traces ({n_pass} passed, {n_fail} failed), "
                 f"{len(self.summary)} metrics" + (f" (pass rate {shown})" if rates else "")
                 + (f", {len(self.input_issues)} input issues" if self.input_issues else "") + ">")
