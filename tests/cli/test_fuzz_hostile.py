@@ -120,9 +120,10 @@ def test_hostile_files_never_traceback_and_lose_no_good_record(kinds: list[tuple
                                  *[a for m in METRICS for a in ("-m", m)]])
         assert r.exception is None or isinstance(r.exception, SystemExit), r.output
         assert "Traceback" not in r.output
+        if not goods and not bads:  # an empty file: nothing to evaluate is status 3, never a pass
+            assert r.exit_code == 3, r.output
+            return
         assert r.exit_code in (0, 1, 2), r.output
-        if not goods and not bads:
-            return  # an empty file: nothing scored, nothing wrong (exit 0, or 2 for 'no traces')
         if bads:
             assert r.exit_code == 2, r.output
         for line in bads:
