@@ -20,7 +20,6 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import ConfigError, DataError
-from ..judge._stop import stop_context
 from ..importers import read_traces
 from ..importers._native import parse_trace
 from ..metrics import REGISTRY, Registry, parse_metric_arg
@@ -149,7 +148,11 @@ class Evaluation:
         pending: deque[asyncio.Future[Any]] = deque()
         loop = asyncio.get_running_loop()
         cancel = self.cancel
-        ctx = stop_context(cancel) if cancel is not None else None
+        if cancel is not None:
+            from ..judge._stop import stop_context  # here, not at the top: `import assay` must not load the judge package
+            ctx = stop_context(cancel)
+        else:
+            ctx = None
         stop = loop.create_task(_wait_for(cancel)) if cancel is not None else None
 
         async def one(trace: Trace, loc: str) -> TraceResult:
