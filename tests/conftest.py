@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # so `tests.support` imports under plain `pytest` too
     sys.path.insert(0, str(ROOT))
 
-from assay.metrics import REGISTRY  # noqa: E402
+from assay.metrics._base import REGISTRY  # noqa: E402
 from tests.support.judge_server import judge_server  # noqa: E402,F401  (registers the fixture)
 
 _LOCAL_NAMES = {"localhost", "localhost.localdomain", "", None}
@@ -90,7 +90,7 @@ def isolated_user_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
 def registry_snapshot() -> Any:
     """Restore the global registry after a test that registers metrics."""
     REGISTRY.names()  # load the built-ins first
-    saved = dict(REGISTRY._classes)
+    saved = dict(REGISTRY._entries)
     yield REGISTRY
-    REGISTRY._classes.clear()
-    REGISTRY._classes.update(saved)
+    REGISTRY._entries.clear()
+    REGISTRY._entries.update(saved)

@@ -3,18 +3,23 @@
 The facade re-exports the names most users need; everything else lives in the subpackages
 (``assay.model``, ``assay.metrics``, ``assay.judge``, ``assay.stats``, ``assay.importers``).
 Importing assay does no I/O and loads no SDK, numpy or template engine.
+
+``Warning`` (a result's warning code) is importable by name but not part of ``import *``, where
+it would shadow the builtin; ``MetricWarning`` is the same enum.
 """
 
 from .engine import Evaluation, aevaluate, evaluate
 from .errors import AssayError, ConfigError, DataError, MetricError, ProviderError
 from .importers import load_traces, read_traces
-from .metrics import REGISTRY, Metric, MetricContext, Requirement, metric
-from .model import MetricResult, RunResult, ToolCall, Trace, TraceResult, Turn, Warning
+from .metrics import DEFAULT_METRICS, Metric, MetricContext, Requirement, metric
+from .model import Expected, MetricResult, RunResult, ToolCall, Trace, TraceResult, Turn, Usage, Warning
+from .model import Warning as MetricWarning
 
 from ._version import __version__
 
 __all__ = [
-    "AssayError", "ConfigError", "DataError", "Evaluation", "Metric", "MetricContext", "MetricError",
-    "MetricResult", "ProviderError", "REGISTRY", "Requirement", "RunResult", "ToolCall", "Trace", "TraceResult",
-    "Turn", "Warning", "__version__", "aevaluate", "evaluate", "load_traces", "metric", "read_traces",
+    "AssayError", "ConfigError", "DEFAULT_METRICS", "DataError", "Evaluation", "Expected", "Metric",
+    "MetricContext", "MetricError", "MetricResult", "MetricWarning", "ProviderError", "Requirement", "RunResult",
+    "ToolCall", "Trace", "TraceResult", "Turn", "Usage", "__version__", "aevaluate", "evaluate", "load_traces",
+    "metric", "read_traces",
 ]

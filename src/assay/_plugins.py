@@ -10,16 +10,19 @@ A plugin distribution declares, in its pyproject.toml::
     mylog = "my_pkg.importer:read_mylog"       # loaded like a --plugin module (it registers itself)
 
 Groups are read only when a name is looked up or listed, never at ``import assay``.
-``--plugin my_pkg.metrics`` (or ``plugins = [...]`` in assay.toml) imports a module whose
-``@metric`` / ``register_backend`` calls register what it defines.
+``--plugin my_pkg.metrics`` or ``--plugin ./my_metrics.py`` (or ``plugins = [...]`` in
+assay.toml) imports a module whose ``@metric`` / ``register_backend`` / ``register_importer``
+calls register what it defines.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Iterable
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
@@ -48,15 +51,22 @@ def load(ep: metadata.EntryPoint) -> Any:
 
 
 def import_modules(modules: Iterable[str]) -> None:
-    """Import each ``module.path`` (``--plugin``, config ``plugins``); registration is theirs."""
+    """Import each ``module.path`` or ``file.py`` (``--plugin``, config ``plugins``); registration is theirs.
+
+    The working directory is searched too (after everything else), so ``--plugin my_metrics``
+    finds ``./my_metrics.py`` as ``python -m`` would.
+    """
     for name in modules:
         name = name.strip()
-        if not name:
-            continue
-        if name in sys.modules:
+        if not name or name in sys.modules:
             continue
         try:
-            importlib.import_module(name)
+            if name.endswith(".py"):
+                _import_file(name)
+            else:
+                if os.getcwd() not in sys.path:
+                    sys.path.append(os.getcwd())
+                importlib.import_module(name)
         except ConfigError:
             raise
         except ImportError as exc:
@@ -64,3 +74,22 @@ def import_modules(modules: Iterable[str]) -> None:
                 from exc
         except Exception as exc:  # noqa: BLE001 - any failure inside third-party code
             raise ConfigError(f"plugin {name!r} failed while importing: {type(exc).__name__}: {exc}") from exc
+
+
+def _import_file(path: str) -> None:
+    import importlib.util
+
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"plugin {path!r}: no such file")
+    module_name = file.stem
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:  # pragma: no cover - a .py file always has a loader
+        raise ConfigError(f"plugin {path!r}: cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise

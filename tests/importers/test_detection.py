@@ -106,7 +106,9 @@ def test_a_registered_importer_is_used_by_name(in_tmp: Path, monkeypatch: pytest
             yield f"{source}:{n}", Trace(id=raw.decode().strip(), turns=[Turn(input="hi")])
 
     monkeypatch.setitem(_IMPORTERS, "ids", _IMPORTERS["assay"])  # keep the dict restorable
-    register_importer(Importer("ids", "one id a line", read, lambda head, name: False))
+    with pytest.raises(ConfigError, match="importer 'ids' from module .* clashes"):
+        register_importer(Importer("ids", "one id a line", read, lambda head, name: False))
+    register_importer(Importer("ids", "one id a line", read, lambda head, name: False), replace=True)
     (in_tmp / "ids.txt").write_text("a\nb\n")
     assert [t.id for _, t in read_traces("ids.txt", input_format="ids")] == ["a", "b"]
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from assay.engine._scoring import finish
-from assay.metrics import REGISTRY, MetricContext
+from assay.metrics import MetricContext
+from assay.metrics._base import REGISTRY
 from assay.model import MetricResult, Trace
 
 

@@ -9,7 +9,8 @@ import pytest
 
 import assay
 from assay import ConfigError
-from assay.metrics import REGISTRY, Requirement
+from assay.metrics import Requirement
+from assay.metrics._base import REGISTRY
 
 DETERMINISTIC = {
     "tool_selection_accuracy": "tool_calling", "tool_sequence_correctness": "tool_calling",

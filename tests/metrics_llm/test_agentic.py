@@ -8,7 +8,8 @@ from test_machinery import run
 
 from assay import ConfigError, Warning, evaluate
 from assay.judge import errored
-from assay.metrics import REGISTRY, Requirement
+from assay.metrics import Requirement
+from assay.metrics._base import REGISTRY
 from assay.stats import BayesianMode
 
 CALC = {"id": "conversation_001", "turns": [

@@ -10,7 +10,8 @@ from scripted import ScriptedJudge, label, prompt_options, scale, schema_options
 
 from assay import ConfigError, Trace, Warning, evaluate
 from assay.judge import Fence, Verdict, errored
-from assay.metrics import REGISTRY, MetricContext
+from assay.metrics import MetricContext
+from assay.metrics._base import REGISTRY
 from assay.metrics._judged import Rubric, load_rubric, normalise_scale, rubric_names
 from assay.metrics._sections import quote_found, normalise_text
 

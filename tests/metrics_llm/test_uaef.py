@@ -7,7 +7,8 @@ from scripted import ScriptedJudge, label, scale
 from test_machinery import direct, run
 
 from assay import Warning, evaluate
-from assay.metrics import REGISTRY, Requirement
+from assay.metrics import Requirement
+from assay.metrics._base import REGISTRY
 
 SEED_004_BUILTIN = [
     "tool_selection_accuracy", "tool_sequence_correctness", "parameter_quality", "mcp_compliance",

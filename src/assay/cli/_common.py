@@ -18,6 +18,16 @@ EXIT_STATUS = {"passed": EXIT_OK, "failed": EXIT_FAILED, "invalid_input": EXIT_U
 """``RunResult.status`` -> exit status: one mapping, so the CLI cannot drift from the library."""
 
 debug_option = click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+plugin_option = click.option(
+    "--plugin", "plugins", multiple=True, metavar="MODULE",
+    help="Import MODULE (a module path or a .py file) first, so the metrics, judge backends and importers "
+         "it registers can be named (repeatable). Installed plugins need no flag.")
+
+
+def load_plugins(modules: Any) -> None:
+    """Import the ``--plugin`` / config ``plugins`` modules (a bad one is a ConfigError)."""
+    from .. import _plugins
+    _plugins.import_modules(modules)
 
 
 def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -229,9 +229,9 @@ def _worth_keeping(item: TraceResult, kept: dict[str, Any]) -> bool:
 
 
 def _metric_specs(evaluation: Evaluation) -> list[dict[str, Any]]:
-    return [{"name": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
+    return [{"name": n, "metric": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
              "params": {f.name: getattr(m, f.name) for f in dataclasses.fields(m) if f.init}}
-            for m in evaluation.metrics]
+            for n, m in evaluation.instances.items()]
 
 
 def _run_config(evaluation: Evaluation, input_format: str | None, strict: bool) -> dict[str, Any]:

@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import click
 
-from ._common import debug_option, handle_errors
+from ._common import debug_option, handle_errors, load_plugins, plugin_option
 
 
 @click.command("metrics")
 @click.argument("names", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--markdown", is_flag=True, help="A Markdown table (the README's catalog).")
+@click.option("--markdown", is_flag=True, help="A Markdown table (the README's catalog: built-ins only).")
+@plugin_option
 @debug_option
 @handle_errors
-def command(names: tuple[str, ...], as_json: bool, markdown: bool, debug: bool) -> None:
-    """List every registered metric (name, dimension, requirements, formula), or document NAMES."""
-    from ..metrics import REGISTRY
+def command(names: tuple[str, ...], as_json: bool, markdown: bool, plugins: tuple[str, ...], debug: bool) -> None:
+    """List every registered metric (name, dimension, requirements, formula, origin), or document NAMES."""
+    from ..metrics._base import REGISTRY
 
+    load_plugins(plugins)
     if names:
         click.echo("\n".join(REGISTRY.describe(n) for n in names), nl=False)
         return
     specs = REGISTRY.specs()
+    origins = REGISTRY.origins()
     if markdown:
+        specs = [s for s in specs if origins[s.name] == "built-in"]
         click.echo("| metric | dimension | needs | judge calls | formula / basis |\n|---|---|---|---|---|")
         for s in sorted(specs, key=lambda s: (s.dimension, s.name)):
             needs = ", ".join(str(r) for r in s.requires) or "—"
@@ -32,14 +36,17 @@ def command(names: tuple[str, ...], as_json: bool, markdown: bool, debug: bool) 
         from ._session import dumps
         click.echo(dumps([{"name": s.name, "dimension": s.dimension, "requires": [str(r) for r in s.requires],
                            "summary": s.summary, "level": s.level, "default": s.default,
-                           "judge_calls": s.judge_calls, "version": s.version} for s in specs], indent=2))
+                           "judge_calls": s.judge_calls, "version": s.version, "origin": origins[s.name]}
+                          for s in specs], indent=2))
         return
     from rich.console import Console
     from rich.table import Table
 
     t = Table(title=f"{len(specs)} metrics", title_justify="left")
-    for col in ("metric", "dimension", "requires", "formula / basis"):
+    for col in ("metric", "dimension", "requires", "formula / basis", "from"):
         t.add_column(col, overflow="fold")
-    for s in sorted(specs, key=lambda s: (s.dimension, s.name)):
-        t.add_row(s.name + ("" if s.default else " (opt-in)"), s.dimension, ", ".join(map(str, s.requires)) or "—", s.summary)
+    defaults = set(REGISTRY.default_names())
+    for s in sorted(specs, key=lambda s: (origins[s.name] != "built-in", s.dimension, s.name)):
+        t.add_row(s.name + ("" if s.name in defaults else " (opt-in)" if origins[s.name] == "built-in" else ""),
+                  s.dimension, ", ".join(map(str, s.requires)) or "—", s.summary, origins[s.name])
     Console().print(t)

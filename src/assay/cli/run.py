@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_STATUS, debug_option, handle_errors
+from ._common import EXIT_OK, EXIT_STATUS, debug_option, handle_errors, load_plugins, plugin_option
 from ._input_options import input_options, input_warnings, limits_from
 from ._judge_options import judge_options, pop_judge_options
 
@@ -28,8 +28,9 @@ Exit status:
 
 @click.command("run", epilog=EPILOG)
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("-m", "--metric", "metrics", multiple=True, metavar="NAME[:param=value,...]",
-              help="Metric to run (repeatable). Default: every metric the data supports.")
+@click.option("-m", "--metric", "metrics", multiple=True, metavar="NAME[@LABEL][:param=value,...]",
+              help="Metric to run (repeatable). Default: every metric the data supports. NAME@LABEL names an "
+                   "instance, so one metric can run twice with different parameters (results: 'NAME@LABEL').")
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="TOML or JSON config file (default: the nearest assay.toml, or pyproject.toml with [tool.assay], "
                    "in this directory or a parent).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write results to this file.")
@@ -59,12 +60,13 @@ Exit status:
                    "(exit 3): a count (3) or a share of the results (0.05, 5%).")
 @judge_options
 @input_options
+@plugin_option
 @debug_option
 @handle_errors
 def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str | None, output: str | None,
             fmt: str | None, input_format: str | None, strict: bool, judge: str | None, weights: tuple[str, ...],
             progress: bool | None, progress_every: float, store: str | None, no_store: bool, html: str | None, intervals: bool, repeats: int,
-            max_errors: str, debug: bool,
+            max_errors: str, plugins: tuple[str, ...], debug: bool,
             **judge_flags: object) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input,
     3 if the evaluation could not be done, 130 when interrupted."""
@@ -79,6 +81,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     cfg = load_config(config_path) if config_path else discover_config()
     if cfg.source is not None and not config_path:
         click.echo(f"config: {cfg.source}", err=True)
+    load_plugins([*cfg.plugins, *plugins])
     if cfg.criteria:
         from ..metrics.criteria import register_criteria
         register_criteria(cfg.criteria)

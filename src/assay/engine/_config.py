@@ -4,6 +4,7 @@ Without ``--config``, ``assay run`` uses the first ``assay.toml``, or ``pyprojec
 ``[tool.assay]`` table, found in the working directory or one of its parents (``find_config``).
 
 ```toml
+plugins = ["my_pkg.metrics"]          # modules to import first (their metrics can then be named)
 judge = "openai:gpt-4o-mini"          # or [judge] with model = ... and options
 metrics = ["tool_selection_accuracy", "latency_score:threshold_ms=1500"]
 [[metric]]                             # or tables, one per metric, with parameters
@@ -28,7 +29,7 @@ from typing import Any
 
 from ..errors import ConfigError
 
-_KEYS = {"judge", "metrics", "metric", "weights", "thresholds", "criteria"}
+_KEYS = {"judge", "metrics", "metric", "weights", "thresholds", "criteria", "plugins"}
 KEYS = frozenset(_KEYS)
 """Every top-level setting (the README documents each; a test holds the two together)."""
 CONFIG_NAMES = ("assay.toml", "pyproject.toml")
@@ -48,6 +49,8 @@ class RunConfig:
     thresholds: dict[str, float] = field(default_factory=dict)
     criteria: list[dict[str, Any]] = field(default_factory=list)
     """Custom judge-criteria metrics defined in the file (G-Eval style)."""
+    plugins: list[str] = field(default_factory=list)
+    """Modules to import before metrics are resolved (``--plugin`` adds to them)."""
 
 
 def find_config(start: str | Path | None = None) -> Path | None:
@@ -134,6 +137,10 @@ def load_config(path: str | Path) -> RunConfig:
             check_setting(key[:-1], dim, float(v), f"{path}: [{key}] ")
         setattr(cfg, key, {k: float(v) for k, v in table.items()})
     cfg.criteria = list(data.get("criteria", []))
+    plugins = data.get("plugins", [])
+    if not isinstance(plugins, list) or not all(isinstance(p_, str) and p_.strip() for p_ in plugins):
+        raise ConfigError(f"{path}: plugins: expected a list of module names, got {plugins!r}")
+    cfg.plugins = list(plugins)
     return cfg
 
 

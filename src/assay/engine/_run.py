@@ -22,8 +22,8 @@ from .._version import __version__
 from ..errors import ConfigError, DataError
 from ..importers import read_traces
 from ..importers._native import parse_trace
-from ..metrics import REGISTRY, Registry, parse_metric_arg
-from ..metrics._base import build
+from ..metrics import DEFAULT_SET_VERSION, Registry, parse_metric_arg
+from ..metrics._base import REGISTRY, build, check_instance_name, split_instance
 from ..model import InputIssue, RunResult, Trace, TraceResult, TraceValidationError
 from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions, RunTotals, group
 from ._config import check_dimensions
@@ -36,49 +36,57 @@ FAILED_KEPT = 10
 Source = str | Path | Iterable[Any]
 
 
-def resolve_metrics(metrics: Iterable[Any] | None, *, registry: Registry = REGISTRY,
-                    judge: bool = False) -> tuple[list[Any], dict[str, str]]:
-    """Metric instances for a selection, and the default-set metrics skipped with why.
+def resolve_metrics(metrics: Iterable[Any] | Mapping[str, Any] | None, *, registry: Registry = REGISTRY,
+                    judge: bool = False) -> tuple[dict[str, Any], dict[str, str]]:
+    """Metric instances by instance name for a selection, and the default-set metrics skipped with why.
 
-    Items may be names (``"latency_score:threshold_ms=1000"``), ``{"name": ..., **params}``
-    mappings, metric classes or instances. ``None`` selects the default set: every default
-    metric; judge metrics only when a judge is configured (else skipped, once, with the reason).
+    Items may be names (``"latency_score:threshold_ms=1000"``, ``"contains@refund:values=[...]"``),
+    ``{"name": ..., **params}`` mappings, metric classes or instances; a mapping of instance name ->
+    item names each one itself. An instance is named after its metric unless ``NAME@LABEL`` (or a
+    mapping key) names it; two instances with one name are an error naming both. ``None``
+    selects the default set (``assay.metrics.DEFAULT_METRICS``); its judge metrics only when a judge
+    is configured (else skipped, once, with the reason).
     """
     if metrics is None:
-        chosen, skipped = [], {}
-        for spec in registry.specs():
-            if not spec.default:
-                continue
+        chosen, skipped = {}, {}
+        for name in registry.default_names():
+            spec = registry.get(name).spec
             if spec.needs_judge and not judge:
-                skipped[spec.name] = NO_JUDGE
+                skipped[name] = NO_JUDGE
             else:
-                chosen.append(registry.create(spec.name))
+                chosen[name] = registry.create(name)
         return chosen, skipped
-    out: list[Any] = []
-    for item in metrics:
+    items = list(metrics.items()) if isinstance(metrics, Mapping) else [(None, item) for item in metrics]
+    out: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for label, item in items:
+        name = label
         if isinstance(item, str):
-            name, params = parse_metric_arg(item)
-            out.append(registry.create(name, **params))
+            metric_name, params = parse_metric_arg(item)
+            metric_name, instance = split_instance(metric_name)
+            m = registry.create(metric_name, **params)
         elif isinstance(item, Mapping):
             params = dict(item)
             try:
-                name = params.pop("name")
+                metric_name, instance = split_instance(str(params.pop("name")))
             except KeyError:
                 raise ConfigError(f"metric entry {item!r} has no 'name'") from None
-            out.append(registry.create(name, **params))
+            m = registry.create(metric_name, **params)
         elif isinstance(item, type) and hasattr(item, "spec"):
-            out.append(build(item, {}))
+            m, instance = build(item, {}), item.spec.name
         elif hasattr(type(item), "spec") and hasattr(item, "score"):
-            out.append(item)
+            m, instance = item, item.spec.name
         else:
             raise ConfigError(f"not a metric: {item!r} (give a name, a metric class or an instance)")
-    seen: set[str] = set()
-    for m in out:
-        if m.spec.name in seen:
-            raise ConfigError(f"metric {m.spec.name!r} selected twice")
-        seen.add(m.spec.name)
+        name = check_instance_name(label) if label is not None else instance
+        shown = item if isinstance(item, str) else repr(item)
+        if name in out:
+            raise ConfigError(f"metric instance {name!r} is selected twice: {given[name]!r} and {shown!r}; name them "
+                              f"apart with NAME@LABEL (e.g. '{out[name].spec.name}@second:...') or a mapping "
+                              "{instance name: metric}")
         if m.spec.needs_judge and not judge:
-            raise ConfigError(f"metric {m.spec.name!r} needs a judge; {NO_JUDGE}")
+            raise ConfigError(f"metric {name!r} needs a judge; {NO_JUDGE}")
+        out[name], given[name] = m, shown
     return out, {}
 
 
@@ -111,7 +119,7 @@ def _records(source: Source, input_format: str | None, strict: bool,
 class Evaluation:
     """A configured evaluation; ``run`` for a RunResult, ``stream`` to consume results one by one."""
 
-    def __init__(self, metrics: Iterable[Any] | None = None, *, judge: Any = None,
+    def __init__(self, metrics: Iterable[Any] | Mapping[str, Any] | None = None, *, judge: Any = None,
                  weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
                  registry: Registry = REGISTRY, window: int = 256, repeats: int = 1,
                  attach_traces: bool = False, cancel: threading.Event | None = None) -> None:
@@ -122,14 +130,17 @@ class Evaluation:
         self.interrupted = False
         self.attach_traces = attach_traces
         """Set ``TraceResult.trace`` to the input Trace (for stores and reports; costs memory if kept)."""
-        self.metrics, self.skipped = resolve_metrics(metrics, registry=registry, judge=judge is not None)
+        self.instances, self.skipped = resolve_metrics(metrics, registry=registry, judge=judge is not None)
+        """Instance name -> metric: the names that key every TraceResult.metrics."""
+        self.metrics = list(self.instances.values())
+        self.default_set = metrics is None
         if not self.metrics:
             raise ConfigError("no metrics to run" + (f" ({NO_JUDGE})" if self.skipped else ""))
         if repeats < 1:
             raise ConfigError(f"repeats must be at least 1, got {repeats!r}")
-        self.plan = Plan.make(self.metrics, only_applicable=metrics is None, repeats=repeats)
+        self.plan = Plan.make(self.instances, only_applicable=metrics is None, repeats=repeats)
         self.dims = Dimensions.make(weights, thresholds)
-        self.dimension_of = {m.spec.name: m.spec.dimension for m in self.metrics}
+        self.dimension_of = {n: m.spec.dimension for n, m in self.instances.items()}
         check_dimensions(weights, thresholds, {*DEFAULT_WEIGHTS, *DEFAULT_THRESHOLDS, *self.dimension_of.values(),
                                                *(spec.dimension for spec in registry.specs())})
         self.window = window
@@ -245,7 +256,8 @@ class Evaluation:
         """
         started = time.time()
         collector = StatisticsCollector(task_set=passk_tasks) if intervals else None
-        summary = RunTotals(self.dimension_of, {m.spec.name: m.threshold for m in self.metrics}, self.dims, collector)
+        summary = RunTotals(self.dimension_of, {n: m.threshold for n, m in self.instances.items()}, self.dims,
+                            collector)
         traces: list[TraceResult] = []
         failed: list[TraceResult] = []
         issues: list[InputIssue] = []
@@ -268,9 +280,10 @@ class Evaluation:
             "started_at": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
             "duration_s": round(finished - started, 3),
             "n_traces": n, "n_passed": n_passed, "n_failed": n_failed, "n_input_issues": len(issues),
-            "metrics": [{"name": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
-                         "judge_calls": m.spec.judge_calls, "params": _params(m)} for m in self.metrics],
+            "metrics": [{"name": n, "metric": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
+                         "judge_calls": m.spec.judge_calls, "params": _params(m)} for n, m in self.instances.items()],
             "skipped_metrics": dict(self.skipped),
+            **({"default_set": DEFAULT_SET_VERSION} if self.default_set else {}),
             "repeats": self.plan.repeats,
             "dimension_weights": {d: self.dims.weight(d) for d in sorted(set(self.dimension_of.values()))},
             "dimension_thresholds": {d: self.dims.threshold(d) for d in sorted(set(self.dimension_of.values()))},

@@ -1,21 +1,23 @@
 """Scoring one trace with a list of metrics: failures become data, never an aborted run.
 
-Metrics whose ``after`` names other selected metrics run in a second phase so they can read
-those results. Turn-level metrics run once per turn and are averaged here, with the per-turn
+Each selected metric has an instance name (its metric name unless the selection gave another)
+that keys its result. ``after`` makes a dependency graph: a metric runs in a later phase than
+every selected metric it names (by metric or instance name), to any depth, and a cycle is a
+ConfigError when the plan is made. Turn-level metrics run once per turn and are averaged here, with the per-turn
 scores kept in ``details['per_turn']``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
 from .._secrets import redact
-from ..errors import ProviderError
+from ..errors import ConfigError, ProviderError
 from ..metrics import MetricContext
 from ..metrics._base import data_meets, is_async_metric
 from ..metrics._memo import TraceView
@@ -24,39 +26,75 @@ from ..model import MetricResult, Trace, Warning
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """The selected metrics, split into phases, plus whether each is async or per-turn."""
+    """The selected metrics, split into dependency phases, plus whether any is async."""
 
-    phases: tuple[tuple[Any, ...], ...]
+    phases: tuple[tuple[tuple[str, Any], ...], ...]
+    """(instance name, metric) pairs; a phase's metrics read only results of earlier phases."""
     is_async: bool
     only_applicable: bool
     """Default metric set: a metric whose data requirements a trace lacks is not run on it."""
     repeats: int = 1
     """Judge metrics are scored this many times (independent judge calls) and averaged."""
     steps: tuple[tuple[Any, str, tuple[Any, ...], bool], ...] = ()
-    """The phases flattened to (metric, name, requires, per_turn), looked up once, not per trace."""
+    """The phases flattened to (metric, instance name, requires, per_turn), looked up once, not per trace."""
 
     @classmethod
-    def make(cls, metrics: Sequence[Any], only_applicable: bool = False, repeats: int = 1) -> "Plan":
-        names = {m.spec.name for m in metrics}
-        first = tuple(m for m in metrics if not (set(m.spec.after) & names))
-        second = tuple(m for m in metrics if set(m.spec.after) & names)
-        phases = tuple(p for p in (first, second) if p)
-        steps = tuple((m, m.spec.name, tuple(m.spec.requires), m.spec.level == "turn") for p in phases for m in p)
-        return cls(phases, any(is_async_metric(m) for m in metrics), only_applicable, repeats, steps)
+    def make(cls, metrics: Mapping[str, Any] | Sequence[Any], only_applicable: bool = False,
+             repeats: int = 1) -> "Plan":
+        named = dict(metrics) if isinstance(metrics, Mapping) else {m.spec.name: m for m in metrics}
+        phases = _phases(named)
+        steps = tuple((m, name, tuple(m.spec.requires), m.spec.level == "turn") for p in phases for name, m in p)
+        return cls(phases, any(is_async_metric(m) for m in named.values()), only_applicable, repeats, steps)
 
+
+def _phases(named: dict[str, Any]) -> tuple[tuple[tuple[str, Any], ...], ...]:
+    """Kahn's layering of the ``after`` graph over the selected instances; a cycle is a ConfigError."""
+    by_metric: dict[str, list[str]] = {}
+    for name, m in named.items():
+        by_metric.setdefault(m.spec.name, []).append(name)
+    deps: dict[str, set[str]] = {}
+    for name, m in named.items():
+        wanted = set()
+        for target in m.spec.after:
+            wanted.update(by_metric.get(target, ()))
+            if target in named:
+                wanted.add(target)
+        wanted.discard(name)
+        deps[name] = wanted
+    phases: list[tuple[tuple[str, Any], ...]] = []
+    done: set[str] = set()
+    while len(done) < len(named):
+        ready = [n for n in named if n not in done and deps[n] <= done]
+        if not ready:
+            raise ConfigError(f"metrics depend on each other in a cycle (after=...): {_cycle(deps, done)}")
+        phases.append(tuple((n, named[n]) for n in ready))
+        done.update(ready)
+    return tuple(phases)
+
+
+def _cycle(deps: dict[str, set[str]], done: set[str]) -> str:
+    """One cycle among the instances not yet placed, as 'a -> b -> a'."""
+    node = next(n for n in deps if n not in done)
+    path: list[str] = []
+    while node not in path:
+        path.append(node)
+        node = sorted(deps[node] - done)[0]
+    loop = path[path.index(node):] + [node]
+    return " -> ".join(loop)
 
 
 def _applicable(m: Any, trace: Trace) -> bool:
     return all(data_meets(r, trace) for r in m.spec.requires)
 
 
-def finish(m: Any, r: Any) -> MetricResult:
-    """The result as published: named, with threshold and passed; a bad value becomes a metric error.
+def finish(m: Any, r: Any, name: str | None = None) -> MetricResult:
+    """The result as published: named (by *name*, the instance name), with threshold and passed.
 
-    Results made by ``ctx.result`` / ``ctx.null`` come complete and are returned as they are;
-    others (plain numbers, results built without a context) are completed in a copy.
+    A bad value becomes a metric error. Results made by ``ctx.result`` / ``ctx.null`` come
+    complete and are returned as they are; others (plain numbers, results built without a
+    context, an instance named apart from its metric) are completed in a copy.
     """
-    name, threshold = m.spec.name, m.threshold
+    name, threshold = name or m.spec.name, m.threshold
     if type(r) is not MetricResult and not isinstance(r, MetricResult):
         if isinstance(r, (int, float)) and not isinstance(r, bool):
             r = MetricResult(name, float(r), None, threshold)
@@ -117,8 +155,7 @@ def score_sync(trace: Trace, plan: Plan, ctx_judge: Any = None) -> dict[str, Met
     ctx = MetricContext(trace, ctx_judge, results, memo=TraceView(trace))
     only_applicable = plan.only_applicable
     met: dict[Any, bool] = {}  # requirement -> whether this trace meets it (checked once per trace)
-    steps = plan.steps or tuple((m, m.spec.name, tuple(m.spec.requires), m.spec.level == "turn")
-                                for p in plan.phases for m in p)
+    steps = plan.steps
     for m, name, requires, per_turn in steps:
         if only_applicable and requires:
             ok = True
@@ -134,14 +171,14 @@ def score_sync(trace: Trace, plan: Plan, ctx_judge: Any = None) -> dict[str, Met
         ctx.metric_name, ctx.metric_threshold = name, m.threshold  # one metric at a time: one context
         try:
             if per_turn:
-                r = combine_turns([finish(m, m.score(ctx.for_turn(i))) for i in range(len(trace.turns))])
+                r = combine_turns([finish(m, m.score(ctx.for_turn(i)), name) for i in range(len(trace.turns))])
             else:
                 r = m.score(ctx)
         except ProviderError:
             raise
         except Exception as exc:  # noqa: BLE001 - a failing metric is data
             r = _error(exc)
-        results[name] = finish(m, r)
+        results[name] = finish(m, r, name)
     return results
 
 
@@ -178,8 +215,8 @@ async def score_async(trace: Trace, plan: Plan, judge: Any = None, repeat: int =
     results: dict[str, MetricResult] = {}
     ctx = MetricContext(trace, judge, results, None, repeat, memo=TraceView(trace))
     for phase in plan.phases:
-        todo = [m for m in phase if not (plan.only_applicable and not _applicable(m, trace))]
-        done = await asyncio.gather(*(_run_metric(m, ctx, plan.repeats) for m in todo))
-        for m, r in zip(todo, done):
-            results[m.spec.name] = finish(m, r)
+        todo = [(n, m) for n, m in phase if not (plan.only_applicable and not _applicable(m, trace))]
+        done = await asyncio.gather(*(_run_metric(m, ctx, plan.repeats) for _, m in todo))
+        for (name, m), r in zip(todo, done):
+            results[name] = finish(m, r, name)
     return results

@@ -2,7 +2,9 @@
 
 from ._limits import Limits, reading_limits
 from ._native import parse_trace
-from ._registry import Importer, detect_format, importers, load_traces, read_traces, register_importer
+from ._registry import (
+    Importer, detect_format, importer_origins, importers, load_traces, read_traces, register_importer,
+)
 
-__all__ = ["Importer", "Limits", "detect_format", "importers", "load_traces", "parse_trace", "read_traces",
-           "reading_limits", "register_importer"]
+__all__ = ["Importer", "Limits", "detect_format", "importer_origins", "importers", "load_traces", "parse_trace",
+           "read_traces", "reading_limits", "register_importer"]

@@ -35,11 +35,25 @@ class Importer:
 
 
 _IMPORTERS: dict[str, Importer] = {}
+_ORIGINS: dict[str, str] = {}
 
 
-def register_importer(importer: Importer) -> Importer:
-    """Add (or replace) an importer; returns it so it can be used as a plain call."""
+def register_importer(importer: Importer, *, replace: bool = False, origin: str | None = None) -> Importer:
+    """Add an importer; returns it so it can be used as a plain call.
+
+    A name that a built-in, a plugin or an earlier call holds is a ConfigError unless
+    ``replace=True`` (registering the same Importer again is a no-op).
+    """
+    held = _IMPORTERS.get(importer.name)
+    if held is importer:
+        return importer
+    module = getattr(importer.read, "__module__", None) or "?"
+    origin = origin or _loading or ("built-in" if module.startswith(f"{__package__}.") else f"module {module}")
+    if held is not None and not replace:
+        raise ConfigError(f"importer {importer.name!r} from {origin} clashes with the one from "
+                          f"{_ORIGINS.get(importer.name, '?')}; rename one, or register with replace=True")
     _IMPORTERS[importer.name] = importer
+    _ORIGINS[importer.name] = origin
     return importer
 
 
@@ -48,6 +62,14 @@ def importers() -> dict[str, Importer]:
     return dict(_IMPORTERS)
 
 
+def importer_origins() -> dict[str, str]:
+    """Every importer name and where it comes from ('built-in', 'plugin DIST', 'module NAME')."""
+    _load_builtins()
+    return dict(_ORIGINS)
+
+
+_loading: str | None = None
+"""Origin of registrations made while built-in or plugin importers are being imported."""
 register_importer(Importer("assay", "assay's trace format: JSON Lines, a JSON array or JSON objects of traces",
                            read_native, sniff_native))
 
@@ -60,12 +82,27 @@ _loaded = False
 
 
 def _load_builtins() -> None:
-    global _loaded
+    """The built-in importers, then those of installed plugins (``assay.importers`` entry points)."""
+    global _loaded, _loading
     if not _loaded:
         import importlib
-        for mod in _BUILTIN_MODULES:
-            importlib.import_module(mod, __package__)
+
+        from .. import _plugins
         _loaded = True
+        try:
+            _loading = "built-in"
+            for mod in _BUILTIN_MODULES:
+                importlib.import_module(mod, __package__)
+            for ep in _plugins.entry_points("assay.importers"):
+                _loading = _plugins.origin_of(ep)
+                obj = _plugins.load(ep)
+                if isinstance(obj, Importer):
+                    register_importer(obj, origin=_loading)
+                elif not hasattr(obj, "__path__") and not hasattr(obj, "__file__"):
+                    raise ConfigError(f"{_loading}: entry point {ep.group}:{ep.name} = {ep.value!r} is neither "
+                                      "an Importer nor a module that registers importers")
+        finally:
+            _loading = None
 
 
 def detect_format(head: bytes, filename: str) -> str:

@@ -21,6 +21,7 @@ import dataclasses
 import inspect
 import json
 import math
+import re
 import types
 import typing
 from collections.abc import Callable, Iterable
@@ -189,7 +190,7 @@ class Metric:
     threshold: float
 
     def __init_subclass__(cls, *, name: str | None = None, dimension: str = "custom", register: bool = True,
-                          **spec_kwargs: Any) -> None:
+                          **spec_kwargs: Any) -> None:  # spec_kwargs: those of @metric (registry, replace, ...)
         super().__init_subclass__()
         if name is not None:
             metric(name, dimension=dimension, register=register, **spec_kwargs)(cls)
@@ -200,8 +201,13 @@ class Metric:
 
 def metric(name: str, *, dimension: str, requires: Iterable[str] = (), summary: str = "", version: str = "1",
            level: str = "trace", after: Iterable[str] = (), default: bool = True, judge_calls: str | int = 0,
-           register: bool = True, registry: "Registry | None" = None) -> Callable[[Any], Any]:
-    """Declare a metric class (or function) and add it to the registry."""
+           register: bool = True, registry: "Registry | None" = None, replace: bool = False) -> Callable[[Any], Any]:
+    """Declare a metric class (or function) and add it to the registry.
+
+    ``replace=True`` lets it take the name of a built-in or plugin metric (otherwise an error).
+    A class may define ``check_definition()`` (a classmethod): it runs here, so a bad definition
+    (a missing rubric, labels that do not match) fails before any trace is scored.
+    """
     try:
         reqs = tuple(Requirement(r) for r in requires)
     except ValueError as exc:
@@ -223,8 +229,11 @@ def metric(name: str, *, dimension: str, requires: Iterable[str] = (), summary: 
         cls.spec = spec
         if not spec.summary and cls.__doc__:
             cls.spec = dataclasses.replace(spec, summary=cls.__doc__.strip().splitlines()[0])
+        check = getattr(cls, "check_definition", None)
+        if check is not None:
+            check()
         if register:
-            (registry or REGISTRY).add(cls)
+            (registry or REGISTRY).add(cls, replace=replace)
         return cls
 
     return wrap
@@ -252,59 +261,137 @@ def is_async_metric(m: Any) -> bool:
     return inspect.iscoroutinefunction(type(m).score)
 
 
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One registered metric: its class, where it came from, and whether it replaced another."""
+
+    cls: type
+    origin: str
+    """'built-in', 'plugin DIST' (an ``assay.metrics`` entry point) or 'module NAME' (user code)."""
+    replace: bool = False
+
+
 class Registry:
-    """Name -> metric class. Built-in families are imported on first use, not at import."""
+    """Name -> metric class, in three layers: built-ins, then plugins, then user registrations.
 
-    def __init__(self, builtins: str | None = None) -> None:
-        self._classes: dict[str, type] = {}
+    Built-in families are imported on first use (a registration counts as a use, so a name clash
+    with a built-in is reported where the user's metric is defined); the ``assay.metrics`` entry
+    points of installed plugins are read on the first lookup. Registering a name that another
+    layer (or an earlier registration) holds is a ConfigError naming both, unless ``replace=True``;
+    the outcome never depends on import order. Redefining a class (same module and qualified name,
+    as when a notebook cell runs again) replaces it.
+    """
+
+    def __init__(self, builtins: str | None = None, *, plugins: str | None = None) -> None:
+        self._entries: dict[str, Entry] = {}
         self._builtins = builtins
-        self._loaded = builtins is None
+        self._plugins = plugins
+        self._builtins_loaded = builtins is None
+        self._plugins_loaded = plugins is None
+        self._origin: str | None = None
+        """Origin of registrations made while built-ins or a plugin are being imported."""
 
-    def add(self, cls: type) -> None:
-        self._classes[cls.spec.name] = cls
+    def add(self, cls: type, *, replace: bool = False, origin: str | None = None) -> None:
+        """Register *cls* under ``cls.spec.name``; a clash is an error unless ``replace=True``."""
+        if origin is None and self._origin is None and self._builtins is not None \
+                and cls.__module__.startswith(self._builtins + "."):
+            origin = "built-in"  # a built-in module imported directly (its siblings load later)
+        else:
+            self._load_builtins()
+        name = cls.spec.name
+        entry = Entry(cls, self._origin or origin or f"module {cls.__module__}", replace)  # a plugin owns all it adds
+        held = self._entries.get(name)
+        if held is not None and held.cls is not cls and not replace and not _redefined(held.cls, cls):
+            if held.replace and held.origin.startswith("module ") and entry.origin.startswith("plugin "):
+                return  # the user's replace=True registration outranks a plugin read later
+            raise ConfigError(f"metric {name!r} from {entry.origin} ({_where(cls)}) clashes with {name!r} from "
+                              f"{held.origin} ({_where(held.cls)}); rename one, or register with replace=True")
+        if held is not None and held.cls is cls and held.origin.startswith("plugin "):
+            return  # a plugin's class registering itself again keeps its plugin origin
+        self._entries[name] = entry
 
-    def _load(self) -> None:
-        if not self._loaded:
-            self._loaded = True
+    def remove(self, name: str) -> None:
+        """Forget *name* (tests and notebooks); unknown names are an error."""
+        self.get(name)
+        del self._entries[name]
+
+    def _load_builtins(self) -> None:
+        if not self._builtins_loaded:
+            self._builtins_loaded = True
             import importlib
             import pkgutil
             pkg = importlib.import_module(self._builtins)  # type: ignore[arg-type]
-            for mod in pkgutil.iter_modules(pkg.__path__):
-                if not mod.name.startswith("_"):
-                    importlib.import_module(f"{self._builtins}.{mod.name}")
+            self._origin = "built-in"
+            try:
+                for mod in pkgutil.iter_modules(pkg.__path__):
+                    if not mod.name.startswith("_"):
+                        importlib.import_module(f"{self._builtins}.{mod.name}")
+            finally:
+                self._origin = None
+
+    def _load(self) -> None:
+        self._load_builtins()
+        if not self._plugins_loaded:
+            self._plugins_loaded = True
+            from .. import _plugins
+            for ep in _plugins.entry_points(self._plugins):  # type: ignore[arg-type]
+                origin = _plugins.origin_of(ep)
+                self._origin = origin
+                try:
+                    obj = _plugins.load(ep)
+                    if isinstance(obj, type) and isinstance(getattr(obj, "spec", None), MetricSpec):
+                        self.add(obj, origin=origin)
+                    elif not inspect.ismodule(obj):
+                        raise ConfigError(f"{origin}: entry point {ep.group}:{ep.name} = {ep.value!r} is neither "
+                                          "a metric class nor a module of metrics")
+                finally:
+                    self._origin = None
 
     def names(self) -> list[str]:
         self._load()
-        return sorted(self._classes)
+        return sorted(self._entries)
 
     def specs(self) -> list[MetricSpec]:
         self._load()
-        return [self._classes[n].spec for n in sorted(self._classes)]
+        return [self._entries[n].cls.spec for n in sorted(self._entries)]
+
+    def origins(self) -> dict[str, str]:
+        """Every metric name and where it comes from."""
+        self._load()
+        return {n: self._entries[n].origin for n in sorted(self._entries)}
 
     def get(self, name: str) -> type:
         self._load()
         try:
-            return self._classes[name]
+            return self._entries[name].cls
         except KeyError:
-            raise ConfigError.unknown("metric", name, self._classes) from None
+            raise ConfigError.unknown("metric", name, self._entries) from None
 
     def __contains__(self, name: str) -> bool:
         self._load()
-        return name in self._classes
+        return name in self._entries
+
+    def default_names(self) -> list[str]:
+        """The default set: DEFAULT_METRICS for the built-in registry, else every ``default`` metric."""
+        self._load()
+        if self._builtins is not None:
+            from ._defaults import DEFAULT_METRICS
+            return [n for n in DEFAULT_METRICS if n in self._entries]
+        return [n for n in sorted(self._entries) if self._entries[n].cls.spec.default]
 
     def describe(self, name: str) -> str:
         """Plain-text documentation of one metric: spec, parameters with defaults, docstring."""
-        import inspect
-
         cls = self.get(name)
         spec = cls.spec
         params = [f"  {f.name} = {f.default!r}" if f.default is not dataclasses.MISSING else f"  {f.name} (required)"
                   for f in dataclasses.fields(cls) if f.init]
         lines = [f"{spec.name} ({spec.dimension}{'' if spec.default else ', opt-in'}, "
                  f"{'per turn' if spec.level == 'turn' else 'per trace'}, version {spec.version})",
+                 f"from: {self._entries[name].origin}",
                  f"formula: {spec.summary}",
                  f"needs: {', '.join(map(str, spec.requires)) or 'nothing beyond turns'}",
                  f"judge calls: {spec.judge_calls}",
+                 *([f"runs after: {', '.join(spec.after)}"] if spec.after else []),
                  "parameters:", *params,
                  *[f"  {alias}: another name for {name}" for alias, name in getattr(cls, "aliases", {}).items()],
                  "", inspect.getdoc(cls) or ""]
@@ -314,6 +401,14 @@ class Registry:
         """An instance of metric ``name`` with ``params``, checked and coerced to the field types."""
         cls = self.get(name)
         return build(cls, params)
+
+
+def _redefined(old: type, new: type) -> bool:
+    return (old.__module__, old.__qualname__) == (new.__module__, new.__qualname__)
+
+
+def _where(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def build(cls: type, params: dict[str, Any]) -> Any:
@@ -361,15 +456,62 @@ def _coerce(metric_name: str, key: str, value: Any, hint: Any) -> Any:
 
 
 def parse_metric_arg(text: str) -> tuple[str, dict[str, str]]:
-    """``"latency_score:threshold_ms=1000,threshold=0.8"`` -> name and raw parameters."""
+    """``"latency_score:threshold_ms=1000,threshold=0.8"`` -> name and raw parameters.
+
+    The name may carry an instance label (``"contains@refund:values=..."``, see
+    :func:`split_instance`); commas inside ``[...]``, ``{...}`` or quotes belong to the value, so a
+    JSON list can be given as one parameter (``values=["refund", "money back"]``).
+    """
     name, _, rest = text.partition(":")
     params: dict[str, str] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
+    for item in filter(None, (p.strip() for p in _split_params(rest))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise ConfigError(f"--metric {text!r}: expected NAME[:param=value,...], got {item!r}")
+            raise ConfigError(f"--metric {text!r}: expected NAME[@LABEL][:param=value,...], got {item!r}")
         params[key.strip()] = value.strip()
     return name.strip(), params
 
 
-REGISTRY = Registry(builtins=__name__.rsplit(".", 1)[0])
+def _split_params(text: str) -> list[str]:
+    parts, depth, quote, start = [], 0, "", 0
+    for i, c in enumerate(text):
+        if quote:
+            if c == quote and text[i - 1] != "\\":
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+        elif c == "," and depth <= 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+_LABEL = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+def split_instance(text: str) -> tuple[str, str]:
+    """``"contains@refund"`` -> ``("contains", "contains@refund")``: the metric and the instance name.
+
+    Without ``@LABEL`` the instance is named after its metric. The instance name keys the results,
+    so two instances of one metric (different parameters) run side by side.
+    """
+    metric_name, at, label = text.partition("@")
+    if not at:
+        return text, text
+    check_instance_name(label, f"label in {text!r}")
+    return metric_name, text
+
+
+def check_instance_name(name: Any, what: str = "metric instance name") -> str:
+    if not isinstance(name, str) or not _LABEL.match(name.replace("@", "_", 1)):
+        raise ConfigError(f"{what}: expected letters, digits, '_', '.' or '-', got {name!r}")
+    return name
+
+
+REGISTRY = Registry(builtins=__name__.rsplit(".", 1)[0], plugins="assay.metrics")
+"""The default registry: built-in metrics, installed plugins, then what users register."""

@@ -115,6 +115,88 @@ def load_rubric(name: str) -> Rubric:
     return Rubric.parse(name, text)
 
 
+RubricSource = Any
+"""Where a judge metric's rubric comes from: see :func:`read_rubric`."""
+RUBRIC_HELP = ("set rubric = the criterion as plain text, a full rubric ('version: N' then '@@ main' blocks), "
+               "a pathlib.Path, a file name relative to the metric's module, or 'package:PKG/FILE.md'")
+
+
+def read_rubric(source: RubricSource, *, module: str | None = None) -> tuple[str, str]:
+    """The text of a rubric *source*, and where it came from (for error messages).
+
+    ``pathlib.Path``: that file. ``"package:PKG/sub/FILE.md"``: package data of PKG. A one-line
+    string ending in ``.md`` or ``.txt``: a file relative to *module*'s directory (else the working
+    directory). Any other string: the rubric itself.
+    """
+    import os
+    import sys
+    from pathlib import Path
+
+    if isinstance(source, os.PathLike):
+        path = Path(source)
+    elif isinstance(source, str) and source.startswith("package:"):
+        package, _, inner = source[len("package:"):].partition("/")
+        try:
+            text = resources.files(package).joinpath(inner).read_text(encoding="utf-8")
+        except (ModuleNotFoundError, FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+            raise ConfigError(f"rubric {source!r}: no such package data ({type(exc).__name__}: {exc})") from None
+        return text, source
+    elif isinstance(source, str) and "\n" not in source.strip() and source.strip().endswith((".md", ".txt")):
+        path = Path(source.strip())
+        base = getattr(sys.modules.get(module or ""), "__file__", None)
+        if not path.is_absolute() and base is not None and (Path(base).parent / path).exists():
+            path = Path(base).parent / path
+    elif isinstance(source, str):
+        if not source.strip():
+            raise ConfigError(f"empty rubric; {RUBRIC_HELP}")
+        return source, "inline text"
+    else:
+        raise ConfigError(f"rubric {source!r}: {RUBRIC_HELP}")
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except OSError as exc:
+        raise ConfigError(f"rubric file {str(path)!r}: cannot read it: {exc.strerror or exc}") from None
+
+
+def plain_rubric(name: str, criterion: str, *, scale: tuple[int, int] | None = None,
+                 labels: Sequence[str] = (), steps: Sequence[str] = ()) -> Rubric:
+    """A full rubric around a plain-text criterion (the G-Eval-style template, ``rubrics/criteria.md``).
+
+    The version is a digest of everything that shapes the prompt, so editing the text never
+    reuses a cached verdict.
+    """
+    base = load_rubric("criteria")
+    if labels:
+        choices = {"verdict": {label: "" for label in labels}}
+    else:
+        low, high = scale or (1, 5)
+        choices = {"score": {str(v): ("fully meets the criteria" if v == high else
+                                      "does not meet the criteria at all" if v == low else
+                                      f"meets the criteria partly ({(v - low) / (high - low):.0%} of the way)")
+                             for v in range(low, high + 1)}}
+    step_text = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)) if steps else \
+        "(no steps given: reason from the criteria directly)"
+    prompt = string.Template(base.prompt("labels" if labels else "scale")).safe_substitute(
+        criteria=criterion.strip(), steps=step_text)
+    blob = "\x1f".join([criterion.strip(), *steps, repr(scale), *labels])
+    digest = hashlib.sha256(blob.encode()).hexdigest()[:12]
+    return Rubric(name, f"{base.version}-{digest}", {"main": prompt}, choices)
+
+
+def rubric_from(name: str, source: RubricSource, *, module: str | None = None, scale: tuple[int, int] | None = None,
+                labels: Sequence[str] = ()) -> Rubric:
+    """A parsed rubric from any source: full rubric text (``version: N`` first) or a plain criterion."""
+    if isinstance(source, Rubric):
+        return source
+    text, where = read_rubric(source, module=module)
+    if text.lstrip().startswith("version:"):
+        try:
+            return Rubric.parse(name, text)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} (rubric from {where})") from None
+    return plain_rubric(name, text, scale=scale, labels=labels)
+
+
 def rubric_names() -> list[str]:
     """Names of the shipped rubric files."""
     folder = resources.files(__package__).joinpath("rubrics")
@@ -378,8 +460,39 @@ class OneCall:
     def sections(self, ctx: MetricContext) -> Sequence[Section] | MetricResult:  # pragma: no cover
         raise NotImplementedError
 
+    rubric: ClassVar[RubricSource] = None
+    """The rubric: plain text (one criterion), a full rubric, a Path, a file next to the module or
+    ``"package:PKG/FILE.md"`` (see :func:`read_rubric`). Built-in metrics leave it None and use
+    ``rubrics/<name>.md``. Read and checked when the metric is defined."""
+
     def session(self, ctx: MetricContext) -> Session:
-        return Session.open(self, ctx)
+        return Session.open(self, ctx, type(self).__dict__.get("_rubric"))
+
+    @classmethod
+    def check_definition(cls) -> None:
+        """Read and check the rubric now (called by ``@metric``): a bad one is a ConfigError at definition."""
+        spec = cls.spec  # type: ignore[attr-defined]
+        where = f"judge metric {spec.name!r} ({cls.__module__}.{cls.__qualname__})"
+        parsed = cls.__dict__.get("_rubric")
+        try:
+            if parsed is None and cls.rubric is None:
+                if not cls.__module__.startswith(f"{__package__}."):
+                    raise ConfigError(f"no rubric; {RUBRIC_HELP}")
+                parsed = load_rubric(spec.name)
+            elif parsed is None:
+                parsed = rubric_from(spec.name, cls.rubric, module=cls.__module__, **cls._plain_options())
+            cls._check_rubric(parsed)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        cls._rubric = parsed  # type: ignore[attr-defined]
+
+    @classmethod
+    def _plain_options(cls) -> dict[str, Any]:
+        return {}
+
+    @classmethod
+    def _check_rubric(cls, rubric: Rubric) -> None:
+        pass
 
     def substitutions(self) -> dict[str, str]:
         """Extra ``$name`` values for the rubric prompt (our own text, never evaluated data)."""
@@ -410,6 +523,21 @@ class ScaleJudged(OneCall):
 
     def adjust(self, ctx: MetricContext, score: float, session: Session) -> tuple[float, str]:
         return score, ""
+
+    @classmethod
+    def _plain_options(cls) -> dict[str, Any]:
+        return {"scale": cls.scale}
+
+    @classmethod
+    def _check_rubric(cls, rubric: Rubric) -> None:
+        low, high = cls.scale
+        if "main" not in rubric.prompts:
+            raise ConfigError(f"rubric {rubric.name!r} has no '@@ main' prompt block")
+        got = rubric.choices.get("score")
+        want = {str(v) for v in range(low, high + 1)}
+        if got is None or set(got) != want:
+            raise ConfigError(f"rubric {rubric.name!r}: '@@ choices score' must give a line for each of "
+                              f"{low}..{high}, got {sorted(got or {}, key=str)}")
 
     async def score(self, ctx: MetricContext) -> MetricResult:
         prepared = self.prepare(ctx)
@@ -447,6 +575,22 @@ class LabelJudged(OneCall):
     """
 
     weights: ClassVar[dict[str, float]] = {}
+
+    @classmethod
+    def _plain_options(cls) -> dict[str, Any]:
+        return {"labels": tuple(cls.weights)}
+
+    @classmethod
+    def _check_rubric(cls, rubric: Rubric) -> None:
+        if len(cls.weights) < 2 or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and 0 <= w <= 1
+                                           for w in cls.weights.values()):
+            raise ConfigError(f"weights must map at least two labels to scores in [0, 1], got {cls.weights!r}")
+        if "main" not in rubric.prompts:
+            raise ConfigError(f"rubric {rubric.name!r} has no '@@ main' prompt block")
+        labels = rubric.choices.get("verdict")
+        if labels is None or set(labels) != set(cls.weights):
+            raise ConfigError(f"rubric {rubric.name!r}: verdict labels {sorted(labels or {})} differ from the "
+                              f"metric's weights {sorted(cls.weights)}")
 
     async def score(self, ctx: MetricContext) -> MetricResult:
         prepared = self.prepare(ctx)

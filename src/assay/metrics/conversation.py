@@ -19,6 +19,7 @@ from ._sections import Section, check_conversation, dialogue, exchanges, turn_se
 
 
 def conversation(ctx: MetricContext, *, min_exchanges: int = 0, tools: bool = True) -> list[Section] | MetricResult:
+    """The whole dialogue as sections, or the null result (no reply, fewer than *min_exchanges*)."""
     bad = check_conversation(ctx.trace)
     if bad is not None:
         return bad
@@ -26,6 +27,10 @@ def conversation(ctx: MetricContext, *, min_exchanges: int = 0, tools: bool = Tr
     if n < min_exchanges:
         return ctx.null(Warning.NOT_APPLICABLE, f"needs at least {min_exchanges} exchanges, the conversation has {n}")
     return dialogue(ctx.trace, tools=tools)
+
+
+conversation_sections = conversation
+"""The public name of :func:`conversation` (``assay.metrics.conversation`` is this module)."""
 
 
 def expected_outcome(trace: Trace) -> list[Section]:

@@ -30,13 +30,14 @@ import dataclasses
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
 from ..model import MetricResult
 from ._base import REGISTRY, MetricContext, Registry, metric
-from ._judged import LabelJudged, Rubric, ScaleJudged, Session, load_rubric
+from ._judged import LabelJudged, Rubric, ScaleJudged, Session, load_rubric, read_rubric
 from ._sections import Section, check_conversation, dialogue, turn_expected_output, turn_sections
 from .conversation import expected_outcome
 
@@ -158,7 +159,8 @@ def _definition(name: Any, criteria: Any, steps: Any, scale: Any, labels: Any, d
 def criteria_metric(name: str, criteria: str, steps: Sequence[str] | None = None, *,
                     scale: tuple[int, int] | None = None, labels: Mapping[str, float] | None = None,
                     dimension: str = "custom", threshold: float = 0.7, level: str = "trace",
-                    register: bool = True, registry: Registry | None = None) -> type:
+                    register: bool = True, registry: Registry | None = None, origin: str | None = None,
+                    replace: bool = False) -> type:
     """A judge metric class for *criteria*, registered under *name* (give ``scale`` or ``labels``).
 
     One judge call per trace (``level="trace"``: the whole conversation) or per turn
@@ -167,16 +169,18 @@ def criteria_metric(name: str, criteria: str, steps: Sequence[str] | None = None
     if scale is not None and labels is not None:
         raise ConfigError(f"criteria metric {name!r}: give either 'scale' or 'labels', not both")
     d = _definition(name, criteria, steps, scale, labels, dimension, threshold, level)
+    return _make(d, d.rubric(), register=register, registry=registry,
+                 origin=origin or f"criteria in module {_caller()}", replace=replace)
+
+
+def _make(d: Definition, rubric: Rubric, *, register: bool, registry: Registry | None, origin: str,
+          replace: bool) -> type:
     target = registry or REGISTRY
-    if register and d.name in target:
-        existing = target.get(d.name)
-        if not hasattr(existing, "definition"):
-            raise ConfigError(f"criteria metric {d.name!r}: a built-in metric has that name; choose another")
     base = _LabelCriteria if d.labels else _ScaleCriteria
     body: dict[str, Any] = {
         "__doc__": f"Custom criteria: {d.criteria}", "__module__": __name__,
         "__annotations__": {"threshold": float}, "threshold": d.threshold,
-        "definition": d, "_rubric": d.rubric(),
+        "definition": d, "_rubric": rubric,
     }
     if d.labels:
         body["weights"] = dict(d.labels)
@@ -185,15 +189,64 @@ def criteria_metric(name: str, criteria: str, steps: Sequence[str] | None = None
     cls = dataclasses.dataclass(frozen=True, kw_only=True)(type(_class_name(d.name), (base,), body))
     summary = (f"judge labels {', '.join(f'{k} {w:g}' for k, w in d.labels)}" if d.labels else
                f"judge {d.scale[0]}-{d.scale[1]}, (v-{d.scale[0]})/{d.scale[1] - d.scale[0]}") + f": {d.criteria}"
-    return metric(d.name, dimension=d.dimension, requires=("judge",), level=d.level, judge_calls=1,
-                  summary=summary[:200], version=d.digest, register=register, registry=registry)(cls)
+    try:
+        cls = metric(d.name, dimension=d.dimension, requires=("judge",), level=d.level, judge_calls=1,
+                     summary=" ".join(summary.split())[:200], version=d.digest, register=False)(cls)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace(f"({__name__}.{cls.__qualname__})", f"(from {origin})")) from None
+    if register:
+        held = target.get(d.name) if d.name in target else None
+        # a criteria metric defined again (a config read twice) replaces the old definition
+        target.add(cls, origin=origin, replace=replace or hasattr(held, "definition"))
+    return cls
+
+
+def _caller() -> str:
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back  # type: ignore[assignment]
+    return frame.f_globals.get("__name__", "?") if frame is not None else "?"
+
+
+def rubric_metric(name: str, rubric: Any, *, steps: Sequence[str] | None = None, scale: tuple[int, int] | None = None,
+                  labels: Mapping[str, float] | None = None, dimension: str = "custom", threshold: float = 0.7,
+                  level: str = "trace", register: bool = True, registry: Registry | None = None,
+                  replace: bool = False) -> type:
+    """A judge metric in one line: ``rubric_metric("politeness", "Is the reply polite?", level="turn")``.
+
+    *rubric* is the criterion as text, or a full rubric (``version: N`` and ``@@ main`` /
+    ``@@ choices`` blocks), given inline, as a ``pathlib.Path``, as a file name relative to the
+    calling module, or as ``"package:PKG/FILE.md"`` package data. It is read and checked now: a
+    missing file, a malformed rubric or labels that do not match are a ConfigError here, before
+    any trace is scored. The judge sees the whole conversation (``level="trace"``) or each turn
+    (``level="turn"``), fenced, as for :func:`criteria_metric`.
+    """
+    module = _caller()
+    text, where = read_rubric(rubric, module=module)
+    if not text.lstrip().startswith("version:"):
+        return criteria_metric(name, text, steps, scale=scale, labels=labels, dimension=dimension,
+                               threshold=threshold, level=level, register=register, registry=registry,
+                               origin=f"module {module}", replace=replace)
+    try:
+        parsed = Rubric.parse(name, text)
+    except ConfigError as exc:
+        raise ConfigError(f"judge metric {name!r}: {exc} (rubric from {where})") from None
+    if scale is None and labels is None and "score" in parsed.choices:
+        keys = sorted(int(k) for k in parsed.choices["score"] if k.lstrip("-").isdigit())
+        scale = (keys[0], keys[-1]) if keys else None
+    if labels is None and "verdict" in parsed.choices:
+        raise ConfigError(f"judge metric {name!r}: its rubric lists verdict labels; give labels={{label: weight}}")
+    d = _definition(name, text, steps, scale, labels, dimension, threshold, level)
+    rubric_obj = Rubric(name, f"{parsed.version}-{d.digest}", parsed.prompts, parsed.choices)
+    return _make(d, rubric_obj, register=register, registry=registry, origin=f"module {module}", replace=replace)
 
 
 def _class_name(name: str) -> str:
     return "Criteria_" + re.sub(r"\W", "_", name)
 
 
-def register_criteria(entries: Iterable[Mapping[str, Any]], *, registry: Registry | None = None) -> list[type]:
+def register_criteria(entries: Iterable[Mapping[str, Any]], *, registry: Registry | None = None,
+                      origin: str = "config [[criteria]]") -> list[type]:
     """Register the config file's ``[[criteria]]`` tables; the metric classes, in order.
 
     Each table takes ``name`` and ``criteria`` (required), ``steps``, ``scale`` or ``labels``,
@@ -216,5 +269,6 @@ def register_criteria(entries: Iterable[Mapping[str, Any]], *, registry: Registr
             raise ConfigError(f"[[criteria]]: {name!r} is defined twice")
         seen.add(name)
         params = {k: entry[k] for k in KEYS if k in entry and k not in ("name", "criteria", "steps")}
-        out.append(criteria_metric(name, entry["criteria"], entry.get("steps"), registry=registry, **params))
+        out.append(criteria_metric(name, entry["criteria"], entry.get("steps"), registry=registry,
+                                   origin=origin, **params))
     return out

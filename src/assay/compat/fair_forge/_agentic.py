@@ -12,7 +12,7 @@ from ...engine import Evaluation
 from ...errors import AssayError, ConfigError
 from ...importers.fair_forge import dataset_to_trace
 from ...judge import make_judge
-from ...metrics import REGISTRY
+from ...metrics._base import REGISTRY
 from ...model import Trace, TraceResult
 from ...stats import FrequentistMode, StatisticalMode
 from .. import _display

@@ -26,7 +26,7 @@ from typing import Any
 from ...engine import DEFAULT_WEIGHTS, Evaluation
 from ...errors import ConfigError
 from ...judge import make_judge
-from ...metrics import REGISTRY
+from ...metrics._base import REGISTRY
 from ...model import MetricResult, Trace, TraceResult
 from ._convert import to_trace
 from .metrics.registry import dimension_key, enabled_opt_in

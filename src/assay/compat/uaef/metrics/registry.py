@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ....errors import ConfigError
-from ....metrics import REGISTRY, MetricContext, metric
+from ....metrics import MetricContext, metric
+from ....metrics._base import REGISTRY
 from ....model import MetricResult, Warning
 from .._convert import to_input
 from ..models import EvaluationInput, MetricScore

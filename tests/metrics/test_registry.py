@@ -1,0 +1,137 @@
+"""The metric registry's layers: built-ins, plugins, user registrations; clashes; no import-order effects."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from assay import ConfigError, MetricContext, evaluate, metric
+from assay.metrics import Registry
+from assay.metrics._base import REGISTRY
+from tests.support.plugin_dist import installed_plugin  # noqa: F401  (fixture)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _contains_clone(**kw):
+    @metric("contains", dimension="custom", **kw)
+    @dataclass(frozen=True, kw_only=True)
+    class MyContains:
+        threshold: float = 0.5
+
+        def score(self, ctx: MetricContext):
+            return ctx.result(0.123)
+
+    return MyContains
+
+
+def test_a_user_metric_with_a_builtin_name_is_an_error_where_it_is_defined(registry_snapshot):
+    with pytest.raises(ConfigError) as exc:
+        _contains_clone()
+    message = str(exc.value)
+    assert f"metric 'contains' from module {__name__}" in message
+    assert "clashes with 'contains' from built-in (assay.metrics.reference.Contains)" in message
+    assert "replace=True" in message
+    assert REGISTRY.origins()["contains"] == "built-in"
+
+
+def test_replace_true_takes_the_name_deliberately(registry_snapshot):
+    cls = _contains_clone(replace=True)
+    assert REGISTRY.get("contains") is cls and REGISTRY.origins()["contains"] == f"module {__name__}"
+    assert evaluate([{"id": "x", "turns": [{"output": "a"}]}], ["contains"]).traces[0].metrics["contains"].score == 0.123
+
+
+def test_redefining_the_same_class_replaces_it(registry_snapshot):
+    """A notebook cell run twice defines the class again; that is not a clash."""
+    for value in (0.25, 0.5):
+        @metric("mine_twice", dimension="custom")
+        def mine_twice(ctx, value=value):
+            return value
+
+    assert evaluate([{"id": "x", "turns": [{"output": "a"}]}], ["mine_twice"]).traces[0].metrics["mine_twice"].score == 0.5
+
+
+def test_registration_order_does_not_matter():
+    """A user metric defined before the built-ins were loaded fails the same way as after (fresh process)."""
+    code = textwrap.dedent("""
+        from dataclasses import dataclass
+        from assay import ConfigError, metric
+        from assay.metrics._base import REGISTRY
+        assert not REGISTRY._builtins_loaded
+        try:
+            @metric("contains", dimension="custom")
+            def contains(ctx):
+                return 1.0
+        except ConfigError as exc:
+            print("clash:", "built-in" in str(exc))
+        print("builtin kept:", REGISTRY.get("contains").__module__)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.stdout.split("\n")[:2] == ["clash: True", "builtin kept: assay.metrics.reference"], out.stderr
+
+
+def test_a_separate_registry_holds_only_what_is_added_to_it():
+    r = Registry()
+
+    @metric("contains", dimension="custom", registry=r)  # no built-ins here: no clash
+    def contains(ctx):
+        return 1.0
+
+    assert r.names() == ["contains"] and r.origins() == {"contains": f"module {__name__}"}
+    r.remove("contains")
+    assert r.names() == []
+    with pytest.raises(ConfigError, match="unknown metric 'contains'"):
+        r.remove("contains")
+
+
+def test_installed_plugin_metrics_are_found_and_marked(installed_plugin, monkeypatch):
+    r = Registry(plugins="assay.metrics")
+    # the class entry point lands here; the module one registers into the default registry
+    # (its rubric_metric call names no registry): tests/cli/test_cli_plugins.py sees both
+    assert r.origins() == {"shouty": "plugin assay-dummy-plugin"}
+    assert "from: plugin assay-dummy-plugin" in r.describe("shouty")
+
+
+def test_a_user_registration_clashing_with_a_plugin_is_an_error_either_way(installed_plugin):
+    # registered before the plugins are read: reported when they are (the first lookup)
+    r = Registry(plugins="assay.metrics")
+
+    @metric("shouty", dimension="custom", registry=r)
+    def shouty(ctx):
+        return 1.0
+
+    with pytest.raises(ConfigError, match=f"'shouty' from plugin assay-dummy-plugin .* clashes with 'shouty' from "
+                                          f"module {__name__}"):
+        r.names()
+    # registered after: reported at definition
+    r2 = Registry(plugins="assay.metrics")
+    r2.names()
+    with pytest.raises(ConfigError, match=f"'shouty' from module {__name__} .* clashes with "
+                                          "'shouty' from plugin assay-dummy-plugin"):
+        metric("shouty", dimension="custom", registry=r2)(lambda ctx: 1.0)
+    # replace=True wins in both orders
+    for read_first in (False, True):
+        r3 = Registry(plugins="assay.metrics")
+        if read_first:
+            r3.names()
+        mine = metric("shouty", dimension="custom", registry=r3, replace=True)(lambda ctx: 1.0)
+        assert r3.get("shouty") is mine
+
+
+def test_a_broken_plugin_is_named_in_the_error(tmp_path, monkeypatch):
+    from tests.support.plugin_dist import install_plugin, uninstall
+
+    root = install_plugin(tmp_path)
+    (root / "assay_dummy_plugin" / "__init__.py").write_text("raise RuntimeError('half installed')\n")
+    monkeypatch.syspath_prepend(str(root))
+    try:
+        with pytest.raises(ConfigError, match=r"plugin assay-dummy-plugin: entry point assay.metrics:\w+ = "
+                                              r"'assay_dummy_plugin.*failed to load: RuntimeError: half installed"):
+            Registry(plugins="assay.metrics").names()
+    finally:
+        uninstall(root)
