@@ -107,7 +107,14 @@ def install_plugin(root: Path) -> Path:
 
 @pytest.fixture()
 def installed_plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The dummy plugin installed (on sys.path) for one test, then removed again."""
+    """The dummy plugin installed (on sys.path) for one test, then removed again.
+
+    Its module entry point registers into the default registry, which is restored afterwards.
+    """
+    from assay.metrics._base import REGISTRY
+
+    REGISTRY.names()
+    saved = dict(REGISTRY._entries)
     root = install_plugin(tmp_path_factory.mktemp("site-packages"))
     sys.path.insert(0, str(root))
     importlib.invalidate_caches()
@@ -115,6 +122,8 @@ def installed_plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
         yield root
     finally:
         uninstall(root)
+        REGISTRY._entries.clear()
+        REGISTRY._entries.update(saved)
 
 
 def uninstall(root: Path) -> None:
