@@ -15,7 +15,7 @@ import pytest
 from report_data import EXAMPLES, PASS_K, QuotesOutput, run_with_traces, wait_until
 
 from assay.engine._compare import compare_runs
-from assay.metrics import REGISTRY
+from assay.metrics._base import REGISTRY
 from assay.report import write_report
 
 pytestmark = pytest.mark.browser
