@@ -63,8 +63,10 @@ def test_the_docs_example_works_verbatim_from_a_user_module(user_dir, judge_serv
     r = evaluate([TRACE], ["politeness"], judge=judge).traces[0].metrics["politeness"]
     assert r.warning is None, r.reason
     assert r.details["per_turn"] == [1.0, 0.25] and r.score == 0.625
-    system = judge_server.requests[0].json["messages"][0]["content"]
-    assert "Grade how polite the agent's response is" in system and "5: Polite and warm throughout." in system
+    messages = judge_server.requests[0].json["messages"]
+    system = messages[0]["content"]
+    assert "Grade how polite the agent's response is" in system
+    assert "Polite and warm throughout." in messages[-1]["content"]  # the rubric's options, after the data
     assert "Happy to help" not in system  # the evaluated text is fenced in the user message only
 
 
