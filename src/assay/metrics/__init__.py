@@ -28,6 +28,9 @@ __all__ = ["DEFAULT_METRICS", "DEFAULT_SET_VERSION", "Metric", "MetricContext", 
 
 
 def __getattr__(name: str) -> Any:
+    if name == "REGISTRY":  # internal: importable for old code, not part of the public API (__all__)
+        from ._base import REGISTRY
+        return REGISTRY
     if name in _LAZY:
         import importlib
         value = getattr(importlib.import_module(_LAZY[name], __name__), name)
