@@ -95,8 +95,12 @@ def _judge_of(info: Any) -> str:
     return str(j.get("model") or "—")
 
 
+def _name(info: Any) -> str:
+    return str(getattr(info, "name", None) or (info.config or {}).get("name") or "")
+
+
 def _tags(info: Any) -> str:
-    tags = getattr(info, "tags", None) or {}
+    tags = getattr(info, "tags", None) or (info.config or {}).get("tags") or {}
     return ",".join(f"{k}={v}" for k, v in tags.items())
 
 
@@ -109,25 +113,31 @@ def runs_table(infos: list[Any], console: Any = None) -> None:
     from rich.table import Table
 
     console = console or Console()
-    named = any(getattr(r, "name", None) for r in infos)
-    tagged = any(getattr(r, "tags", None) for r in infos)
+    labelled = any(_name(r) or _tags(r) for r in infos)
     t = Table(title="assay runs", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=0,
               show_edge=False)
-    cols = [("id", "left", True), *([("name", "left", False)] if named else []), ("started (UTC)", "left", True),
-            ("inputs", "left", False), ("traces", "right", True), ("pass", "right", True), ("metrics", "right", True),
-            ("judge", "left", False), ("cost", "right", True), ("status", "left", True),
-            *([("tags", "left", False)] if tagged else [])]
-    for col, just, fixed in cols:
-        t.add_column(col, justify=just, no_wrap=fixed, overflow="fold")  # type: ignore[arg-type]
+    for col, just in (("id", "left"), ("started (UTC)", "left"), ("inputs", "left"), ("traces", "right"),
+                      ("pass", "right"), ("metrics", "right"), ("judge", "left"), ("cost", "right"), ("status", "left")):
+        short = ({"inputs": 14, "judge": 16} if console.width >= 100 else {"inputs": 9, "judge": 6}).get(col)  # names may be cut here; `runs show` has them whole
+        t.add_column(col, justify=just, no_wrap=True, overflow="ellipsis" if short else "fold",  # type: ignore[arg-type]
+                     max_width=short, min_width=None if short else {"id": 13, "started (UTC)": 16, "status": 11}.get(col, len(col)))
+    wide = console.width >= 110
+    if labelled and wide:
+        t.add_column("name / tags", overflow="fold", ratio=1, min_width=10)
     for r in infos:
         inputs = ", ".join(PurePath(str(i.get("path"))).name for i in r.inputs)
         rate = "—" if r.pass_rate is None else f"{r.pass_rate:.0%}"
         cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
         style = _status_style(r.status)
-        row = [r.id, *([getattr(r, "name", None) or ""] if named else []), _when(r.started_at)[:16], inputs,
-               str(r.n_traces), rate, str(len(r.metrics)), _judge_of(r), cost,
-               f"[{style}]{r.status}[/]" if style else r.status, *([_tags(r)] if tagged else [])]
+        row = [r.id, _when(r.started_at)[:16], inputs, str(r.n_traces), rate, str(len(r.metrics)), _judge_of(r), cost,
+               f"[{style}]{r.status}[/]" if style else r.status]
+        if labelled and wide:
+            row.append(" ".join(x for x in (_name(r), _tags(r)) if x))
         t.add_row(*row)
+    if labelled and not wide:  # narrow terminal: names and tags under the table rather than squeezed into it
+        t.caption_justify = "left"
+        t.caption = "\n".join(f"{r.id}  {_name(r)}" + (f"  ({_tags(r)})" if _tags(r) else "") for r in infos
+                              if _name(r) or _tags(r))
     console.print(t)
     if not infos:
         console.print("[dim]no runs stored yet: `assay run` records every run[/]")
@@ -139,7 +149,7 @@ def run_detail(info: Any, result: RunResult, console: Any = None) -> None:
 
     console = console or Console()
     style = _status_style(info.status)
-    title = f"run {info.id}" + (f" ({info.name})" if getattr(info, "name", None) else "")
+    title = f"run {info.id}" + (f" ({_name(info)})" if _name(info) else "")
     console.print(f"[bold]{title}[/]  [{style}]{info.status}[/]" if style else f"[bold]{title}[/]  {info.status}")
     if _tags(info):
         console.print(f"tags {_tags(info)}")

@@ -63,11 +63,13 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
                 weights: dict[str, float], thresholds: dict[str, float], input_format: str | None, strict: bool,
                 output: str | None, fmt: str, progress: bool | None, store: Path | None = None,
                 html: str | None = None, repeats: int = 1, intervals: bool = True,
-                max_errors: float | int = 0, progress_every: float = 10.0) -> RunResult:
+                max_errors: float | int = 0, progress_every: float = 10.0,
+                label: dict[str, Any] | None = None) -> RunResult:
     """Score ``paths``, streaming into ``store`` (when given) and the chosen output; ``html`` writes a report.
 
     ``progress``: None shows a bar on a terminal and a plain line every ``progress_every`` s
-    elsewhere; True the same; False nothing.
+    elsewhere; True the same; False nothing. ``label``: the run's ``name`` and ``tags``, kept with
+    its configuration in the store and the results.
     """
     judge_obj = None
     if judge is not None:
@@ -88,7 +90,7 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
             stack.enter_context(_stop_on_signals(evaluation.cancel))  # type: ignore[arg-type]
             result, report_traces = _scored(stack, evaluation, judge_obj, paths, tap, inputs, store, html, fmt,
                                             output, input_format, strict, intervals, progress, progress_every,
-                                            max_errors)
+                                            max_errors, label)
     except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
         return stopped.result
     if html:
@@ -129,13 +131,13 @@ def _stop_on_signals(cancel: threading.Event) -> Iterator[None]:
 def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: list[str], tap: InputTap,
             inputs: list[dict[str, Any]], store: Path | None, html: str | None, fmt: str, output: str | None,
             input_format: str | None, strict: bool, intervals: bool, progress: bool | None,
-            progress_every: float, max_errors: float | int) -> tuple[RunResult, dict[str, Any]]:
+            progress_every: float, max_errors: float | int, label: dict[str, Any] | None = None) -> tuple[RunResult, dict[str, Any]]:
     """The run itself, with the store, the outputs and progress entered on ``stack``."""
     recorder = None
     if store is not None:
         recorder = stack.enter_context(RunStore(store).start(
             inputs=inputs, metrics=_metric_specs(evaluation), judge=_judge_model(judge_obj),
-            config=_run_config(evaluation, input_format, strict)))
+            config={**_run_config(evaluation, input_format, strict), **_label(label)}))
     report_traces: dict[str, Any] = {}
     stored_inputs = {"passed": 0, "other": 0}
     sink = None
@@ -178,6 +180,7 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
                             intervals=intervals, on_result=on_result, tap=tap)
     inputs = tap.info()
     result.run["input_files"] = inputs
+    result.run.update(_label(label))
     result.run["max_errors"] = max_errors
     if planned is not None:
         result.run["planned_judge_calls"] = planned.total
@@ -232,6 +235,11 @@ def _metric_specs(evaluation: Evaluation) -> list[dict[str, Any]]:
     return [{"name": n, "metric": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
              "params": {f.name: getattr(m, f.name) for f in dataclasses.fields(m) if f.init}}
             for n, m in evaluation.instances.items()]
+
+
+def _label(label: dict[str, Any] | None) -> dict[str, Any]:
+    """The run's name and tags, only those given."""
+    return {k: v for k, v in (label or {}).items() if v}
 
 
 def _run_config(evaluation: Evaluation, input_format: str | None, strict: bool) -> dict[str, Any]:

@@ -58,6 +58,8 @@ Exit status:
 @click.option("--max-errors", default="0", show_default=True, metavar="N|FRACTION",
               help="Errored or unevaluated (budget) results tolerated before the run counts as not evaluated "
                    "(exit 3): a count (3) or a share of the results (0.05, 5%).")
+@click.option("--name", "run_name", default=None, help="A name for this run in the run store (shown by `assay runs`).")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="A tag for this run in the store (repeatable).")
 @judge_options
 @input_options
 @plugin_option
@@ -67,6 +69,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
             fmt: str | None, input_format: str | None, strict: bool, judge: str | None, weights: tuple[str, ...],
             progress: bool | None, progress_every: float, store: str | None, no_store: bool, html: str | None, intervals: bool, repeats: int,
             max_errors: str, plugins: tuple[str, ...], debug: bool,
+            run_name: str | None = None, tags: tuple[str, ...] = (),
             **judge_flags: object) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input,
     3 if the evaluation could not be done, 130 when interrupted."""
@@ -99,13 +102,14 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     fmt = fmt or (_SUFFIX_FORMATS.get(Path(output).suffix.lower(), "json") if output else "table")
     dry = bool(judge_opts.get("dry_run"))
     store_file = None if dry else store_path(store, no_store)  # a dry run is a plan, not a run
+    label = {"name": run_name, "tags": _parse_tags(tags)}
     with reading_limits(limits), input_warnings():
         result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judge or cfg.judge,
                              judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,
                              intervals=intervals,
                              input_format=input_format, strict=strict, output=output, fmt=fmt,
                              progress=progress, progress_every=progress_every, store=store_file,
-                             html=html, max_errors=tolerated)
+                             html=html, max_errors=tolerated, label=label)
     if result.run.get("interrupted"):
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])
@@ -148,3 +152,15 @@ def interrupted_line(result: Any) -> str:
         return (f"interrupted after {done}{of} judge calls; rerun the same command to resume: "
                 "finished judge calls are cached")
     return f"interrupted after {result.run.get('n_traces', 0)} traces; rerun the same command to start again"
+
+
+def _parse_tags(tags: tuple[str, ...]) -> dict[str, str]:
+    from ..errors import ConfigError
+
+    out: dict[str, str] = {}
+    for tag in tags:
+        key, eq, value = tag.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"--tag {tag!r}: expected KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out

@@ -66,3 +66,28 @@ def rm(ctx: click.Context, refs: tuple[str, ...], store: str | None, debug: bool
     st = open_store(store or ctx.obj.get("store"))
     for ref in refs:
         click.echo(f"deleted {st.delete(ref)}")
+
+
+@command.command("prune")
+@click.option("--keep", type=click.IntRange(0), default=None,
+              help="Also delete completed runs beyond the newest KEEP.")
+@click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
+@store_option
+@debug_option
+@click.pass_context
+@handle_errors
+def prune(ctx: click.Context, keep: int | None, dry_run: bool, store: str | None, debug: bool) -> None:
+    """Delete runs that did not complete (failed, interrupted, incomplete); with --keep N, old completed ones too."""
+    from ._session import open_store
+
+    st = open_store(store or ctx.obj.get("store"))
+    infos = st.runs()
+    completed = [i for i in infos if i.status == "completed"]
+    doomed = [i for i in infos if i.status in ("failed", "interrupted", "incomplete")]
+    if keep is not None:
+        doomed += completed[keep:]
+    for info in doomed:
+        click.echo(f"{'would delete' if dry_run else 'deleted'} {info.id} ({info.status})")
+        if not dry_run:
+            st.delete(info.id)
+    click.echo(f"{len(doomed)} run(s) {'to delete' if dry_run else 'deleted'}, {len(infos) - len(doomed)} kept")
