@@ -11,7 +11,7 @@ def test_import_loads_no_heavy_modules_and_changes_no_global_state():
         "import threading; n = threading.active_count();"
         "import assay;"
         "import json; print(json.dumps({'mods': sorted(m for m in ('numpy','openai','anthropic','jinja2','httpx',"
-        "'langchain_core','scipy','sqlite3','rich','assay.judge') if m in sys.modules),"
+        "'langchain_core','scipy','sqlite3','rich','assay.judge','assay.engine','asyncio') if m in sys.modules),"
         "'rl': sys.getrecursionlimit() == rl, 'handlers': list(logging.getLogger().handlers) == h,"
         "'threads': threading.active_count() == n}))"
     )

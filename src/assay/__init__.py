@@ -2,13 +2,13 @@
 
 The facade re-exports the names most users need; everything else lives in the subpackages
 (``assay.model``, ``assay.metrics``, ``assay.judge``, ``assay.stats``, ``assay.importers``).
-Importing assay does no I/O and loads no SDK, numpy or template engine.
+Importing assay does no I/O and loads no SDK, numpy or template engine; the engine itself loads
+on first use of ``evaluate``/``aevaluate``/``Evaluation``.
 
 ``Warning`` (a result's warning code) is importable by name but not part of ``import *``, where
 it would shadow the builtin; ``MetricWarning`` is the same enum.
 """
 
-from .engine import Evaluation, aevaluate, evaluate
 from .errors import AssayError, ConfigError, DataError, MetricError, ProviderError
 from .importers import load_traces, read_traces
 from .metrics import DEFAULT_METRICS, Metric, MetricContext, Requirement, metric
@@ -23,3 +23,14 @@ __all__ = [
     "ToolCall", "Trace", "TraceResult", "Turn", "Usage", "__version__", "aevaluate", "evaluate", "load_traces",
     "metric", "read_traces",
 ]
+
+_ENGINE = ("Evaluation", "aevaluate", "evaluate")
+
+
+def __getattr__(name: str) -> object:
+    """The engine (and asyncio under it, ~50 ms) loads on first use, not on ``import assay``."""
+    if name in _ENGINE:
+        from . import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module 'assay' has no attribute {name!r}")
