@@ -14,6 +14,7 @@ _COMMANDS = {
     "plan": ("assay.cli.plan", "Trials per task needed to detect a difference."),
     "runs": ("assay.cli.runs", "List recorded runs; show one."),
     "report": ("assay.cli.report", "Write a self-contained HTML report of a run."),
+    "versus": ("assay.cli.versus", "Judge two runs head to head: win rate, sign test, position bias."),
 }
 
 

@@ -1,0 +1,85 @@
+"""Terminal rendering of ``assay versus`` and ``assay tournament``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _f(x: Any, fmt: str = ".3f") -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def _short(text: Any, n: int = 160) -> str:
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def inconsistency_line(pi: dict[str, Any]) -> str | None:
+    if not pi.get("pairs_judged_both_orders"):
+        return None
+    return (f"position inconsistency: {pi['inconsistent']} of {pi['pairs_judged_both_orders']} pairs "
+            f"({pi['rate']:.0%}) changed verdict when the candidates swapped places (counted as ties)")
+
+
+def versus_table(r: dict[str, Any], console: Any = None, show: int = 10) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = console or Console()
+    m = r["metric"]
+    orders = "both orders" if m["params"].get("both_orders", True) else "one order per pair"
+    console.print(f"{escape(r['b'])} (B) vs {escape(r['a'])} (A), judged pairwise by "
+                  f"{escape(str(r['judge'].get('model')))} ({escape(m['rubric'])}, {orders})")
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
+    level = f"{r['level']:.0%}"
+    for col in ("pairs", "B wins", "ties", "B losses", f"win rate of B [{level} CI]", "p"):
+        t.add_column(col, justify="right", no_wrap=True)
+    ci = f" [{_f(r['ci_low'], '.2f')}, {_f(r['ci_high'], '.2f')}]" if r["ci_low"] is not None else ""
+    t.add_row(str(r["n_judged"]), str(r["wins_b"]), str(r["ties"]), str(r["losses_b"]), _f(r["win_rate_b"]) + ci,
+              _f(r["p_value"], ".4f"))
+    console.print(t)
+    console.print(f"[dim]{r['test']} on {r['n_judged']} judged pairs over {r['n_tasks']} tasks; "
+                  f"interval: {r['interval']} over tasks; a tie counts half a win[/]")
+    line = inconsistency_line(r["position_inconsistency"])
+    if line:
+        console.print(line)
+    if r["not_judged"]:
+        reasons = ", ".join(f"{k} {v}" for k, v in r["not_judged_reasons"].items())
+        console.print(f"[yellow]{r['not_judged']} pair(s) not judged ({escape(reasons)})[/]")
+    for side in ("a", "b"):
+        ids = r[f"only_in_{side}"]
+        if ids:
+            console.print(f"unpaired, only in {side.upper()}: " + escape(", ".join(ids[:10]))
+                          + (f" ... ({len(ids)} in all)" if len(ids) > 10 else ""))
+    differing = [p for p in r["pairs"] if p.get("winner") in ("a", "b")]
+    if differing and show:
+        console.print(f"pairs with a winner ({len(differing)}; first {min(show, len(differing))}):")
+        for p in differing[:show]:
+            who = "B better" if p["winner"] == "b" else "A better"
+            why = "; ".join(_short(v.get("reasoning"), 100) for v in p.get("verdicts", [])[:1])
+            console.print(f"  {escape(p['id'])}: {who}: {escape(why)}")
+    errored = [p for p in r["pairs"] if p.get("warning") == "judge_error"]
+    if errored:
+        console.print(f"[yellow]{len(errored)} pair(s) errored, e.g. {escape(errored[0]['id'])}: "
+                      f"{escape(_short(errored[0]['reason'], 200))}[/]")
+    judge = r.get("judge") or {}
+    if judge.get("requests"):
+        console.print(f"[dim]judge: {judge.get('calls', 0)} calls made, {judge.get('cached', 0)} cached, "
+                      f"{judge.get('errors', 0)} errored, "
+                      f"{judge.get('input_tokens', 0) + judge.get('output_tokens', 0):,} tokens[/]")
+    reason = r["exit_reason"]
+    console.print(f"[bold red]{escape(reason)}[/]" if r["b_worse"] else escape(reason))
+
+
+def dry_run_line(r: dict[str, Any]) -> str:
+    """What a dry run of versus would cost: pairs x orders judge calls (cached calls not counted)."""
+    j = r.get("judge") or {}
+    orders = 2 if r["metric"]["params"].get("both_orders", True) else 1
+    pairs = r["planned_judge_calls"] // orders if orders else 0
+    tokens = j.get("estimated_input_tokens", 0) + j.get("estimated_output_tokens", 0)
+    cost = j.get("estimated_cost_usd")
+    cost_text = "cost unknown" if cost is None else f"~${cost:.4f}"
+    return (f"dry run: nothing was sent; {pairs} pairs x {orders} orders = {r['planned_judge_calls']} judge calls "
+            f"planned, {j.get('estimated_calls', 0)} not in the cache (~{tokens:,} tokens, {cost_text})")

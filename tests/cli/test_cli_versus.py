@@ -1,0 +1,113 @@
+"""``assay versus`` as a user runs it: stored runs or result files, a scripted judge, exit status and output."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.support.cli import cli_env, run_pipe
+from tests.support.judge_server import JudgeServer, obj
+
+
+def prefer(word: str):
+    def reply(request: dict):
+        user = request["messages"][-1]["content"]
+        a = re.search(r"<<<BEGIN CANDIDATE_A (\w+)>>>\n(.*?)\n<<<END", user, re.S).group(2)
+        b = re.search(r"<<<BEGIN CANDIDATE_B (\w+)>>>\n(.*?)\n<<<END", user, re.S).group(2)
+        v = "A" if word in a and word not in b else "B" if word in b and word not in a else "tie"
+        return obj({"evidence": [], "reasoning": f"the {word} one" if v != "tie" else "same", "verdict": v})
+    return reply
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two stored runs on 12 shared traces: run 'new' has the better reply on 10 of them."""
+    home = tmp_path_factory.mktemp("versus")
+    env = cli_env(home)
+    for name, good in (("base", set()), ("new", set(range(10)))):
+        lines = [json.dumps({"id": f"q{i}", "turns": [{"input": f"Question {i}?",
+                                                       "output": ("GOOD answer" if i in good else "answer") + f" {i}"}]})
+                 for i in range(12)]
+        (home / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+        r = run_pipe(["run", str(home / f"{name}.jsonl"), "-m", "regex_match:pattern=.", "--name", name,
+                      "-o", str(home / f"{name}.json")], env)
+        assert r.returncode == 0, r.stderr
+    return home, env
+
+
+def versus(env, *args: str):
+    return run_pipe(["versus", *args], env)
+
+
+def test_b_worse_exits_1_and_says_why(runs):
+    home, env = runs
+    with JudgeServer(prefer("GOOD")) as server:
+        r = versus(env, "latest", "latest~1", "--judge", f"openai-compatible:scripted@{server.url}")
+        assert len(server.requests) == 24  # 12 pairs x 2 orders
+    assert r.returncode == 1, r.stderr
+    out = r.stdout
+    assert "base (B) vs new (A)" in " ".join(out.split())
+    assert re.search(r"12\s+0\s+2\s+10\s+0\.083 \[", out), out  # pairs, B wins, ties, B losses, win rate
+    assert "position inconsistency: 0 of 12 pairs (0%)" in " ".join(out.split())
+    assert "q0: A better: the GOOD one" in out
+    assert out.strip().splitlines()[-1].startswith("base is significantly worse than new (win rate of base 0.083")
+
+
+def test_b_better_exits_0_from_result_files_with_json_and_html(runs):
+    home, env = runs
+    html = home / "v.html"
+    with JudgeServer(prefer("GOOD")) as server:
+        r = versus(env, str(home / "base.json"), str(home / "new.json"), "--judge",
+                   f"openai-compatible:scripted@{server.url}", "-f", "json", "--html", str(html), "--no-cache")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert (out["wins_b"], out["ties"], out["losses_b"]) == (10, 2, 0) and out["b_better"]
+    assert out["p_value"] == pytest.approx(2 / 1024)  # exact sign test, 10 of 10 decisive pairs
+    assert out["differing"] == [f"q{i}" for i in range(10)]
+    assert html.exists() and "HTML view written to" in r.stderr
+
+
+def test_dry_run_plans_pairs_times_orders_and_sends_nothing(runs):
+    home, env = runs
+    with JudgeServer(prefer("GOOD")) as server:
+        r = versus(env, "latest~1", "latest", "--judge", f"openai-compatible:scripted@{server.url}", "--dry-run",
+                   "--no-cache")
+        assert server.requests == []
+    assert r.returncode == 0, r.stderr
+    assert "12 pairs x 2 orders = 24 judge calls planned, 24 not in the cache" in r.stdout
+
+
+def test_errors_are_one_line_with_the_documented_status(runs):
+    home, env = runs
+    other = home / "other.jsonl"
+    other.write_text(json.dumps({"id": "zz", "turns": [{"input": "hi", "output": "hello"}]}) + "\n")
+    r = run_pipe(["run", str(other), "-m", "regex_match:pattern=.", "-o", str(home / "other.json"), "--no-store"], env)
+    assert r.returncode == 0, r.stderr
+    with JudgeServer(prefer("GOOD")) as server:
+        url = f"openai-compatible:scripted@{server.url}"
+        r = versus(env, str(home / "base.json"), str(home / "other.json"), "--judge", url)
+        assert r.returncode == 2 and r.stderr.strip() == f"Error: runs base and {home / 'other.json'} share no " \
+                                                          "trace id: nothing to compare"
+        r = versus(env, "latest", "latest~1")
+        assert r.returncode == 2 and "needs a judge" in r.stderr
+        r = versus(env, "latest", "latest~1", "--judge", url, "-m", "pairwise_qualty")
+        assert r.returncode == 2 and "Did you mean 'pairwise_quality'" in r.stderr
+        assert "Traceback" not in r.stderr
+    with JudgeServer(default=obj({"verdict": "nonsense"})) as server:  # every verdict fails validation
+        r = versus(env, "latest", "latest~1", "--judge", f"openai-compatible:scripted@{server.url}", "--no-cache",
+                   "--retries", "0", "-m", "pairwise_quality:both_orders=false")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "could not evaluate: no pair was judged" in r.stdout
+
+
+def test_custom_criteria_from_the_command_line(runs):
+    home, env = runs
+    with JudgeServer(prefer("GOOD")) as server:
+        r = versus(env, "latest~1", "latest", "--judge", f"openai-compatible:scripted@{server.url}", "--no-cache",
+                   "--criteria", "Which reply is more polite?", "-f", "json")
+        system = server.requests[0].json["messages"][0]["content"]
+    assert r.returncode == 0, r.stderr
+    assert "Which reply is more polite?" in system
+    assert json.loads(r.stdout)["metric"]["rubric"].startswith("pairwise_criteria@1-")
