@@ -139,6 +139,8 @@ class RunTotals(SummaryBuilder):
     One loop over a trace's metric results updates its dimension sums (for its ``dimensions``,
     ``overall`` and ``passed``, exactly as ``group`` computes them), the run's per-metric summary
     totals and the interval columns of the statistics collector; nothing per trace is kept here.
+    The hot counters live in a plain list per metric (``_slots``) and reach the summaries in
+    ``finish``; rarer facts (nulls, warnings, judge accounting) go to the summary directly.
     """
 
     def __init__(self, dimension_of: Mapping[str, str], thresholds: Mapping[str, float | None], dims: Dimensions,
@@ -146,13 +148,13 @@ class RunTotals(SummaryBuilder):
         super().__init__(dimension_of, thresholds)
         self._dims, self._collector = dims, collector
         self._slots: dict[str, list[Any]] = {}
-        """name -> [summary, dimension, interval columns or None, running sum of scores]."""
+        """name -> [summary, dimension, its interval column's ``add`` or None, sum of scores, scored, passed]."""
 
     def _slot(self, name: str) -> list[Any]:
         s = self.summaries[name] = MetricSummary(name=name, dimension=self._dimension_of.get(name, "custom"),
                                                  threshold=self._thresholds.get(name))
-        cols = None if self._collector is None else self._collector.columns(name)
-        slot = self._slots[name] = [s, self._dimension_of.get(name, "custom"), cols, 0.0]
+        add = None if self._collector is None else self._collector.columns(name).add
+        slot = self._slots[name] = [s, self._dimension_of.get(name, "custom"), add, 0.0, 0, 0]
         return slot
 
     def add_trace(self, metrics: Mapping[str, MetricResult],
@@ -164,47 +166,55 @@ class RunTotals(SummaryBuilder):
         any_failed = False
         for name, r in metrics.items():
             slot = slots.get(name) or self._slot(name)
-            s = slot[0]
             score = r.score
             if score is None:
-                s.n_null += 1
-                if r.warning in ERROR_WARNINGS:
-                    s.n_errored += 1
-                if not s.null_reason and r.reason:
-                    s.null_reason = r.reason[:500]
+                self._null(slot[0], r)
+                continue
+            slot[3] += score
+            slot[4] += 1
+            passed = r.passed
+            if passed:
+                slot[5] += 1
+            elif passed is False:
+                any_failed = True
+            acc = sums.get(slot[1])
+            if acc is None:
+                sums[slot[1]] = [score, 1]
             else:
-                s.n += 1
-                slot[3] += score
-                passed = r.passed
-                if passed:
-                    s.n_passed += 1
-                elif passed is False:
-                    any_failed = True
-                acc = sums.get(slot[1])
-                if acc is None:
-                    sums[slot[1]] = [score, 1]
-                else:
-                    acc[0] += score
-                    acc[1] += 1
-                cols = slot[2]
-                if cols is not None:
-                    cols[0].append(score)
-                    cols[1].append(pos)
-                    cols[2].append(passed is True)
-            if r.warning is not None:
-                key = r.warning.value if isinstance(r.warning, Warning) else str(r.warning)
-                s.warnings[key] = s.warnings.get(key, 0) + 1
-            if r.judge_calls:
-                s.judge_calls += r.judge_calls
-                s.tokens += r.tokens
-                if r.cost_usd is not None:
-                    s.cost_usd = (s.cost_usd or 0.0) + r.cost_usd
+                acc[0] += score
+                acc[1] += 1
+            add = slot[2]
+            if add is not None:
+                add(score, passed is True, pos)
+            if r.warning is not None or r.judge_calls:
+                self._rare(slot[0], r)
         verdict = _verdict(sums, any_failed, self._dims)
         if collector is not None:
             collector.add_trace(task_id, verdict[2])
         return verdict
 
+    def _null(self, s: MetricSummary, r: MetricResult) -> None:
+        s.n_null += 1
+        if r.warning in ERROR_WARNINGS:
+            s.n_errored += 1
+        if not s.null_reason and r.reason:
+            s.null_reason = r.reason[:500]
+        self._rare(s, r)
+
+    @staticmethod
+    def _rare(s: MetricSummary, r: MetricResult) -> None:
+        if r.warning is not None:
+            key = r.warning.value if isinstance(r.warning, Warning) else str(r.warning)
+            s.warnings[key] = s.warnings.get(key, 0) + 1
+        if r.judge_calls:
+            s.judge_calls += r.judge_calls
+            s.tokens += r.tokens
+            if r.cost_usd is not None:
+                s.cost_usd = (s.cost_usd or 0.0) + r.cost_usd
+
     def finish(self) -> dict[str, MetricSummary]:
         for name, slot in self._slots.items():
+            s = slot[0]
             self._sums[name] = slot[3]
+            s.n, s.n_passed = slot[4], slot[5]
         return super().finish()

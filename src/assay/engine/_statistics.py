@@ -33,13 +33,46 @@ def task_key(task_id: str) -> int:
     return int.from_bytes(blake2b(str(task_id).encode("utf-8"), digest_size=8).digest(), "little", signed=True)
 
 
+class Column:
+    """One metric's scored results, compactly: 9 bytes each while the metric scores every trace.
+
+    Scores as float64 (so a mean always lies inside its own interval) and pass flags as bytes; the
+    trace position of each score is kept (4 more bytes) only once the metric has skipped a trace,
+    until then the k-th score belongs to the k-th trace.
+    """
+
+    __slots__ = ("scores", "passed", "positions")
+
+    def __init__(self) -> None:
+        self.scores = array("d")
+        self.passed = array("b")
+        self.positions: array | None = None
+
+    def add(self, score: float, passed: bool, position: int) -> None:
+        """Append a scored result of the trace at ``position`` (positions never decrease)."""
+        scores = self.scores
+        if self.positions is not None:
+            self.positions.append(position)
+        elif len(scores) != position:  # the first gap: from now on positions are kept
+            self.positions = array("i", range(len(scores)))
+            self.positions.append(position)
+        scores.append(score)
+        self.passed.append(passed)
+
+    def trace_positions(self, np: Any) -> Any:
+        """The trace position of every score, as an index array (a slice when dense)."""
+        if self.positions is None:
+            return slice(0, len(self.scores))
+        return np.frombuffer(self.positions, dtype=np.int32)
+
+
 class StatisticsCollector:
     """Per-trace scores and pass flags with their task, kept compactly until the run ends.
 
-    About 13 bytes per scored metric result and 9 per trace (1,000,000 traces x 12 metrics:
-    ~165 MB): scores as float64 (so a mean always lies inside its own interval), tasks as stable
-    64-bit hashes of their ids (collisions within one run are ~1e-8 likely at a million tasks),
-    never as a dict of strings.
+    About 9 bytes per scored metric result (13 for a metric that skips traces) and 9 per trace
+    (1,000,000 traces x 12 metrics: ~117 MB): see ``Column``; tasks as stable 64-bit hashes of
+    their ids (collisions within one run are ~1e-8 likely at a million tasks), never as a dict of
+    strings.
     """
 
     def __init__(self, level: float = 0.95, seed: int = 0, task_set: str = "common") -> None:
@@ -48,18 +81,16 @@ class StatisticsCollector:
         """Per trace: hash of its task id."""
         self._passed = array("b")
         """Per trace: 1 passed, 0 failed, -1 no verdict."""
-        self._scores: dict[str, tuple[array, array, array]] = {}
-        """Per metric: (scores, trace positions, passed flags) of the scored results."""
+        self._scores: dict[str, Column] = {}
+        """Per metric: its scored results."""
+        self._last: tuple[str, int] = ("", task_key(""))
+        """The last task id and its key: trials of one task usually come one after another."""
 
     def add(self, result: TraceResult) -> None:
         pos = self.position()
         for name, r in result.metrics.items():
-            if r.score is None:
-                continue
-            cols = self.columns(name)
-            cols[0].append(r.score)
-            cols[1].append(pos)
-            cols[2].append(bool(r.passed))
+            if r.score is not None:
+                self.columns(name).add(r.score, r.passed is True, pos)
         self.add_trace(result.task_id, result.passed)
 
     # the run's single walk (engine._aggregate.RunTotals) appends to the columns directly
@@ -67,16 +98,19 @@ class StatisticsCollector:
         """The position the next trace will have."""
         return len(self._task)
 
-    def columns(self, name: str) -> tuple[array, array, array]:
-        """(scores, trace positions, passed flags) of metric ``name``, to append a scored result to."""
-        cols = self._scores.get(name)
-        if cols is None:
-            cols = self._scores[name] = (array("d"), array("i"), array("b"))
-        return cols
+    def columns(self, name: str) -> Column:
+        """The column of metric ``name``, to ``add`` a scored result to."""
+        col = self._scores.get(name)
+        if col is None:
+            col = self._scores[name] = Column()
+        return col
 
     def add_trace(self, task_id: str, passed: bool | None) -> None:
-        """Close a trace whose scored results were appended at ``position()``."""
-        self._task.append(task_key(task_id))
+        """Close a trace whose scored results were added at ``position()``."""
+        last = self._last
+        if task_id != last[0]:
+            last = self._last = (task_id, task_key(task_id))
+        self._task.append(last[1])
         self._passed.append(-1 if passed is None else int(passed))
 
     def finish(self, summaries: dict[str, MetricSummary]) -> dict[str, Any]:
@@ -87,15 +121,22 @@ class StatisticsCollector:
 
         _, task_of_trace = np.unique(np.frombuffer(self._task, dtype=np.int64), return_inverse=True)
         repeat = int(task_of_trace.max()) + 1 < len(task_of_trace)
-        for name, (scores, positions, passed) in self._scores.items():
+        dense_tasks: dict[int, int] = {}  # n_tasks of the first k traces, shared by the metrics scoring all of them
+        for name, col in self._scores.items():
             s = summaries.get(name)
-            if s is None or not scores:
+            if s is None or not col.scores:
                 continue
-            tasks_of_scores = task_of_trace[np.frombuffer(positions, dtype=np.int32)]
-            s.n_tasks = int(np.unique(tasks_of_scores).size)
+            tasks_of_scores = task_of_trace[col.trace_positions(np)]
+            if col.positions is None:
+                k = len(col.scores)
+                if k not in dense_tasks:
+                    dense_tasks[k] = int(np.unique(tasks_of_scores).size)
+                s.n_tasks = dense_tasks[k]
+            else:
+                s.n_tasks = int(np.unique(tasks_of_scores).size)
             clusters = tasks_of_scores if repeat else None
-            mi, pi = score_intervals(np.frombuffer(scores, dtype=np.float64),
-                                     np.frombuffer(passed, dtype=np.int8), clusters, self.level)
+            mi, pi = score_intervals(np.frombuffer(col.scores, dtype=np.float64),
+                                     np.frombuffer(col.passed, dtype=np.int8), clusters, self.level)
             if mi is not None and mi.low is not None:
                 s.mean_ci = (mi.low, mi.high)
             if pi is not None and pi.low is not None:
@@ -113,10 +154,10 @@ class StatisticsCollector:
         has = verdict >= 0
         trace_tasks = task_of_trace[has]
         by_metric: dict[str, Any] = {}
-        for name, (_, positions, passed) in self._scores.items():
-            tasks = task_of_trace[np.frombuffer(positions, dtype=np.int32)]
+        for name, col in self._scores.items():
+            tasks = task_of_trace[col.trace_positions(np)]
             if len(np.unique(tasks)) < len(tasks):
-                by_metric[name] = passk_curve(tasks, np.frombuffer(passed, dtype=np.int8), self.level, self.task_set)
+                by_metric[name] = passk_curve(tasks, np.frombuffer(col.passed, dtype=np.int8), self.level, self.task_set)
         sizes = np.bincount(trace_tasks) if len(trace_tasks) else np.zeros(0, dtype=np.int64)
         sizes = sizes[sizes > 0]
         common = self.task_set == "common"

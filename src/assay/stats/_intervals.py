@@ -205,7 +205,7 @@ def mean_interval(
         sums, counts = np.sort(arr), np.ones(len(arr))
     else:
         sums, counts = cluster_totals(np, arr, clusters)
-    estimate = math.fsum(arr.tolist()) / len(arr)
+    estimate = math.fsum(memoryview(arr)) / len(arr)
     name = "cluster_bootstrap" if clusters is not None else "bootstrap"
     if len(counts) == 1:
         return Interval(estimate, None, None, level, len(arr), 1, name)
@@ -249,7 +249,7 @@ def bounded_mean_interval(
     if len(bad):
         raise ValueError(f"{who}: values[{int(bad[0])}] must be a number in [0, 1], got {values[int(bad[0])]!r}")
     n = len(arr)
-    estimate = math.fsum(arr.tolist()) / n
+    estimate = math.fsum(memoryview(arr)) / n  # no list of a million floats
     binary = is_binary(np, arr)
     repeats = clusters is not None and _distinct(clusters) < n
     if repeats:
