@@ -291,3 +291,19 @@ def test_assay_report_writes_the_sessions_html_report(pytester):
 def test_assay_report_under_xdist_merges_the_workers(pytester):
     pytest.importorskip("xdist")
     _report_session(pytester, "-n", "2")
+
+
+def test_assay_evaluate_scores_every_trace_of_a_generator(pytester):
+    pytester.makepyfile(HEADER + '''
+pytestmark = pytest.mark.assay(metrics=["tool_selection_accuracy"])
+
+def test_generator_all_good(assay_evaluate):
+    result = assay_evaluate(trace(i) for i in range(3))
+    assert [t.id for t in result.traces] == ["t0", "t1", "t2"]
+
+def test_generator_first_is_bad(assay_evaluate):
+    assay_evaluate(trace(i, tool="weather" if i == 0 else "search") for i in range(3))
+''')
+    r = pytester.runpytest("-p", "no:cacheprovider")
+    r.assert_outcomes(passed=1, failed=1)
+    r.stdout.fnmatch_lines(["*t0: tool_selection_accuracy scored 0.000 < threshold 0.70*"])

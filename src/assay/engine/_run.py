@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import itertools
 import threading
 import time
 from collections import deque
@@ -90,14 +91,26 @@ def resolve_metrics(metrics: Iterable[Any] | Mapping[str, Any] | None, *, regist
     return out, {}
 
 
+_END = object()
+
+
 def _records(source: Source, input_format: str | None, strict: bool,
              tap: Any = None) -> Iterator[tuple[str, Trace | InputIssue]]:
     if isinstance(source, (str, Path)):
         yield from read_traces(source, input_format=input_format, strict=strict, tap=tap)
         return
-    items = list(source) if not isinstance(source, Iterator) else source
-    if items and all(isinstance(i, (str, Path)) for i in items):  # type: ignore[union-attr]
-        yield from read_traces(items, input_format=input_format, strict=strict, tap=tap)  # type: ignore[arg-type]
+    if isinstance(source, Iterator):  # a generator: look at the first item without losing it
+        first = next(source, _END)
+        if first is _END:
+            return
+        if isinstance(first, (str, Path)):
+            items: Iterable[Any] = [first, *source]
+        else:
+            items = itertools.chain([first], source)
+    else:
+        items = source if isinstance(source, Sequence) else list(source)
+    if isinstance(items, Sequence) and items and all(isinstance(i, (str, Path)) for i in items):
+        yield from read_traces(list(items), input_format=input_format, strict=strict, tap=tap)
         return
     for i, item in enumerate(items):
         loc = f"<input>[{i}]"
@@ -413,6 +426,10 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
 async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
                     weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
                     input_format: str | None = None, strict: bool = False, **judge_options: Any) -> RunResult:
-    """``evaluate`` for async code: runs on the caller's loop."""
+    """``evaluate`` for async code: awaitable without blocking the caller's event loop.
+
+    The run happens in a worker thread with its own event loop (judge calls included): an async
+    client object you pass as ``judge`` is used from that loop, not yours.
+    """
     return await asyncio.to_thread(evaluate, traces, metrics, judge=judge, weights=weights, thresholds=thresholds,
                                    input_format=input_format, strict=strict, **judge_options)

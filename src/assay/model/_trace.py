@@ -63,15 +63,70 @@ class _Struct(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw
         except msgspec.ValidationError as exc:
             raise _translate(exc, cls) from None
 
-    def model_dump(self, **_: Any) -> dict[str, Any]:
-        """Plain JSON-ready data, defaults omitted."""
-        return msgspec.to_builtins(self)
+    def model_dump(self, *, include: Any = None, exclude: Any = None, mode: str = "python",
+                   exclude_none: bool = False, exclude_defaults: bool = True) -> dict[str, Any]:
+        """Plain JSON-ready data, defaults (and so every unset field) omitted.
 
-    def model_dump_json(self, **_: Any) -> str:
-        return msgspec.json.encode(self).decode()
+        ``include`` / ``exclude`` take pydantic's forms: a set of field names, or a dict mapping a
+        name to ``True`` or to a nested include/exclude (list items by index or ``"__all__"``).
+        ``mode`` and ``exclude_none`` are accepted for pydantic-style callers; the output is always
+        JSON-ready, and ``None`` never appears because it is every optional field's default.
+        """
+        if mode not in ("python", "json"):
+            raise ValueError(f"model_dump: mode must be 'python' or 'json', not {mode!r}")
+        if not exclude_defaults:
+            raise ValueError("model_dump: exclude_defaults=False is not supported; defaults are always omitted")
+        data = msgspec.to_builtins(self)
+        if include is not None:
+            data = _select(data, include, keep=True)
+        if exclude is not None:
+            data = _select(data, exclude, keep=False)
+        return data
+
+    def model_dump_json(self, *, include: Any = None, exclude: Any = None, **options: Any) -> str:
+        """``model_dump`` encoded as compact JSON text."""
+        if include is None and exclude is None and not options:
+            return msgspec.json.encode(self).decode()
+        return msgspec.json.encode(self.model_dump(include=include, exclude=exclude, **options)).decode()
 
     def model_copy(self, *, update: dict[str, Any] | None = None) -> Any:
         return msgspec.structs.replace(self, **(update or {}))
+
+
+def _select(data: Any, spec: Any, *, keep: bool) -> Any:
+    """Apply a pydantic-style include (``keep``) or exclude spec to dumped data."""
+    if isinstance(spec, (set, frozenset, list, tuple)):
+        spec = dict.fromkeys(spec, True)
+    if not isinstance(spec, dict):
+        raise TypeError(f"model_dump: include/exclude must be a set or a dict, not {type(spec).__name__}")
+    if isinstance(data, list):
+        every = spec.get("__all__")
+        out = []
+        for i, item in enumerate(data):
+            sub = spec.get(i, every)
+            if sub is True:
+                if keep:
+                    out.append(item)
+            elif sub is None or sub is False:
+                if not keep:
+                    out.append(item)
+            else:
+                out.append(_select(item, sub, keep=keep))
+        return out
+    if not isinstance(data, dict):
+        return data
+    out_d: dict[str, Any] = {}
+    for key, value in data.items():
+        sub = spec.get(key, spec.get("__all__"))
+        if sub is True:
+            if keep:
+                out_d[key] = value
+        elif sub is None or sub is False:
+            if not keep:
+                out_d[key] = value
+        else:
+            out_d[key] = _select(value, sub, keep=keep)
+    return out_d
 
 
 @functools.cache
