@@ -1,20 +1,19 @@
-"""Seed-compatible APIs as thin layers over assay's core.
+"""Peer-compatible APIs as thin layers over assay's core.
 
 Each module mirrors the public surface of one peer system closely enough that the usage snippets
 of its documentation run with only their import lines changed:
 
-- ``assay.compat.eval_lib``: eval_lib's conversation metrics and ``evaluate_conversations``
-  (seeds 000 and 002);
+- ``assay.compat.eval_lib``: eval_lib's conversation metrics and ``evaluate_conversations``;
 - ``assay.compat.fair_forge``: Fair Forge's ``Agentic.run`` with its retriever, dataset and
-  result models, statistical modes and pass@k helpers (seed 001), under the same module paths
+  result models, statistical modes and pass@k helpers, under the same module paths
   (``assay.compat.fair_forge.metrics.agentic``, ``.statistical``, ``.core.retriever``,
   ``.schemas.common``);
 - ``assay.compat.uaef``: UAEF's ``evaluate``, its trace and result models and its custom-metric
-  registration (seed 004).
+  registration.
 
 None of them implements a metric: they build ``assay.Trace`` objects with the importers, score
 them with the core metrics through ``assay.Evaluation`` and the user's judge, and map the core
-results back into the peer's shapes. Where the peer has a documented bug (PEERS.md), the layer
+results back into the peer's shapes. Where the peer has a documented bug, the layer
 keeps the core's behaviour and says so in its docstring. Importing this package imports none of
 the three modules.
 """

@@ -1,6 +1,6 @@
-"""eval_lib's conversation-metric API (eval-ai-library 0.8.2; seeds 000 and 002) over assay's core.
+"""eval_lib's conversation-metric API (eval-ai-library 0.8.2) over assay's core.
 
-The seed snippets run with ``from eval_lib import ...`` changed to ``from assay.compat.eval_lib
+eval_lib's documentation snippets run with ``from eval_lib import ...`` changed to ``from assay.compat.eval_lib
 import ...``::
 
     metric = FailureRateMetric(model="gpt-4o", threshold=0.7)

@@ -1,6 +1,6 @@
 """Grouping per-trace metric results by dimension, and streaming run-level summaries.
 
-UAEF's dimension names and default weights, applied correctly (PEERS.md): weights are keyed
+UAEF's dimension names and default weights, applied correctly (UAEF itself does not): weights are keyed
 by the same names the metrics declare, an all-null dimension is absent (not 0.0), the overall
 score is the weighted mean over the dimensions that have a score, and a trace passes only when
 every metric and every dimension meets its threshold.

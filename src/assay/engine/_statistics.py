@@ -7,7 +7,7 @@ are not independent). Tasks are grouped by a stable hash of their id, so a rerun
 prints the same numbers.
 
 pass@k here is the *trial* family (Inspect-AI style, unbiased estimators over the n trials of
-each task); the seed's per-conversation family lives in the agentic metric's details. The two
+each task); Fair Forge's per-conversation family lives in the agentic metric's details. The two
 are named in the output so nobody confuses them.
 """
 

@@ -1,4 +1,4 @@
-"""Fair Forge's Agentic metric (seed 001): per-interaction answer correctness, pass@k, tool correctness.
+"""Fair Forge's Agentic metric: per-interaction answer correctness, pass@k, tool correctness.
 
 An interaction is a turn with an expected output (Fair Forge's ``ground_truth_assistant``); when no
 turn has one, the trace's expected output against the final answer is the only interaction. Each
@@ -11,7 +11,7 @@ answer gets a correctness in [0, 1] and is correct iff it reaches ``answer_thres
   SQuAD token F1. ``details["correctness_method"]`` says which.
 
 score = correct interactions / interactions; with the default ``threshold`` of 1.0 a trace passes
-iff it is fully correct (every interaction correct), as in the seed. pass@k and pass^k come from
+iff it is fully correct (every interaction correct), as in Fair Forge. pass@k and pass^k come from
 n = interactions, c = correct ones under the chosen statistical mode (``assay.stats``). Tool
 correctness per interaction uses ``agentic_tools.tool_correctness_score`` (None for an
 interaction that expected no tools) and, unless ``require_tools``, does not decide correctness.
@@ -86,7 +86,7 @@ class AgenticCorrectness:
     """
 
     threshold: float = 1.0
-    """On the share of correct interactions: 1.0 = pass iff fully correct (the seed)."""
+    """On the share of correct interactions: 1.0 = pass iff fully correct (as in Fair Forge)."""
     answer_threshold: float = 0.7
     """An interaction is correct iff its correctness >= this (Fair Forge's ``threshold``)."""
     k: int = 3

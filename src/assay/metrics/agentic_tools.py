@@ -1,4 +1,4 @@
-"""Fair Forge's deterministic tool correctness (seed 001), per interaction (turn).
+"""Fair Forge's deterministic tool correctness, per interaction (turn).
 
 For each turn with expected tool calls::
 
@@ -14,7 +14,7 @@ For each turn with expected tool calls::
 Differences from Fair Forge, on purpose:
 
 - A turn that expected tools but used none scores (selection 0, parameters 0, sequence 0),
-  instead of being skipped: Fair Forge left a missing call unpunished (PEERS.md).
+  instead of being skipped: Fair Forge left a missing call unpunished.
 - The i-th expected call of a name is compared with the i-th used call of that name (Fair
   Forge compares every expected call with the first used one), and a missing name costs one
   zero per expected call, in parameters and in sequence alike.
@@ -176,7 +176,7 @@ def _interactions(trace: Trace) -> list[tuple[str, list[Any], list[Any], bool, b
         summary="mean over turns of 0.25 x (selection + parameters + sequence + utilization) (Fair Forge)")
 @dataclass(frozen=True, kw_only=True)
 class ToolCorrectness:
-    """Fair Forge's tool correctness per interaction, averaged over the trace (seed 001).
+    """Fair Forge's tool correctness per interaction, averaged over the trace.
 
     Opt-in: the default tool-calling metrics already cover selection, order and arguments.
     ``details['per_turn']`` holds one ToolCorrectnessScore-like dict per scored interaction;

@@ -1,4 +1,4 @@
-"""Multi-turn judge metrics (seed 004, UAEF and its AMACE additions): the whole conversation.
+"""Multi-turn judge metrics (UAEF and its AMACE additions): the whole conversation.
 
 Conversation-level metrics judge every message at once (each fenced on its own, so no message can
 forge another) on a 1-5 scale normalised as (v - 1) / 4. The ``per_turn_*`` variants judge each

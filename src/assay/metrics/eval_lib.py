@@ -1,9 +1,9 @@
-"""eval_lib's conversation metrics (seeds 000 and 002), with the documented semantics.
+"""eval_lib's conversation metrics, with the documented semantics.
 
 ``failure_rate``: one call classifies how the agent handles not knowing, into six labels with
-the seed's weights; a verified fabrication in the judge's per-turn findings forces
-``hallucination`` whatever label the judge chose (the seed's priority rule, enforced here). An
-unknown label is an errored result (eval_lib scores it 1.0).
+eval_lib's weights; a verified fabrication in the judge's per-turn findings forces
+``hallucination`` whatever label the judge chose (eval_lib's documented priority rule, enforced
+here). An unknown label is an errored result (eval_lib scores it 1.0).
 
 ``goal_achievement_rate``: goal (skipped when given), signals, verdict, summary: 3 calls with a
 goal, 4 without. score = max(0, weight - 0.1 x negative signals), counting only negative signals
@@ -53,7 +53,7 @@ def failure_schema(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type
                 "alternative_proposed, not_applicable 1; any fabrication forces hallucination")
 @dataclass(frozen=True, kw_only=True)
 class FailureRate:
-    """How the agent behaves when it does not know: hallucinate, stall, or admit it (eval_lib, seed 000)."""
+    """How the agent behaves when it does not know: hallucinate, stall, or admit it (eval_lib)."""
 
     threshold: float = 0.7
 
@@ -130,7 +130,7 @@ def _unique(items: list[str]) -> list[str]:
                 "negative signal, floor 0")
 @dataclass(frozen=True, kw_only=True)
 class GoalAchievementRate:
-    """Did the user get what they came for? (eval_lib, seed 002).
+    """Did the user get what they came for? (eval_lib).
 
     Goal from ``user_goal``, else ``trace.expected.goal``, else inferred by the judge (one more
     call). Signals are quotes from the dialogue; those not found there are listed in

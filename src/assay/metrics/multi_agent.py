@@ -1,8 +1,8 @@
-"""Multi-agent metrics (seed 004, UAEF): workload balance and coordination overhead.
+"""Multi-agent metrics (UAEF): workload balance and coordination overhead.
 
 Work of an agent = its messages (a turn's input and output count one each) + its tool calls,
 from ``trace.agents``. A trace without agents and handoffs is not a multi-agent trace: null
-(not_applicable), as in the seed's edge-case table.
+(not_applicable), as in UAEF's edge-case table.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def coordination(handoffs: int, work: float, ideal_ratio: float = 0.10, decay: f
         summary="exp(-CV) of work per agent (messages + tool calls), CV = population std / mean")
 @dataclass(frozen=True, kw_only=True)
 class AgentUtilization:
-    """Is the work spread across the agents? (seed 004). 1.0 = even, lower = some idle.
+    """Is the work spread across the agents? (UAEF). 1.0 = even, lower = some idle.
 
     Agents are the keys of ``trace.agents`` (an agent that only appears in handoffs is not
     counted: it may be an orchestrator that does nothing else). One agent scores 1.0.
@@ -68,7 +68,7 @@ class AgentUtilization:
         summary="ratio = handoffs / work; 1.0 if ratio <= ideal_ratio else exp(-(ratio - ideal_ratio) x decay)")
 @dataclass(frozen=True, kw_only=True)
 class CoordinationEfficiency:
-    """Is coordination overhead small next to the work done? (seed 004)."""
+    """Is coordination overhead small next to the work done? (UAEF)."""
 
     threshold: float = 0.7
     ideal_ratio: float = 0.10

@@ -1,7 +1,7 @@
-"""Multi-agent judge metrics (seed 004, UAEF): delegation quality and workflow completion.
+"""Multi-agent judge metrics (UAEF): delegation quality and workflow completion.
 
 The judge sees the user's conversation with the system, each agent's role and work, and every
-coordination event, each fenced on its own. Edge cases as in the seed: a trace without agents and
+coordination event, each fenced on its own. Edge cases as in UAEF: a trace without agents and
 handoffs is not multi-agent (not_applicable); handoffs without agent runs is missing_data;
 delegation_quality without coordination events is not_applicable; workflow_completion needs a
 goal, success criteria or expected output (missing_data) and halves the score of a failed workflow.
@@ -70,7 +70,7 @@ class DelegationQuality(ScaleJudged):
         judge_calls=1, summary="judge 1-5: did the workflow meet its goal / criteria? x0.5 when status is failed")
 @dataclass(frozen=True, kw_only=True)
 class WorkflowCompletion(ScaleJudged):
-    """Did the multi-agent workflow achieve its goal? A failed workflow's score is halved (seed 004)."""
+    """Did the multi-agent workflow achieve its goal? A failed workflow's score is halved (UAEF)."""
 
     failed_penalty: float = FAILED_PENALTY
 

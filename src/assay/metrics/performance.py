@@ -1,8 +1,9 @@
-"""Performance metrics (seed 004, UAEF) and turn efficiency: deterministic, from recorded numbers.
+"""Performance metrics (UAEF) and turn efficiency: deterministic, from recorded numbers.
 
 Quality for token and cost efficiency comes from ``trace.metadata["quality_score"]`` when given,
 else from the response-quality metrics already computed on the trace (``after=``). Unlike UAEF,
-``hallucination_score`` is used as is: it already means 1.0 = no hallucination (PEERS.md).
+``hallucination_score`` is used as is: it already means 1.0 = no hallucination (UAEF inverts
+it, so that more hallucination raised the quality).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def efficiency(quality: float, used: float, expected: float, exponent: float) ->
         summary="1.0 if latency <= threshold_ms else threshold_ms / latency")
 @dataclass(frozen=True, kw_only=True)
 class LatencyScore:
-    """End-to-end latency against a budget (seed 004); uses ``Trace.total_latency_ms``."""
+    """End-to-end latency against a budget (UAEF); uses ``Trace.total_latency_ms``."""
 
     threshold: float = 0.7
     threshold_ms: float = 2000.0
@@ -99,7 +100,7 @@ def _usage_efficiency(ctx: MetricContext, key: str, used: Any, what: str, expect
         summary="quality if tokens <= expected_tokens else quality / (tokens / expected_tokens) ** p")
 @dataclass(frozen=True, kw_only=True)
 class TokenEfficiency:
-    """Quality penalised by token overuse (seed 004); p = 0.5 (light) or 1.0 (heavy).
+    """Quality penalised by token overuse (UAEF); p = 0.5 (light) or 1.0 (heavy).
 
     Quality: ``metadata.quality_score`` or the mean of the response-quality metrics run on this
     trace (hallucination_score not inverted, unlike UAEF); neither gives null (missing_data).
@@ -126,7 +127,7 @@ class TokenEfficiency:
         summary="quality if cost <= expected_cost_usd else quality / (cost / expected_cost_usd) ** p")
 @dataclass(frozen=True, kw_only=True)
 class CostEfficiency:
-    """Quality penalised by cost overrun (seed 004); same formula and quality as token_efficiency."""
+    """Quality penalised by cost overrun (UAEF); same formula and quality as token_efficiency."""
 
     threshold: float = 0.7
     expected_cost_usd: float = 0.01
@@ -149,7 +150,7 @@ class CostEfficiency:
         summary="min(1, throughput_rps / target_rps)")
 @dataclass(frozen=True, kw_only=True)
 class Throughput:
-    """Requests per second against a target (seed 004); reads ``trace.throughput_rps``."""
+    """Requests per second against a target (UAEF); reads ``trace.throughput_rps``."""
 
     threshold: float = 0.7
     target_rps: float = 10.0
@@ -171,10 +172,10 @@ class Throughput:
         summary="completeness x min(1, expected_turns / user turns)")
 @dataclass(frozen=True, kw_only=True)
 class TurnEfficiency:
-    """Was the goal reached without needless back-and-forth? (seed 004).
+    """Was the goal reached without needless back-and-forth? (UAEF).
 
     Counts user turns (turns with an input), not system or tool messages: UAEF counts every
-    message, so one tool round trip used up a 'turn' (PEERS.md). The expected count is the
+    message, so one tool round trip used up a 'turn'. The expected count is the
     trace's ``expected.turns`` when given, else ``expected_turns``. Completeness is the
     ``conversation_completeness`` result on this trace when it has a score, else 1.0; details
     say which.

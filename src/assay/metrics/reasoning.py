@@ -1,4 +1,4 @@
-"""Reasoning judge metrics (seed 004, UAEF): coherence, consistency, step correctness, fallacies.
+"""Reasoning judge metrics (UAEF): coherence, consistency, step correctness, fallacies.
 
 Conversation-level: the judge sees each turn's user message and the agent's reasoning
 (``turn.reasoning``) when the trace records it, else the agent's reply, on a 1-5 scale

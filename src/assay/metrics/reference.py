@@ -4,7 +4,7 @@ Which answer is compared with which reference: when any turn has ``expected.outp
 such turn's output is compared with it and the scores are averaged (per-turn scores in
 ``details['per_turn']``); otherwise the trace's ``expected.output`` is compared with the final
 answer (the output of the last turn that has one). A missing answer is null (missing_data),
-as in the seed's edge-case table. All are opt-in (``default=False``): on free-text answers a
+as in UAEF's edge-case table. All are opt-in (``default=False``): on free-text answers a
 string match is usually the wrong yardstick, and it would fail traces by default.
 
 The pure functions (``normalise``, ``token_f1``, ``extract_numbers``, ``numbers_match``) are

@@ -1,4 +1,4 @@
-"""Response-quality judge metrics (seed 004, UAEF): scored per turn, averaged by the engine.
+"""Response-quality judge metrics (UAEF): scored per turn, averaged by the engine.
 
 Each turn is judged with that turn's own ground truth (the trace's expected output stands for the
 last turn's) on a 1-5 scale normalised as (v - 1) / 4. A turn without a reply is missing_data, an

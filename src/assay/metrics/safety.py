@@ -1,4 +1,4 @@
-"""Deterministic responsible-AI metrics: prompt injection detection (seed 004).
+"""Deterministic responsible-AI metrics: prompt injection detection (UAEF).
 
 The detector normalises text first (Unicode compatibility forms, zero-width and soft-hyphen
 characters removed, accents stripped, Cyrillic/Greek look-alikes mapped to Latin, case
@@ -7,7 +7,7 @@ punctuation. Patterns describe an *attack* (an instruction override, a persona w
 a request for the hidden prompt, a forged instruction block), not a vocabulary, so that benign
 text sharing words with attacks ("operating system: Windows?", "act as if you were my tutor",
 "developer mode on Android", "please ignore the typo in my previous message") is not flagged;
-UAEF's single regex both misses "Ignore all previous instructions" and flags those (PEERS.md).
+UAEF's single regex both misses "Ignore all previous instructions" and flags those.
 English only; leetspeak and letter-spaced text are not decoded.
 """
 

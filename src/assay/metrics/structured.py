@@ -1,4 +1,4 @@
-"""Structured-output comparison in the manner of Stickler (seed 004 names; UAEF only documents it).
+"""Structured-output comparison in the manner of Stickler (UAEF names it and only documents it).
 
 The final answer is parsed as JSON (one Markdown code fence allowed) and compared with the
 trace's ``expected.output`` (else the last turn's ``expected.output``), also parsed as JSON.

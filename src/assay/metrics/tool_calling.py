@@ -1,4 +1,4 @@
-"""Tool-calling metrics (seed 004, UAEF): deterministic, against expected tool calls.
+"""Tool-calling metrics (UAEF): deterministic, against expected tool calls.
 
 Expected calls come from ``trace.expected.tool_calls`` or, when that is absent, from the turns'
 ``expected.tool_calls`` (see ``Trace.expected_tool_calls``). Actual calls are the main agent's
@@ -209,7 +209,7 @@ class ToolSelectionAccuracy:
         summary="LCS(expected names, called names) / max(len expected, len called)")
 @dataclass(frozen=True, kw_only=True)
 class ToolSequenceCorrectness:
-    """Were the tools called in the expected order? (seed 004: LCS-based).
+    """Were the tools called in the expected order? (UAEF: LCS-based).
 
     With ``tool_order: "any"`` (trace-level, or per turn) the order is ignored and the LCS
     becomes the multiset overlap. Differs from UAEF where expectations are per turn: each turn
@@ -250,7 +250,7 @@ class ToolSequenceCorrectness:
         summary="per expected call: equal values / union of keys; mean over expected calls x min(1, E/A)")
 @dataclass(frozen=True, kw_only=True)
 class ParameterQuality:
-    """Were the right arguments passed? (seed 004, UAEF semantics).
+    """Were the right arguments passed? (UAEF semantics).
 
     Each expected call is matched to the best-scoring unused actual call of the same name; an
     unmatched expected call scores 0, expected ``arguments: null`` accepts any arguments.
@@ -384,7 +384,7 @@ def mcp_violations(call: ToolCall) -> list[str]:
         summary="compliant MCP calls / MCP calls (lowercase snake name, object arguments, ISO timestamp)")
 @dataclass(frozen=True, kw_only=True)
 class MCPCompliance:
-    """Do MCP tool calls follow the conventions? (seed 004). Needs no ground truth.
+    """Do MCP tool calls follow the conventions? (UAEF). Needs no ground truth.
 
     Only MCP calls are judged (see ``is_mcp_tool``); a trace without any scores null
     (not_applicable). UAEF, once it sees 'mcp' anywhere in a trace, judges every tool call,

@@ -1,4 +1,4 @@
-"""Contact-centre judge metrics (seed 004, UAEF's opt-in use-case metrics): containment, resolution.
+"""Contact-centre judge metrics (UAEF's opt-in use-case metrics): containment, resolution.
 
 Opt-in (``default=False``): meaningful only for customer-service agents, so never part of the
 default set; select them by name. UAEF's versions always crash; these are one judge call each,

@@ -21,7 +21,7 @@ from . import _frames
 from ._status import run_status
 
 
-class Warning(StrEnum):  # noqa: A001 - the seed's name for the field
+class Warning(StrEnum):  # noqa: A001 - UAEF's name for the field
     """Why a metric produced no score (or a score to read with care)."""
 
     MISSING_DATA = "missing_data"

@@ -1,7 +1,7 @@
 """Pure numeric statistics: pass@k families, Beta quantiles, intervals, paired tests, planning.
 
 Two pass@k families, named in every result's ``family``:
-- "per_conversation_plugin" (seed 001): p = c / n from one conversation's interactions, pushed
+- "per_conversation_plugin" (Fair Forge): p = c / n from one conversation's interactions, pushed
   through 1 - (1 - p)^k and p^k; ``FrequentistMode`` or ``BayesianMode`` (exact Beta posterior).
 - "trial_unbiased" / "trial_bayesian" (Inspect AI style): n repeated trials of each task,
   unbiased combinatorial estimators (or per-task posteriors) averaged over tasks.

@@ -1,4 +1,4 @@
-"""pass@k and pass^k for one conversation, with pluggable statistical modes (seed 001, Fair Forge).
+"""pass@k and pass^k for one conversation, with pluggable statistical modes (Fair Forge's Agentic metric).
 
 Per conversation n = interactions, c = correct ones, p = c / n; pass@k = 1 - (1 - p)^k is the chance
 that at least one of k independent attempts succeeds and pass^k = p^k the chance that all k do.
@@ -61,10 +61,10 @@ def _plugin(n: int, c: int, k: int) -> tuple[float, float]:
 
 
 def quality_assessment(pass_at_k: float, pass_pow_k: float) -> Quality:
-    """The seed's reading of a (pass@k, pass^k) pair.
+    """Fair Forge's reading of a (pass@k, pass^k) pair.
 
     "Needs Improvement" when pass@k < 0.70; "Reliable" when pass@k > 0.95 and pass^k > 0.70;
-    "Inconsistent" when pass@k > 0.95 and pass^k < 0.50. The seed's table leaves the rest open
+    "Inconsistent" when pass@k > 0.95 and pass^k < 0.50. Fair Forge's table leaves the rest open
     (0.70 <= pass@k <= 0.95, or pass@k > 0.95 with 0.50 <= pass^k <= 0.70): we call that "Moderate".
     """
     for name, value in (("pass_at_k", pass_at_k), ("pass_pow_k", pass_pow_k)):
@@ -101,7 +101,7 @@ class PassK:
 
 @runtime_checkable
 class StatisticalMode(Protocol):
-    """Turns a conversation's (n, c) into pass@k and pass^k; the seam for the seed's modes."""
+    """Turns a conversation's (n, c) into pass@k and pass^k; the seam for Fair Forge's statistical modes."""
 
     name: str
 
@@ -155,7 +155,7 @@ class BayesianMode:
     ``method="exact"`` (default) uses closed forms: E[p^k] = prod (alpha + i) / (alpha + beta + i),
     E[1 - (1 - p)^k] = 1 - prod (beta + i) / (alpha + beta + i), and, because both are increasing
     in p, the interval ends are the Beta quantiles pushed through the transform. ``"monte_carlo"``
-    samples ``mc_samples`` draws with numpy (seeded), for parity with the seed's API.
+    samples ``mc_samples`` draws with numpy (seeded), for parity with Fair Forge's API.
 
     The posterior of p^k is very skewed for large k: with k >= 8 and all (or no) interactions
     correct, its mean can lie beyond the 97.5% quantile. That is the distribution, not an error.

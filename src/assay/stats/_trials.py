@@ -1,6 +1,6 @@
 """Trial-based pass@k (Inspect AI style): every task is run n times and c of the runs succeed.
 
-This is a different family from the seed's per-conversation plug-in (``_passk``): there p = c / n
+This is a different family from Fair Forge's per-conversation plug-in (``_passk``): there p = c / n
 comes from the interactions of one conversation and is pushed through 1 - (1 - p)^k, which is
 biased for small n. Here the unbiased estimators 1 - C(n-c, k) / C(n, k) and C(c, k) / C(n, k)
 are exact averages over all k-subsets of the n trials; with n < k they are undefined and we say

@@ -1,6 +1,6 @@
-"""Fair Forge's Agentic API (alquimia-fair-forge 3.0.0; seed 001) over assay's core.
+"""Fair Forge's Agentic API (alquimia-fair-forge 3.0.0) over assay's core.
 
-The seed snippets run with ``fair_forge`` replaced by ``assay.compat.fair_forge`` in their
+Fair Forge's documentation snippets run with ``fair_forge`` replaced by ``assay.compat.fair_forge`` in their
 imports; the module paths are mirrored (``.metrics.agentic``, ``.statistical``,
 ``.core.retriever``, ``.schemas.common``). Scoring is the core metric ``agentic_correctness``
 (see docs/metrics.md); see :class:`Agentic` for what differs from Fair Forge.

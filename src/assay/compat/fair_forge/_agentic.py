@@ -84,7 +84,7 @@ class Agentic:
     """Fair Forge's Agentic metric: is every interaction of each conversation answered correctly?
 
     One judge call per interaction, all interactions of all conversations concurrently (Fair
-    Forge runs them one at a time). Each conversation's AgenticMetric carries the seed's fields:
+    Forge runs them one at a time). Each conversation's AgenticMetric carries Fair Forge's fields:
     correctness per interaction (correct iff >= ``threshold``), pass@k and pass^k from n =
     interactions and c = correct ones under ``statistical_mode``, and tool correctness per
     interaction.
@@ -223,7 +223,7 @@ async def _only_results(stream: AsyncIterator[Any]) -> AsyncIterator[TraceResult
 
 
 def to_agentic_metric(dataset: Dataset, details: Mapping[str, Any]) -> AgenticMetric:
-    """The core metric's details (which carry the seed's fields) as Fair Forge's AgenticMetric."""
+    """The core metric's details (which carry Fair Forge's fields) as Fair Forge's AgenticMetric."""
     tools = [None if t is None else ToolCorrectnessScore.model_validate(t) for t in details["tool_correctness_scores"]]
     return AgenticMetric(
         session_id=dataset.session_id, assistant_id=dataset.assistant_id,

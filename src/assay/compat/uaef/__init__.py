@@ -1,6 +1,6 @@
-"""UAEF's API (awslabs/uaef 0.2.0; seed 004) over assay's core.
+"""UAEF's API (awslabs/uaef 0.2.0) over assay's core.
 
-The seed snippets run with ``uaef`` replaced by ``assay.compat.uaef`` in their imports
+UAEF's documentation snippets run with ``uaef`` replaced by ``assay.compat.uaef`` in their imports
 (``.api.evaluate``, ``.models``, ``.metrics``, ``.metrics.registry``)::
 
     from assay.compat.uaef import evaluate

@@ -10,7 +10,7 @@ eval_lib-style client, a Judge); without one, ASSAY_JUDGE names it; without that
 are left out of a default run (listed in ``warnings`` and ``metadata['skipped_metrics']``) and
 naming one is a ConfigError. UAEF only knows Bedrock Claude.
 
-Differences from UAEF, on purpose (PEERS.md): dimension weights and thresholds apply (keys may be
+Differences from UAEF, on purpose: dimension weights and thresholds apply (keys may be
 "Tool Calling" or "tool_calling"), so ``passed`` can be False; an all-None dimension has no score
 instead of 0.0 and does not drag the overall score down; judge metrics run concurrently with
 retries and a cache; ``adapter=`` is not mirrored (use ``assay.load_traces(path,

@@ -1,4 +1,4 @@
-"""RAGAS and DeepEval metrics (seed 004's integrations), scored through the judge configured in assay.
+"""RAGAS and DeepEval metrics (UAEF's integrations), scored through the judge configured in assay.
 
 Registered as ``ragas_*`` and ``deepeval_*`` whether or not the libraries are installed, so
 ``assay metrics`` lists them; they are opt-in (never in the default set). Selected without their

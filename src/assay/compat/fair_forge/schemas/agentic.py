@@ -1,4 +1,4 @@
-"""Fair Forge's Agentic result models (``fair_forge.schemas.agentic``), with the seed's fields."""
+"""Fair Forge's Agentic result models (``fair_forge.schemas.agentic``), with Fair Forge's fields."""
 
 from __future__ import annotations
 
