@@ -7,7 +7,7 @@ A plugin distribution declares, in its pyproject.toml::
     [project.entry-points."assay.judges"]
     myprovider = "my_pkg.judge:make_backend"  # factory(model, **options) -> Backend
     [project.entry-points."assay.importers"]
-    mylog = "my_pkg.importer:read_mylog"       # loaded like a --plugin module (it registers itself)
+    mylog = "my_pkg.importer:MYLOG"            # an Importer, or a module that registers importers
 
 Groups are read only when a name is looked up or listed, never at ``import assay``.
 ``--plugin my_pkg.metrics`` or ``--plugin ./my_metrics.py`` (or ``plugins = [...]`` in
