@@ -18,12 +18,12 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from ..errors import DataError
-from ..model import InputIssue, Trace
+from ..model import Trace
 from ._common import (
-    Record, arguments, array, build_trace, convert_value, integer, join, maybe_json, number, obj, usage, wrong,
+    Record, arguments, array, build_trace, integer, join, maybe_json, number, obj, read_conversations, usage,
+    wrong,
 )
 from ._sniff import Head
-from ._stream import Value, iter_values
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _TEXT = {"text", "input_text", "output_text"}
@@ -315,30 +315,8 @@ def convert(value: Any, fallback: str) -> Iterator[Trace]:
 
 def read(stream: IO[bytes], source: str) -> Iterator[Record]:
     """Every trace of the file; a file that is one array of messages is one conversation."""
-    pending: list[Value] = []
-    broken = False
-    n = 0
-    for item in iter_values(stream, source):
-        if isinstance(item, InputIssue):
-            broken = broken or bool(pending)
-            yield f"{source}:{item.line}", item
-        elif item.mode == "array" and is_message(item.value):
-            pending.append(item)
-        elif isinstance(item.value, list) and item.value and not is_message(item.value[0]):
-            n += 1  # a line holding several records: one trace or one issue each
-            for i, element in enumerate(item.value):
-                yield from convert_value(Value(element, item.line, f"[{i}]", item.mode, "[]"), source, n,
-                                         lambda v, fid, i=i: convert(v, f"{fid}.{i + 1}"))
-        else:
-            n += 1
-            yield from convert_value(item, source, n, convert)
-    if pending:
-        first = pending[0]
-        if broken:
-            yield f"{source}:{first.line}", InputIssue(source, first.line, None,
-                                                       "the conversation starting here was not read to its end")
-            return
-        yield from convert_value(Value([p.value for p in pending], first.line), source, n + 1, convert)
+    return read_conversations(stream, source, convert, is_message,
+                              several=lambda v: isinstance(v, list) and bool(v) and not is_message(v[0]))
 
 
 # ---------------------------------------------------------------- detection

@@ -219,3 +219,38 @@ def prefixed(prefix: str, field: str | None) -> str | None:
 
 def at(issue: InputIssue) -> str:
     return ":".join(str(p) for p in (issue.source, issue.line) if p is not None)
+
+
+def read_conversations(stream: IO[bytes], source: str, convert: Convert, is_message: Callable[[Any], bool], *,
+                       several: Callable[[Any], bool] | None = None) -> Iterator[Record]:
+    """Every record of a chat-style file through *convert*.
+
+    The elements of a file that is one top-level array of messages (*is_message*) are one
+    conversation, converted once at the end; when the file breaks off inside it, that
+    conversation is an issue rather than a shorter trace. ``several(value)`` says that a line
+    holds several records, each converted and reported on its own.
+    """
+    pending: list[Value] = []
+    broken = False
+    n = 0
+    for item in iter_values(stream, source):
+        if isinstance(item, InputIssue):
+            broken = broken or bool(pending)
+            yield f"{source}:{item.line}", item
+        elif item.mode == "array" and is_message(item.value):
+            pending.append(item)
+        elif several is not None and several(item.value):
+            n += 1
+            for i, element in enumerate(item.value):
+                yield from convert_value(Value(element, item.line, f"[{i}]", item.mode, "[]"), source, n,
+                                         lambda v, fid, i=i: convert(v, f"{fid}.{i + 1}"))
+        else:
+            n += 1
+            yield from convert_value(item, source, n, convert)
+    if pending:
+        first = pending[0]
+        if broken:
+            yield f"{source}:{first.line}", InputIssue(source, first.line, None,
+                                                       "the conversation starting here was not read to its end")
+            return
+        yield from convert_value(Value([p.value for p in pending], first.line), source, n + 1, convert)

@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from ..errors import DataError
-from ..model import InputIssue, Trace
+from ..model import Trace
 from ._common import (
-    Record, arguments, build_trace, convert_value, join, maybe_json, obj, prefixed, text, wrong,
+    Record, arguments, build_trace, join, maybe_json, obj, prefixed, read_conversations, text, wrong,
 )
 from ._registry import Importer, register_importer
 from ._sniff import inspect
-from ._stream import Value, iter_values
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function",
           "chat": "chat"}
@@ -252,26 +251,8 @@ def _convert(value: Any, fallback_id: str) -> Iterator[Trace]:
 
 
 def read(stream: IO[bytes], source: str) -> Iterator[Record]:
-    pending: list[Value] = []  # the messages of a file that is one conversation
-    broken = False
-    n = 0
-    for item in iter_values(stream, source):
-        if isinstance(item, InputIssue):
-            broken = broken or bool(pending)
-            yield f"{source}:{item.line}", item
-        elif item.mode == "array" and _is_message(item.value):
-            pending.append(item)
-        else:
-            n += 1
-            yield from convert_value(item, source, n, _convert)
-    if pending:
-        first = pending[0]
-        if broken:
-            issue = InputIssue(source, first.line, None, "the conversation starting here was not read to its end")
-            yield f"{source}:{first.line}", issue
-            return
-        value = Value([p.value for p in pending], first.line, "", "lines")
-        yield from convert_value(value, source, n + 1, _convert)
+    """Every conversation of the file; a file that is one array of messages is one conversation."""
+    return read_conversations(stream, source, _convert, _is_message)
 
 
 def sniff(head: bytes, filename: str) -> bool:

@@ -18,12 +18,11 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from ..errors import DataError
-from ..model import InputIssue, Trace
+from ..model import Trace
 from ._chat import build_turns, responses, usage_of
-from ._common import Record, arguments, build_trace, convert_value, join, number, obj, text
+from ._common import Record, arguments, build_trace, join, number, obj, read_conversations, text
 from ._registry import Importer, register_importer
 from ._sniff import inspect
-from ._stream import Value, iter_values
 
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "custom_tool_call",
                         "custom_tool_call_output", "mcp_call", "web_search_call", "file_search_call", "reasoning",
@@ -151,25 +150,8 @@ def convert(value: Any, fallback: str) -> Iterator[Trace]:
 
 
 def read(stream: IO[bytes], source: str) -> Iterator[Record]:
-    pending: list[Value] = []
-    broken = False
-    n = 0
-    for item in iter_values(stream, source):
-        if isinstance(item, InputIssue):
-            broken = broken or bool(pending)
-            yield f"{source}:{item.line}", item
-        elif item.mode == "array" and (is_item(item.value) or (isinstance(item.value, dict) and "role" in item.value)):
-            pending.append(item)
-        else:
-            n += 1
-            yield from convert_value(item, source, n, convert)
-    if pending:
-        first = pending[0]
-        if broken:
-            yield f"{source}:{first.line}", InputIssue(source, first.line, None,
-                                                       "the conversation starting here was not read to its end")
-            return
-        yield from convert_value(Value([p.value for p in pending], first.line), source, n + 1, convert)
+    return read_conversations(stream, source, convert,
+                              lambda v: is_item(v) or (isinstance(v, dict) and "role" in v))
 
 
 def sniff(head: bytes, filename: str) -> bool:
