@@ -1,4 +1,4 @@
-"""Inspect AI eval logs in the JSON log format (``--log-format json``, or ``inspect log convert --to json``).
+"""Inspect AI eval logs: the ``.eval`` archive (Inspect's default) and the JSON log format.
 
 A log is one document ``{"version", "status", "eval": {...}, "results", "samples": [...]}``; each
 sample is run once per epoch. Every (sample, epoch) becomes one trace with ``task_id`` = the
@@ -7,17 +7,26 @@ sample id and ``trial`` = the epoch, so that pass@k is computed across epochs. A
 ``tool`` messages with ``tool_call_id`` and ``error``, ``reasoning`` content); ``target`` is the
 expected output; ``model_usage`` (else ``output.usage``) the usage; ``total_time`` the latency;
 ``scores`` and the eval's task and model go to ``metadata``.
+
+A ``.eval`` file is a zip archive: ``header.json`` (the log without its samples; while a run is
+still going only ``_journal/start.json``) and one ``samples/ID_epoch_N.json`` per sample and
+epoch, read one at a time. An issue in a sample names its member, e.g.
+``run.eval:3: samples/7_epoch_1.json: messages[2]...``; the number is the member's position.
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+import zipfile
 from collections.abc import Iterator
 from typing import IO, Any
 
 from ..errors import DataError
 from ..model import InputIssue, Trace
 from ._chat import build_turns, usage_of
-from ._common import Record, array, build_trace, convert_value, join, mapping, number, obj
+from ._common import UNEXPECTED, Record, array, build_trace, convert_value, join, mapping, number, obj, unexpected
+from ._limits import RecordError, check_value, current, decode_text, loads, too_large
 from ._registry import Importer, register_importer
 from ._sniff import inspect
 from ._stream import Value, iter_values
@@ -97,7 +106,76 @@ def _samples(value: Any, source: str, line: int, n: int) -> Iterator[Record]:
         yield from convert_value(item, source, n + i, lambda v, _fid: [sample_to_trace(v, header)])
 
 
+_ZIP = b"PK\x03\x04"
+_SPOOL_BYTES = 64 << 20
+"""A ``.eval`` archive is read through a temporary file past this size (zip needs to seek)."""
+
+
+def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
+    """One JSON member within the record limits; the size is checked before anything is inflated."""
+    limits = current()
+    if info.file_size > limits.max_record_bytes:
+        raise too_large(info.file_size, limits)
+    with zf.open(info) as f:
+        raw = f.read(limits.max_record_bytes + 1)
+    if len(raw) > limits.max_record_bytes:  # the archive's directory understated the size
+        raise too_large(len(raw), limits)
+    text = decode_text(raw, limits)
+    return check_value(loads(text), limits, raw=text)
+
+
+def _archive(stream: IO[bytes], source: str) -> Iterator[Record]:
+    with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
+        shutil.copyfileobj(stream, spool, 1 << 20)
+        spool.seek(0)
+        try:
+            zf = zipfile.ZipFile(spool)
+        except zipfile.BadZipFile as exc:
+            yield f"{source}:1", InputIssue(source, 1, None, f"not a readable .eval archive ({exc})")
+            return
+        with zf:
+            infos = {i.filename: i for i in zf.infolist()}
+            header: dict[str, Any] = {}
+            for name in ("header.json", "_journal/start.json"):
+                if name in infos:
+                    try:
+                        log = _member(zf, infos[name])
+                    except (RecordError, ValueError, zipfile.BadZipFile) as exc:
+                        yield f"{source}:1", InputIssue(source, 1, name, _why(exc))
+                        return
+                    header = log.get("eval") if isinstance(log, dict) and isinstance(log.get("eval"), dict) else {}
+                    break
+            samples = [i for n, i in infos.items() if n.startswith("samples/") and n.endswith(".json")]
+            if not samples:
+                yield f"{source}:1", InputIssue(source, 1, "samples",
+                                                "the log holds no samples (was it written with --no-log-samples?)")
+                return
+            for n, info in enumerate(samples, 1):
+                try:
+                    sample = _member(zf, info)
+                except (RecordError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+                    yield f"{source}:{n}", InputIssue(source, n, info.filename, _why(exc))
+                    continue
+                try:
+                    yield f"{source}:{n}", sample_to_trace(sample, header)
+                except DataError as exc:
+                    field = f"{info.filename}:{exc.field}" if exc.field else info.filename
+                    yield f"{source}:{n}", InputIssue(source, n, field, exc.detail)
+                except UNEXPECTED as exc:  # a shape no check foresaw: this sample is lost, not the run
+                    yield f"{source}:{n}", InputIssue(source, n, info.filename, unexpected(exc))
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RecordError):
+        return exc.message
+    return f"cannot read this member ({type(exc).__name__}: {exc})"
+
+
 def read(stream: IO[bytes], source: str) -> Iterator[Record]:
+    head = stream.peek(4)[:4] if hasattr(stream, "peek") else b""
+    if head == _ZIP:
+        yield from _archive(stream, source)
+        return
     n = 0
     for item in iter_values(stream, source):
         if isinstance(item, InputIssue):
@@ -112,6 +190,8 @@ def read(stream: IO[bytes], source: str) -> Iterator[Record]:
 
 
 def sniff(head: bytes, filename: str) -> bool:
+    if head.startswith(_ZIP):  # a member name is in the clear in each local header
+        return filename.endswith(".eval") or b"samples/" in head or b"_journal/start.json" in head
     h = inspect(head)
     keys = h.keys
     if "eval" in keys and ({"samples", "results", "plan"} & keys or h.has('"samples"')):
@@ -120,7 +200,7 @@ def sniff(head: bytes, filename: str) -> bool:
     return False
 
 
-register_importer(Importer("inspect", "Inspect AI eval logs (JSON format): one trace per sample and epoch", read,
+register_importer(Importer("inspect", "Inspect AI eval logs (.eval archives and JSON): one trace per sample and epoch", read,
                            sniff))
 
 __all__ = ["sample_to_trace"]
