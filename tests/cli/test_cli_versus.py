@@ -111,3 +111,31 @@ def test_custom_criteria_from_the_command_line(runs):
     assert r.returncode == 0, r.stderr
     assert "Which reply is more polite?" in system
     assert json.loads(r.stdout)["metric"]["rubric"].startswith("pairwise_criteria@1-")
+
+
+def test_tournament_ranks_three_runs(runs, tmp_path):
+    import shutil
+
+    home, env = runs
+    env = {**env, "ASSAY_STORE": str(tmp_path / "runs.sqlite3")}  # a third run, kept out of the shared store
+    for suffix in ("", "-wal", "-shm"):
+        if (home / f"runs.sqlite3{suffix}").exists():
+            shutil.copy(home / f"runs.sqlite3{suffix}", tmp_path / f"runs.sqlite3{suffix}")
+    lines = [json.dumps({"id": f"q{i}", "turns": [{"input": f"Question {i}?", "output": f"GOOD answer {i}"
+                                                   if i < 5 else f"answer {i}"}]}) for i in range(12)]
+    (home / "third.jsonl").write_text("\n".join(lines) + "\n")
+    r = run_pipe(["run", str(home / "third.jsonl"), "-m", "regex_match:pattern=.", "--name", "third"], env)
+    assert r.returncode == 0, r.stderr
+    with JudgeServer(prefer("GOOD")) as server:
+        r = run_pipe(["tournament", "latest", "latest~1", "latest~2", "--judge",
+                      f"openai-compatible:scripted@{server.url}", "--n-boot", "200", "--html", str(home / "t.html")],
+                     env)
+        assert len(server.requests) == 3 * 12 * 2
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    assert "tournament of 3 runs, all-pairs schedule, 3 matches" in out
+    ranks = re.findall(r"^\s+(\d)\s+(\w+)\s+[+-]\d", r.stdout, re.M)
+    assert ranks == [("1", "new"), ("2", "third"), ("3", "base")]
+    assert "first: new" in out and (home / "t.html").exists()
+    r = run_pipe(["tournament", "latest"], env)
+    assert r.returncode == 2 and "needs a judge" in r.stderr

@@ -82,3 +82,32 @@ def test_versus_view_filters(open_page, view):
     assert shown() == ["pair-q3"]
     page.select_option("#f-winner", "tie")
     assert shown() == ["pair-q2", "pair-q3"]
+
+
+def test_tournament_page_ranking_and_win_matrix_chart(open_page, tmp_path):
+    from assay.engine._tournament import Entrant, tournament
+    from assay.report._versus import write_tournament
+
+    def entrant(name, good):
+        result, traces = _run({f"q{k}": ("GOOD " if k in good else "plain ") + f"{name} {k}" for k in range(4)})
+        return Entrant(name, result, traces)
+
+    field = [entrant("<b>x</b>", {0, 1, 2}), entrant("mid", {0}), entrant("low", set())]
+    with JudgeServer(_judge) as server:
+        result = tournament(field, get_pairwise("pairwise_quality"),
+                            make_judge(f"openai-compatible:scripted@{server.url}", cache=False), n_boot=100)
+    path = write_tournament(tmp_path / "t.html", result)
+    p = open_page()
+    page = p.open(path)
+    assert p.console_errors == [] and page.evaluate("window.__csp") == []
+    assert p.requests == [path.resolve().as_uri()]
+    names = page.eval_on_selector_all("#ranking tr td:nth-child(2)", "els => els.map(e => e.textContent)")
+    assert names == [r["name"] for r in result["ranking"]] and names[0] == "<b>x</b>"  # escaped, shown as text
+    cells = page.locator("svg.win-matrix rect.cell:not(.empty)")
+    assert cells.count() == 6  # 3 x 3 without the diagonal
+    rates = {(int(cells.nth(k).get_attribute("data-row")), int(cells.nth(k).get_attribute("data-col"))):
+             float(cells.nth(k).get_attribute("data-rate")) for k in range(6)}
+    for (i, j), rate in rates.items():
+        assert rate == pytest.approx(result["win_matrix"][i][j]["win_rate"], abs=1e-4)
+        assert rate + rates[(j, i)] == pytest.approx(1.0, abs=1e-4)
+    assert page.locator("svg.win-matrix").bounding_box()["width"] > 200  # rendered, not collapsed

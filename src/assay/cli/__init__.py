@@ -14,6 +14,7 @@ _COMMANDS = {
     "plan": ("assay.cli.plan", "Trials per task needed to detect a difference."),
     "runs": ("assay.cli.runs", "List recorded runs; show one."),
     "report": ("assay.cli.report", "Write a self-contained HTML report of a run."),
+    "tournament": ("assay.cli.tournament", "Rank N runs by pairwise judging (all pairs or Swiss, Bradley-Terry)."),
     "versus": ("assay.cli.versus", "Judge two runs head to head: win rate, sign test, position bias."),
 }
 

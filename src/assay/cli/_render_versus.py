@@ -83,3 +83,53 @@ def dry_run_line(r: dict[str, Any]) -> str:
     cost_text = "cost unknown" if cost is None else f"~${cost:.4f}"
     return (f"dry run: nothing was sent; {pairs} pairs x {orders} orders = {r['planned_judge_calls']} judge calls "
             f"planned, {j.get('estimated_calls', 0)} not in the cache (~{tokens:,} tokens, {cost_text})")
+
+
+def tournament_table(r: dict[str, Any], console: Any = None) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = console or Console()
+    m = r["metric"]
+    n_matches = len([x for x in r["matches"] if not x.get("bye")])
+    schedule = {"all": "all-pairs", "swiss": "Swiss"}.get(r["schedule"], r["schedule"])
+    console.print(f"tournament of {len(r['players'])} runs, {schedule} schedule"
+                  + (f" ({r['rounds']} rounds)" if r["schedule"] == "swiss" else "")
+                  + f", {n_matches} matches judged by {escape(str(r['judge'].get('model')))} ({escape(m['rubric'])})")
+    bt = r.get("bradley_terry") or {}
+    level = f"{bt.get('level', 0.95):.0%}"
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
+    for col in ("rank", "run", f"strength [{level} CI]", "exp. win rate", "W", "T", "L"):
+        t.add_column(col, justify="left" if col == "run" else "right", no_wrap=col != "run", overflow="fold")
+    for row in r["ranking"]:
+        ci = f" [{_f(row['ci_low'], '+.2f')}, {_f(row['ci_high'], '+.2f')}]" if row["ci_low"] is not None else ""
+        t.add_row(str(row["rank"]), escape(row["name"]), _f(row["theta"], "+.2f") + ci,
+                  _f(row["expected_win_rate"], ".3f"), str(row["wins"]), str(row["ties"]), str(row["losses"]))
+    console.print(t)
+    console.print(f"[dim]strength: Bradley-Terry log-strength (centred on 0; a gap of 1.1 is 3:1 odds), "
+                  f"intervals from {bt.get('n_boot', 0)} resamples of {bt.get('n_tasks', 0)} tasks; "
+                  "exp. win rate: against the average of the others[/]")
+    players = r["players"]
+    if len(players) <= 10:
+        w = Table(title="win rate of row over column", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  show_edge=False, padding=(0, 1))
+        w.add_column("", no_wrap=True, overflow="fold")
+        for k in range(len(players)):
+            w.add_column(str(k + 1), justify="right", no_wrap=True)
+        for i, name in enumerate(players):
+            cells = ["·" if i == j else "—" if c is None else f"{c['win_rate']:.2f}"
+                     for j, c in enumerate(r["win_matrix"][i])]
+            w.add_row(f"{i + 1} {escape(name)}", *cells)
+        console.print(w)
+    line = inconsistency_line(r["position_inconsistency"])
+    if line:
+        console.print(line)
+    if r.get("winner"):
+        top = r["ranking"][0]
+        second = r["ranking"][1] if len(r["ranking"]) > 1 else None
+        overlap = second is not None and second["ci_high"] is not None and top["ci_low"] is not None \
+            and second["ci_high"] >= top["ci_low"]
+        console.print(f"first: {escape(r['winner'])}" + (f" (its interval overlaps {escape(second['name'])}'s: "
+                                                            "not a clear winner)" if overlap else ""))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -32,7 +33,7 @@ Exit status:
 @click.option("--judge", default=None, envvar="ASSAY_JUDGE", help="Judge model, e.g. openai:gpt-4o-mini.")
 @click.option("--alpha", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Significance level of the sign test.")
-@click.option("--perm-seed", "stat_seed", default=0, show_default=True, help="Seed of the permutation test (when it is not exact).")
+@click.option("--stat-seed", "stat_seed", default=0, show_default=True, help="Seed of the permutation test (when it is not exact).")
 @click.option("--show", default=10, show_default=True, type=click.IntRange(0),
               help="Differing pairs listed with the judge's reasons.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table")
@@ -58,7 +59,7 @@ def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: st
     from ._session import dumps
 
     load_plugins(plugins)
-    m = _metric(metric, criteria)
+    m = pairwise_from_options(metric, criteria)
     opts = pop_judge_options(judge_flags)
     if judge is None:
         raise ConfigError("assay versus needs a judge: pass --judge (or set ASSAY_JUDGE)")
@@ -90,7 +91,8 @@ def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: st
     sys.exit(EXIT_FAILED if result["b_worse"] else EXIT_OK)
 
 
-def _metric(metric: str, criteria: str | None):  # -> PairwiseJudged
+def pairwise_from_options(metric: str, criteria: str | None) -> Any:
+    """The pairwise metric of ``-m`` / ``--criteria`` (shared with ``assay tournament``)."""
     from ..errors import ConfigError
     from ..metrics.pairwise import get_pairwise, pairwise_metric
 

@@ -193,9 +193,9 @@ def pairwise(name: str, *, summary: str = "", version: str = "1", register: bool
     """Declare a pairwise metric class (a ``PairwiseJudged`` subclass) under *name*."""
     def wrap(cls: type[PairwiseJudged]) -> type[PairwiseJudged]:
         cls = dataclass(frozen=True, kw_only=True)(cls) if "__dataclass_fields__" not in cls.__dict__ else cls
-        cls.spec = MetricSpec(name, "pairwise", (Requirement.JUDGE,), summary or (cls.__doc__ or "").strip()
-                              .splitlines()[0], version, judge_calls="2 per pair (1 with both_orders=false)",
-                              default=False)
+        doc = (cls.__doc__ or "").strip()
+        cls.spec = MetricSpec(name, "pairwise", (Requirement.JUDGE,), summary or (doc.splitlines()[0] if doc else ""),
+                              version, judge_calls="2 per pair (1 with both_orders=false)", default=False)
         rubric = cls.__dict__.get("_rubric") or (load_rubric(name) if cls.rubric is None else None)
         if rubric is None:
             text, where = read_rubric(cls.rubric, module=cls.__module__)

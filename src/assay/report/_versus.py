@@ -96,8 +96,8 @@ def _summary(r: Mapping[str, Any]) -> Any:
 def _pair(p: Mapping[str, Any], names: tuple[str, str]) -> Any:
     winner = p.get("winner")
     flip = p.get("position_consistent") is False
-    reasons = [h("li", h("span", f"{v.get('candidate_a', '?').upper()} shown as candidate A: ", class_="badge"),
-                 f" {v.get('label')} ({_WHO.get(v.get('winner'), '?')}): ", v.get("reasoning"))
+    reasons = [h("li", h("span", f"{str(v.get('candidate_a', '?')).upper()}'s reply shown as candidate A", class_="badge"),
+                 f" judge said {v.get('label')} ({_WHO.get(v.get('winner'), '?')}): ", v.get("reasoning"))
                for v in p.get("verdicts") or []]
     if not reasons and p.get("reason"):
         reasons = [h("li", p.get("reason"))]
@@ -141,3 +141,84 @@ def write_versus(path: str | os.PathLike[str], r: Mapping[str, Any], title: str 
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     return write_atomic(p, render_versus(r, title))
+
+
+def _colour(rate: float) -> str:
+    """Red (0) through grey (0.5) to green (1)."""
+    if rate >= 0.5:
+        t = (rate - 0.5) * 2
+        r, g, b = (round(234 + (18 - 234) * t), round(236 + (183 - 236) * t), round(240 + (106 - 240) * t))
+    else:
+        t = (0.5 - rate) * 2
+        r, g, b = (round(234 + (240 - 234) * t), round(236 + (68 - 236) * t), round(240 + (56 - 240) * t))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def win_matrix_chart(players: list[str], matrix: list[list[Any]]) -> Any:
+    """An SVG heatmap: cell (i, j) is row i's win rate over column j, with the pairs behind it."""
+    n = len(players)
+    cell, left, top = 56, 150, 24
+    parts = []
+    for k, name in enumerate(players):
+        parts.append(h("text", f"{k + 1}. {name[:18]}", x=left - 6, y=top + k * cell + cell / 2 + 4,
+                       text_anchor="end", class_="row-label"))
+        parts.append(h("text", str(k + 1), x=left + k * cell + cell / 2, y=top - 8, text_anchor="middle"))
+    for i in range(n):
+        for j in range(n):
+            x, y = left + j * cell, top + i * cell
+            c = matrix[i][j] if i != j else None
+            if i == j or c is None:
+                parts.append(h("rect", x=x, y=y, width=cell - 2, height=cell - 2, fill="#f2f4f7", class_="cell empty"))
+                continue
+            rate = float(c["win_rate"])
+            parts.append(h("rect", h("title", f"{players[i]} over {players[j]}: {rate:.2f} of {c['n']} pairs"),
+                           x=x, y=y, width=cell - 2, height=cell - 2, fill=_colour(rate), class_="cell",
+                           data_row=i, data_col=j, data_rate=f"{rate:.4f}"))
+            parts.append(h("text", f"{rate:.2f}", x=x + cell / 2 - 1, y=y + cell / 2 + 4, text_anchor="middle"))
+    width, height = left + n * cell + 10, top + n * cell + 10
+    return h("svg", *parts, xmlns="http://www.w3.org/2000/svg", width=width, height=height,
+             viewBox=f"0 0 {width} {height}", class_="chart win-matrix", role="img",
+             aria_label="win rate of each row run over each column run")
+
+
+_SCHEDULE = {"all": "All-pairs", "swiss": "Swiss"}
+
+
+def render_tournament(r: Mapping[str, Any], title: str | None = None) -> str:
+    players = [str(p) for p in r.get("players") or []]
+    title = title or f"assay tournament · {len(players)} runs"
+    bt = r.get("bradley_terry") or {}
+    head = h("tr", *(h("th", c) for c in ("rank", "run", "strength", f"{pct(bt.get('level', 0.95))} interval",
+                                         "expected win rate", "wins", "ties", "losses")))
+    rows = [h("tr", h("td", row.get("rank")), h("td", row.get("name")), h("td", fmt(row.get("theta"), 2)),
+              h("td", f"[{fmt(row.get('ci_low'), 2)}, {fmt(row.get('ci_high'), 2)}]"),
+              h("td", fmt(row.get("expected_win_rate"))), h("td", row.get("wins")), h("td", row.get("ties")),
+              h("td", row.get("losses")))
+            for row in r.get("ranking") or []]
+    pi = r.get("position_inconsistency") or {}
+    metric = r.get("metric") or {}
+    matches = [m for m in r.get("matches") or [] if not m.get("bye")]
+    body = join([
+        h("h1", title),
+        h("p", f"{_SCHEDULE.get(str(r.get('schedule')), r.get('schedule'))} schedule, {len(matches)} matches judged by {(r.get('judge') or {}).get('model')} "
+               f"(rubric {metric.get('rubric')}); candidates anonymised and judged in random order."),
+        h("section", h("h2", "Ranking"), h("table", head, *rows, id="ranking"),
+          h("p", f"Strength: Bradley-Terry log-strength, centred on 0; intervals from {bt.get('n_boot')} resamples of "
+                 f"{bt.get('n_tasks')} tasks. Expected win rate: against the average of the others."),
+          class_="summary"),
+        h("section", h("h2", "Win matrix"), h("p", "Row run's win rate over the column run (a tie is half a win)."),
+          win_matrix_chart(players, r.get("win_matrix") or []), class_="summary", id="win-matrix"),
+        h("p", f"Position inconsistency: {pi.get('inconsistent')} of {pi.get('pairs_judged_both_orders')} pairs "
+               f"({pct(pi.get('rate'))}) changed verdict when the candidates swapped places.", id="inconsistency")
+        if pi.get("pairs_judged_both_orders") else None,
+    ])
+    nonce = secrets.token_urlsafe(18)
+    css = _CSS + ".win-matrix text{font-size:12px;fill:#1d2330}.summary th,.summary td{text-align:left}"
+    return _PAGE.substitute(csp=esc(csp(nonce)), title=esc(title), nonce=esc(nonce), css=css, js="", body=body,
+                            version=esc(__version__))
+
+
+def write_tournament(path: str | os.PathLike[str], r: Mapping[str, Any], title: str | None = None) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return write_atomic(p, render_tournament(r, title))

@@ -6,6 +6,9 @@ Two pass@k families, named in every result's ``family``:
 - "trial_unbiased" / "trial_bayesian" (Inspect AI style): n repeated trials of each task,
   unbiased combinatorial estimators (or per-task posteriors) averaged over tasks.
 
+Pairwise preferences: ``win_rate`` (with a task-clustered interval and sign test) and
+``bradley_terry`` (strengths with bootstrap-over-tasks intervals).
+
 Importing this package imports neither numpy nor scipy: Beta, normal and t quantiles are pure
 Python; numpy (the ``stats`` extra) is imported inside the functions that resample or sample.
 """
@@ -13,6 +16,7 @@ Python; numpy (the ``stats`` extra) is imported inside the functions that resamp
 from assay.stats._beta import beta_cdf, beta_interval, beta_ppf, normal_ppf, t_ppf
 from assay.stats._compare import Comparison, holm, min_p_value, paired_compare
 from assay.stats._intervals import Interval, bounded_mean_interval, mean_interval, wilson_interval
+from assay.stats._pairwise import Strengths, WinRate, bradley_terry, win_rate
 from assay.stats._passk import (
     PER_CONVERSATION,
     BayesianMode,
@@ -53,11 +57,14 @@ __all__ = [
     "PairedPlan",
     "PassK",
     "StatisticalMode",
+    "Strengths",
     "TrialPassK",
     "TrialPlan",
     "VarianceComponents",
+    "WinRate",
     "beta_cdf",
     "bounded_mean_interval",
+    "bradley_terry",
     "beta_interval",
     "beta_ppf",
     "clustered_plan",
@@ -78,4 +85,5 @@ __all__ = [
     "unbiased_pass_pow_k",
     "variance_components",
     "wilson_interval",
+    "win_rate",
 ]

@@ -1,5 +1,6 @@
-"""``fair_forge.metrics``: only Agentic is mirrored."""
+"""``fair_forge.metrics``: Agentic and BestOf are mirrored."""
 
 from .agentic import Agentic
+from .best_of import BestOf
 
-__all__ = ["Agentic"]
+__all__ = ["Agentic", "BestOf"]
