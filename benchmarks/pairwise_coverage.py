@@ -12,6 +12,10 @@ error rate, and Bradley-Terry interval coverage.
     python benchmarks/pairwise_coverage.py            # 1000 replicates per cell (BT: 200)
     python benchmarks/pairwise_coverage.py --reps 200
 
+Measured (2026-12-01, --reps 300 --bt-reps 100, 351 s on a shared 2-core machine): win-rate coverage
+0.943-0.990 in all 20 cells, rejection under the null 0.013-0.053 (alpha 0.05); Bradley-Terry
+coverage per player 0.91-0.95 on 20 tasks and 0.93-0.97 on 60 (100 replicates: +-0.03).
+
 Prints one line per cell; exits 1 when a win-rate cell's coverage is outside [0.93, 0.99] or
 its rejection rate under the null exceeds 0.07.
 """
