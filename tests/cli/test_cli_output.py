@@ -110,7 +110,7 @@ def test_a_writer_crash_leaves_the_previous_results_file_intact(tmp_path, monkey
     def crash(result):
         raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
 
-    monkeypatch.setattr("assay.cli._session.to_csv", crash)
+    monkeypatch.setattr(report, "to_csv", crash)  # the CLI imports the writer from the package when it writes
     r = CliRunner().invoke(main, ["run", str(traces(tmp_path, 2)), "--no-store", "-m", "tool_selection_accuracy",
                                   "-f", "csv", "-o", str(out)])
     assert r.exit_code == 3 and "internal error: UnicodeEncodeError" in r.stderr

@@ -135,3 +135,19 @@ def test_a_broken_plugin_is_named_in_the_error(tmp_path, monkeypatch):
             Registry(plugins="assay.metrics").names()
     finally:
         uninstall(root)
+
+
+def test_the_builtin_index_names_the_module_that_registers_each_metric():
+    from assay.metrics._catalog import BUILTIN_MODULES
+
+    wrong = {name: module for name, module in BUILTIN_MODULES.items()
+             if REGISTRY.get(name).__module__ != f"assay.metrics.{module}"}
+    assert not wrong, f"metrics/_catalog.py is stale for {sorted(wrong)}"
+
+
+def test_naming_one_builtin_metric_imports_only_its_module():
+    code = ("import sys; from assay.metrics._base import REGISTRY; REGISTRY.create('latency_score'); "
+            "print(sorted(m for m in sys.modules if m.startswith('assay.metrics.') and not m.split('.')[-1].startswith('_')"
+            " or m in ('assay.metrics._judged', 'assay.judge')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['assay.metrics.performance']", out

@@ -23,10 +23,11 @@ from ..engine._compare import compare_runs
 from ..engine._calls import plan_inputs
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
-from ..report import MAX_TRACES, MAX_VIEWS, to_csv, to_junit, write_report
-from ..report.screenshot import screenshot as take_screenshot
 from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
 from ._progress import RunProgress
+
+# The report package (HTML templates, CSV and JUnit writers) is imported where a report or one of
+# those formats is written: most runs write none, and it is a tenth of `assay run`'s start-up.
 
 
 
@@ -94,6 +95,7 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
     except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
         return stopped.result
     if html:
+        from ..report import write_report
         shown = result
         if not result.traces and store is not None and result.run.get("run_id"):
             shown = RunStore(store).load(result.run["run_id"])  # -f jsonl kept no traces in memory
@@ -200,6 +202,7 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
         sink.write(encode_summary_record(result) + b"\n")
         sink.flush()
     elif fmt in ("json", "junit", "csv"):
+        from ..report import to_csv, to_junit
         data = encode_run(result, indent=2) + b"\n" if fmt == "json" else (
             to_junit(result) if fmt == "junit" else to_csv(result)).encode("utf-8")
         if output:
@@ -228,6 +231,7 @@ def _store_input(item: TraceResult, counts: dict[str, int]) -> bool:
 def _worth_keeping(item: TraceResult, kept: dict[str, Any]) -> bool:
     """Input traces held in memory for --html: as many as the report has views for, plus failed ones up to
     twice that (the report shows failed traces first), so memory follows what is shown, not the run's size."""
+    from ..report import MAX_VIEWS
     return len(kept) < MAX_VIEWS or (item.passed is not True and len(kept) < 2 * MAX_VIEWS)
 
 
@@ -254,14 +258,19 @@ def _judge_model(judge: Any) -> dict[str, Any] | None:
 
 
 def make_report(ref: str, output: str, *, store: str | None = None, comparison: str | None = None,
-                baseline: str | None = None, title: str | None = None, max_traces: int = MAX_TRACES,
+                baseline: str | None = None, title: str | None = None, max_traces: int | None = None,
                 screenshot: str | None = None) -> RunResult:
     """``assay report``: load the run (id, prefix, latest, results file) and its traces; write HTML (and PNG).
 
     The comparison section comes from ``comparison`` (a JSON file) or is computed against ``baseline``.
     """
+    from ..report import MAX_TRACES, write_report
+    from ..report.screenshot import screenshot as take_screenshot
+
     if comparison and baseline:
         raise ConfigError("give --comparison FILE or --baseline RUN, not both")
+    if max_traces is None:
+        max_traces = MAX_TRACES
 
     result = load_run(ref, store=store)
     traces = load_traces(result, store=store)

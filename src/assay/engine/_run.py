@@ -154,8 +154,9 @@ class Evaluation:
         self.plan = Plan.make(self.instances, only_applicable=metrics is None, repeats=repeats)
         self.dims = Dimensions.make(weights, thresholds)
         self.dimension_of = {n: m.spec.dimension for n, m in self.instances.items()}
-        check_dimensions(weights, thresholds, {*DEFAULT_WEIGHTS, *DEFAULT_THRESHOLDS, *self.dimension_of.values(),
-                                               *(spec.dimension for spec in registry.specs())})
+        if weights or thresholds:  # (the names every metric declares: only needed to check a setting)
+            check_dimensions(weights, thresholds, {*DEFAULT_WEIGHTS, *DEFAULT_THRESHOLDS, *self.dimension_of.values(),
+                                                   *(spec.dimension for spec in registry.specs())})
         self.window = window
 
     def _result(self, trace: Trace, loc: str, metrics: dict[str, Any], totals: RunTotals | None = None) -> TraceResult:

@@ -35,15 +35,17 @@ class Plan:
     """Default metric set: a metric whose data requirements a trace lacks is not run on it."""
     repeats: int = 1
     """Judge metrics are scored this many times (independent judge calls) and averaged."""
-    steps: tuple[tuple[Any, str, tuple[Any, ...], bool], ...] = ()
-    """The phases flattened to (metric, instance name, requires, per_turn), looked up once, not per trace."""
+    steps: tuple[tuple[Any, str, tuple[Any, ...], bool, Any], ...] = ()
+    """The phases flattened to (metric, instance name, requires, per_turn, threshold), looked up once, not per
+    trace."""
 
     @classmethod
     def make(cls, metrics: Mapping[str, Any] | Sequence[Any], only_applicable: bool = False,
              repeats: int = 1) -> "Plan":
         named = dict(metrics) if isinstance(metrics, Mapping) else {m.spec.name: m for m in metrics}
         phases = _phases(named)
-        steps = tuple((m, name, tuple(m.spec.requires), m.spec.level == "turn") for p in phases for name, m in p)
+        steps = tuple((m, name, tuple(m.spec.requires), m.spec.level == "turn", m.threshold)
+                      for p in phases for name, m in p)
         return cls(phases, any(is_async_metric(m) for m in named.values()), only_applicable, repeats, steps)
 
 
@@ -156,7 +158,7 @@ def score_sync(trace: Trace, plan: Plan, ctx_judge: Any = None) -> dict[str, Met
     only_applicable = plan.only_applicable
     met: dict[Any, bool] = {}  # requirement -> whether this trace meets it (checked once per trace)
     steps = plan.steps
-    for m, name, requires, per_turn in steps:
+    for m, name, requires, per_turn, threshold in steps:
         if only_applicable and requires:
             ok = True
             for req in requires:
@@ -168,7 +170,7 @@ def score_sync(trace: Trace, plan: Plan, ctx_judge: Any = None) -> dict[str, Met
                     break
             if not ok:
                 continue
-        ctx.metric_name, ctx.metric_threshold = name, m.threshold  # one metric at a time: one context
+        ctx.metric_name, ctx.metric_threshold = name, threshold  # one metric at a time: one context
         try:
             if per_turn:
                 r = combine_turns([finish(m, m.score(ctx.for_turn(i)), name) for i in range(len(trace.turns))])
@@ -178,6 +180,11 @@ def score_sync(trace: Trace, plan: Plan, ctx_judge: Any = None) -> dict[str, Met
             raise
         except Exception as exc:  # noqa: BLE001 - a failing metric is data
             r = _error(exc)
+        if type(r) is MetricResult and r.name == name and r.threshold == threshold:  # finish's own fast path
+            score = r.score
+            if (r.passed is None) if score is None else (0.0 <= score <= 1.0 and r.passed is (score >= threshold)):
+                results[name] = r
+                continue
         results[name] = finish(m, r, name)
     return results
 

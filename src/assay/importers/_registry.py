@@ -217,10 +217,10 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
             name = input_format or detect_format(head, source)
             try:
                 for loc, item in _under(limits, _IMPORTERS[name].read(stream, source)):
-                    if isinstance(item, Trace) and _empty(item):
+                    if isinstance(item, Trace) and not item.turns and _empty(item):
                         item = _empty_issue(item, loc, source)
                     if isinstance(item, Trace):
-                        tail = loc.rpartition(":")[2]
+                        tail = loc[loc.rfind(":") + 1:]
                         dups.add(item.id, int(tail) if tail.isdigit() else None)  # type: ignore[arg-type]
                     elif strict:
                         raise DataError(item.message, source=item.source, line=item.line, field=item.field)
@@ -250,12 +250,16 @@ def _empty_issue(trace: Trace, loc: str, source: str) -> InputIssue:
 def _under(limits: Limits, records: Iterator[Record]) -> Iterator[Record]:
     """Run each step of an importer with ``limits`` in force (set and reset within the step, so
     that a consumer iterating from several asyncio tasks or contexts is safe)."""
+    current = _limits._current
     while True:
-        token = _limits._current.set(limits)
-        try:
+        if current.get() is limits:  # already in force in the consumer's context (the usual case)
             item = next(records, None)
-        finally:
-            _limits._current.reset(token)
+        else:
+            token = current.set(limits)
+            try:
+                item = next(records, None)
+            finally:
+                current.reset(token)
         if item is None:
             return
         yield item

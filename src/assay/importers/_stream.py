@@ -24,7 +24,6 @@ import codecs
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import chain
 from typing import IO, Any
 
@@ -40,18 +39,32 @@ _TAIL = 8
 """A decode error this close to the end of the buffer may only mean 'read more'."""
 
 
-@dataclass(frozen=True, slots=True)
 class Value:
-    """One JSON value read from a file and where it started."""
+    """One JSON value read from a file and where it started (a plain slotted class: one per record,
+    and a frozen dataclass costs four times as much to make)."""
 
-    value: Any
-    line: int
-    path: str = ""
-    """'' for a line or a document, '[3]' for an array element, 'test_cases[3]' when unwrapped."""
-    mode: str = "lines"
-    """'lines', 'array' or 'document'."""
-    key: str | None = None
-    """The unwrapped key this element came from, if any."""
+    __slots__ = ("value", "line", "path", "mode", "key")
+
+    def __init__(self, value: Any, line: int, path: str = "", mode: str = "lines", key: str | None = None) -> None:
+        self.value = value
+        self.line = line
+        self.path = path
+        """'' for a line or a document, '[3]' for an array element, 'test_cases[3]' when unwrapped."""
+        self.mode = mode
+        """'lines', 'array' or 'document'."""
+        self.key = key
+        """The unwrapped key this element came from, if any."""
+
+    def __repr__(self) -> str:
+        return f"Value(value={self.value!r}, line={self.line!r}, path={self.path!r}, mode={self.mode!r}, key={self.key!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Value:
+            return NotImplemented
+        return (self.value, self.line, self.path, self.mode, self.key) == (other.value, other.line, other.path,
+                                                                           other.mode, other.key)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class _Stop(Exception):
@@ -195,6 +208,13 @@ def _split_lines(chunks: Iterator[bytes], max_bytes: int) -> Iterator[bytes | in
     for chunk in chunks:
         start = 0
         while (nl := chunk.find(b"\n", start)) >= 0:
+            if not size:  # the whole line is in this chunk (the usual case): no list, no join
+                if nl + 1 - start > max_bytes:
+                    yield nl + 1 - start
+                else:
+                    yield chunk[start:nl + 1]
+                start = nl + 1
+                continue
             size += nl + 1 - start
             if size > max_bytes:
                 yield size

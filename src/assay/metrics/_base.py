@@ -111,17 +111,22 @@ class MetricSpec:
         return Requirement.JUDGE in self.requires
 
 
-class _ContextMethod:
-    """A method usable on the class too: ``MetricContext.null(...)`` (shared helpers that have no
-    context) builds a result the engine names afterwards; ``ctx.null(...)`` builds it complete."""
+class _ContextType(type):
+    """``MetricContext.null(...)`` / ``.result(...)`` on the class (shared helpers that have no context)
+    build a result the engine names afterwards; ``ctx.null(...)`` builds it complete.
 
-    __slots__ = ("f",)
+    The class-level forms are properties of this metaclass, so that on an instance ``result`` and
+    ``null`` stay plain methods: a metric calls one per trace, and a descriptor of our own would
+    double the cost of that call.
+    """
 
-    def __init__(self, f: Callable[..., Any]) -> None:
-        self.f = f
+    @property
+    def result(cls) -> Callable[..., MetricResult]:
+        return types.MethodType(_result, _NO_CONTEXT)
 
-    def __get__(self, obj: Any, cls: Any = None) -> Callable[..., Any]:
-        return types.MethodType(self.f, _NO_CONTEXT if obj is None else obj)
+    @property
+    def null(cls) -> Callable[..., MetricResult]:
+        return types.MethodType(_null, _NO_CONTEXT)
 
 
 def _result(ctx: Any, score: float, reason: str = "", evidence: Iterable[str] = (),
@@ -142,7 +147,7 @@ def _null(ctx: Any, warning: Warning | str, reason: str, details: dict[str, Any]
 
 
 @dataclass(slots=True)
-class MetricContext:
+class MetricContext(metaclass=_ContextType):
     """What a metric sees: the trace, the judge (if any) and earlier results on this trace."""
 
     trace: Trace
@@ -171,9 +176,9 @@ class MetricContext:
         return MetricContext(self.trace, self.judge, self.results, self.turn_index, self.repeat, name, threshold,
                              self.memo)
 
-    result = _ContextMethod(_result)
+    result = _result
     """``ctx.result(score, reason="", evidence=(), details=None, warning=None)``: a scored result."""
-    null = _ContextMethod(_null)
+    null = _null
     """``ctx.null(warning, reason, details=None)``: no score, and why (never a silent 0)."""
 
 
@@ -347,6 +352,26 @@ class Registry:
                 finally:
                     self._origin = None
 
+    def _get_builtin(self, name: str) -> type | None:
+        """A built-in metric from its own module alone, before the rest are imported (CLI start-up:
+        the judge metrics' modules cost more than scoring a small file); None when that cannot be
+        known without loading everything (a plugin is installed, or the index does not have it)."""
+        if self._builtins_loaded or self._builtins != __name__.rsplit(".", 1)[0]:
+            return None
+        from ._catalog import BUILTIN_MODULES
+        module = BUILTIN_MODULES.get(name)
+        if module is None:
+            return None
+        if not self._plugins_loaded:
+            from .. import _plugins
+            if _plugins.entry_points(self._plugins):  # type: ignore[arg-type]
+                return None  # a plugin may replace a built-in: load in the usual order
+            self._plugins_loaded = True
+        import importlib
+        importlib.import_module(f"{self._builtins}.{module}")  # its metrics register as built-ins
+        entry = self._entries.get(name)
+        return entry.cls if entry is not None else None
+
     def names(self) -> list[str]:
         self._load()
         return sorted(self._entries)
@@ -361,6 +386,9 @@ class Registry:
         return {n: self._entries[n].origin for n in sorted(self._entries)}
 
     def get(self, name: str) -> type:
+        cls = self._get_builtin(name)
+        if cls is not None:
+            return cls
         self._load()
         try:
             return self._entries[name].cls

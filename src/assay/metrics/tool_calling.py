@@ -187,7 +187,8 @@ class ToolSelectionAccuracy:
         exp_names, act_names = _memo.view(ctx).names()
         if exp_names is None:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
-        exp_names, act_names = sorted(exp_names), sorted(act_names)
+        if exp_names != act_names:  # (equal lists are equal sorted: the usual case needs no sort)
+            exp_names, act_names = sorted(exp_names), sorted(act_names)
         if exp_names == act_names:
             if not exp_names:
                 return ctx.result(1.0, "no tools expected and none called")
@@ -224,6 +225,13 @@ class ToolSequenceCorrectness:
         v = _memo.view(ctx)
         if v.tools()[0] is None:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
+        exp = ctx.trace.expected
+        if exp is not None and exp.tool_calls is not None and exp.tool_order != "any":
+            names = v.names()
+            if names[0] == names[1] and names[1]:  # one segment, called as expected: what the loop gives
+                n = len(names[1])
+                return ctx.result(1.0, f"{n} of {n} calls match in order",
+                                  details={"common": n, "length": n, "order_ignored": False})
         common = total = 0
         unordered = False
         for exp, act, order in _segments(v):
@@ -270,6 +278,11 @@ class ParameterQuality:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
         if not expected:
             return ctx.null(Warning.NOT_APPLICABLE, "no tool calls were expected, so no arguments to check")
+        if len(expected) == len(actual) and _all_as_expected(expected, actual):
+            # each expected call takes the first unused same-name call when its arguments match
+            # fully, so this is what the matching below finds: every call scores 1.0
+            return ctx.result(1.0, f"mean argument match 1.00 over {len(expected)} expected calls",
+                              details={"per_call": [1.0] * len(expected), "extra_call_scale": 1.0})
         by_name: dict[str, list[int]] = {}
         for i, n in enumerate(v.names()[1]):
             if n in by_name:
@@ -322,6 +335,17 @@ class ParameterQuality:
         if notes:
             reason += "; " + "; ".join(notes)
         return ctx.result(mean * scale, reason, details={"per_call": per_call, "extra_call_scale": scale})
+
+
+def _all_as_expected(expected: Sequence[Any], actual: Sequence[ToolCall]) -> bool:
+    """Whether the i-th call has the i-th expected call's name and all its arguments (or any, when None)."""
+    for e, a in zip(expected, actual):
+        if e.name != a.name:
+            return False
+        args = e.arguments
+        if args is not None and key_score(args, a.arguments) != 1.0:
+            return False
+    return True
 
 
 _MCP_PREFIX = re.compile(r"mcp(?:__|[_.:/])", re.IGNORECASE)

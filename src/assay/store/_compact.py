@@ -27,6 +27,8 @@ _CODE = {w: i for i, w in enumerate(WARNINGS)}
 _NULL = 0x40
 """Status bit: no score."""
 _F64 = struct.Struct("<d")
+_ROWS: dict[int, struct.Struct] = {}
+"""A row of n passing scores: n x (index, status 0, float64), packed in one call."""
 INSERT_RESULT = ("INSERT INTO results (run_id, seq, trace_id, task_id, trial, source, passed, scores, extra) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 INSERT_INPUT = "INSERT INTO inputs (run_id, seq, trace) VALUES (?, ?, ?)"
@@ -65,6 +67,21 @@ class RowCodec:
 
     def pack(self, t: TraceResult, keep_all: bool) -> tuple[bytes, bytes | None]:
         """(scores, extra JSON or None) of one trace; ``keep_all`` keeps every reason."""
+        if not keep_all:  # the common row: every result a passing score with nothing else to keep
+            index, thresholds = self.index, self.thresholds
+            args: list[Any] = []
+            for name, r in t.metrics.items():
+                i = index.get(name)
+                if i is None or i > 255 or r.passed is not True or r.score is None or r.warning is not None \
+                        or r.judge_calls or r.threshold != thresholds[i]:
+                    break
+                args += (i, 0, r.score)
+            else:
+                n = len(args) // 3
+                row = _ROWS.get(n)
+                if row is None:
+                    row = _ROWS[n] = struct.Struct("<" + "BBd" * n)
+                return row.pack(*args), None
         out = bytearray()
         extra: dict[str, Any] | None = None
         index, thresholds, pack_f64 = self.index, self.thresholds, _F64.pack
