@@ -84,9 +84,10 @@ class RunRecorder:
             c["n_passed"] += item.passed is True
             c["n_failed"] += item.passed is False
             for r in item.metrics.values():
-                c["tokens"] += r.tokens
-                if r.cost_usd is not None:
-                    self._cost = (self._cost or 0.0) + r.cost_usd
+                if r.tokens or r.cost_usd is not None:  # judged results (the rest carry neither)
+                    c["tokens"] += r.tokens
+                    if r.cost_usd is not None:
+                        self._cost = (self._cost or 0.0) + r.cost_usd
         if (len(self._results) + len(self._issues) >= self._batch_size
                 or time.monotonic() - self._last_flush >= self._interval):
             self.flush()
