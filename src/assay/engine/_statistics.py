@@ -19,6 +19,7 @@ from hashlib import blake2b
 from typing import Any
 
 from ..model import MetricSummary, TraceResult
+from ..stats._intervals import _distinct
 
 K_MAX = 10
 """Largest k reported in pass@k curves (bounded by the most trials any task has)."""
@@ -130,10 +131,10 @@ class StatisticsCollector:
             if col.positions is None:
                 k = len(col.scores)
                 if k not in dense_tasks:
-                    dense_tasks[k] = int(np.unique(tasks_of_scores).size)
+                    dense_tasks[k] = _distinct(tasks_of_scores)
                 s.n_tasks = dense_tasks[k]
             else:
-                s.n_tasks = int(np.unique(tasks_of_scores).size)
+                s.n_tasks = _distinct(tasks_of_scores)
             clusters = tasks_of_scores if repeat else None
             mi, pi = score_intervals(np.frombuffer(col.scores, dtype=np.float64),
                                      np.frombuffer(col.passed, dtype=np.int8), clusters, self.level)
@@ -156,7 +157,7 @@ class StatisticsCollector:
         by_metric: dict[str, Any] = {}
         for name, col in self._scores.items():
             tasks = task_of_trace[col.trace_positions(np)]
-            if len(np.unique(tasks)) < len(tasks):
+            if _distinct(tasks) < len(tasks):
                 by_metric[name] = passk_curve(tasks, np.frombuffer(col.passed, dtype=np.int8), self.level, self.task_set)
         sizes = np.bincount(trace_tasks) if len(trace_tasks) else np.zeros(0, dtype=np.int64)
         sizes = sizes[sizes > 0]
@@ -226,8 +227,16 @@ def passk_curve(tasks: Any, successes: Any, level: float = 0.95, task_set: str =
     else:
         top, keep = min(k_max, int(n.max())), n > 0
     excluded = int((~keep).sum())
-    pairs, mult = np.unique(np.stack([n[keep], c[keep]], axis=1), axis=0, return_counts=True)
-    pairs_list = [(int(a), int(b)) for a, b in pairs]
+    nk, ck = n[keep], c[keep]
+    width = int(ck.max()) + 1 if len(ck) else 1
+    if len(nk) and int(nk.max()) * width < 4 * len(nk) + 1024:  # (n, c) as one small integer: count, not sort
+        counts = np.bincount(nk * width + ck)
+        keys = np.flatnonzero(counts)
+        pairs_list = [(int(k) // width, int(k) % width) for k in keys]  # ascending keys: (n, c) in sorted order
+        mult = counts[keys]
+    else:
+        pairs, mult = np.unique(np.stack([nk, ck], axis=1), axis=0, return_counts=True)
+        pairs_list = [(int(a), int(b)) for a, b in pairs]
     rows = []
     for k in range(1, top + 1):
         r = trial_pass_k(pairs_list, k, level=level, counts=mult.tolist())

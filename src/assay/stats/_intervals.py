@@ -103,19 +103,37 @@ def _int_array(np: Any, ids: Any) -> bool:
     return np is not None and isinstance(ids, np.ndarray) and ids.dtype.kind in "iu"
 
 
+def _index_ranks(np: Any, ids: Any) -> Any:
+    """For small non-negative integer ids (a run's task indices): the rank of every id value among
+    the distinct ones (what ``np.unique(..., return_inverse=True)`` gives), from a count per value
+    instead of a sort; None for other ids."""
+    if not len(ids):
+        return None
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0 or high > 4 * len(ids) + 1024:
+        return None
+    present = np.bincount(ids, minlength=high + 1) > 0
+    return np.cumsum(present) - 1
+
+
 def _distinct(ids: Any) -> int:
     """How many different cluster ids (numpy integer arrays counted without Python objects)."""
     if type(ids).__module__ == "numpy":
         import numpy as np
         if _int_array(np, ids):
-            return len(np.unique(ids))
+            ranks = _index_ranks(np, ids)
+            return len(np.unique(ids)) if ranks is None else int(ranks[-1]) + 1
     return len(set(ids))
 
 
 def cluster_totals(np, values, cluster_ids):
     """Per-cluster sums and counts, clusters in canonical order, summed in a canonical order."""
     if _int_array(np, cluster_ids):  # large runs hand in integer ids: group without Python objects
-        _, inv = np.unique(cluster_ids, return_inverse=True)
+        ranks = _index_ranks(np, cluster_ids)
+        if ranks is None:
+            _, inv = np.unique(cluster_ids, return_inverse=True)
+        else:
+            inv = ranks[cluster_ids]
         order = np.lexsort((values, inv))
         values, inv = values[order], inv[order]
         g = int(inv.max()) + 1 if len(inv) else 0
