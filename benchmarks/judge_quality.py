@@ -7,7 +7,7 @@ per-label recall, errored items, judge calls, prompt/completion tokens, seconds 
 for an in-process judge, the share of prompt tokens llama.cpp reused from its cache.
 
     python benchmarks/judge_quality.py --judge local:/path/model.gguf [--metric failure_rate ...]
-        [--per-label 2] [--threads 2] [--max-tokens 512]
+        [--per-label 2] [--threads 2] [--max-tokens 512] [--prompt-style compact] [--ordinal-order natural]
 
 ``--per-label N`` keeps the first N items of each label (a stratified subset that fits a slow
 machine); the item count is printed with the figures.
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from judge_quality_set import ORDINAL, items  # noqa: E402
 
 from assay import evaluate  # noqa: E402
-from assay.judge import make_judge  # noqa: E402
+from assay.judge import make_judge, ordinal_order, prompt_style  # noqa: E402
 
 THRESHOLD = 0.7
 
@@ -88,6 +88,7 @@ def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label:
     seconds = time.perf_counter() - started
     labels = sorted({i["label"] for i in data}) if metric not in ORDINAL else ORDINAL[metric]
     truth, pred, errors, abs_err, pass_ok = [], [], 0, [], 0
+    positions: Counter[int] = Counter()
     recall: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for item, tr in zip(data, result.traces):
         r = tr.metrics[metric]
@@ -98,6 +99,9 @@ def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label:
             continue
         truth.append(item["label"])
         pred.append(label)
+        shown = (r.details.get("option_order") or {}).get("verdict")
+        if isinstance(shown, list) and label in shown:  # where the chosen label stood in the prompt
+            positions[shown.index(label) + 1] += 1
         recall[item["label"]][0] += label == item["label"]
         abs_err.append(abs(r.score - item["score"]))
         pass_ok += (r.score >= THRESHOLD) == (item["score"] >= THRESHOLD)
@@ -109,7 +113,7 @@ def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label:
         "pass_fail": pass_ok / scored if scored else float("nan"),
         "mae": sum(abs_err) / scored if scored else float("nan"),
         "recall": {lab: f"{hit}/{n}" for lab, (hit, n) in sorted(recall.items())},
-        "chosen": dict(Counter(pred)), "calls": stats.calls, "prompt_tokens": stats.input_tokens,
+        "chosen": dict(Counter(pred)), "positions": dict(sorted(positions.items())), "calls": stats.calls, "prompt_tokens": stats.input_tokens,
         "completion_tokens": stats.output_tokens, "s_per_item": seconds / len(data) if data else 0.0,
     }
     if metric in ORDINAL:
@@ -133,8 +137,14 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=None, help="CPU threads of a local judge")
     parser.add_argument("--max-tokens", type=int, default=None)
     parser.add_argument("--concurrency", type=int, default=None)
+    parser.add_argument("--prompt-style", choices=["auto", "full", "compact"], default=None)
+    parser.add_argument("--ordinal-order", choices=["auto", "natural", "reversed", "shuffled"], default=None)
     args = parser.parse_args()
     options: dict[str, Any] = {}
+    if args.prompt_style:
+        options["prompt_style"] = args.prompt_style
+    if args.ordinal_order:
+        options["ordinal_order"] = args.ordinal_order
     if args.threads:
         options["threads"] = args.threads
     if args.max_tokens:
@@ -143,7 +153,10 @@ def main() -> int:
         options["concurrency"] = args.concurrency
     for metric in args.metric or ["failure_rate", "goal_achievement_rate", "answer_relevance", "accuracy"]:
         got = run_metric(metric, args.judge, options, args.per_label)
-        print(f"\n{metric}  ({got['items']} items, judge {args.judge})")
+        judge = make_judge(args.judge, cache=False, dry_run=True, **{k: v for k, v in options.items()
+                                                                      if k in ("prompt_style", "ordinal_order")})
+        print(f"\n{metric}  ({got['items']} items, judge {args.judge}, prompt style {prompt_style(judge)}, "
+              f"ordinal order {ordinal_order(judge)})", flush=True)
         for key in ("kappa", "weighted_kappa", "exact", "pass_fail", "mae", "errored", "calls", "prompt_tokens",
                     "completion_tokens", "s_per_item", "prompt_reused", "prompt_per_call", "reused_per_call"):
             if key in got:
@@ -151,6 +164,7 @@ def main() -> int:
                 print(f"  {key:18} {value:.3f}" if isinstance(value, float) else f"  {key:18} {value}")
         print(f"  {'recall':18} {got['recall']}")
         print(f"  {'chosen':18} {got['chosen']}")
+        print(f"  {'chosen position':18} {got['positions']}", flush=True)
     return 0
 
 

@@ -48,9 +48,25 @@ def _plain(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_memo: tuple[Any, int, list[str]] | None = None
+"""(environment snapshot, number of known secrets, the sorted list): redact runs on every judge
+reply, and decoding the environment each time cost more than the reply's own parsing."""
+
+
 def _secrets() -> list[str]:
+    global _memo
+    data = getattr(os.environ, "_data", None)  # the raw mapping on POSIX: comparing it needs no decoding
+    if _memo is not None and data is not None and _memo[1] == len(_known) and _memo[0] == data:
+        return _memo[2]
     env = [v for k, v in os.environ.items() if _ENV_NAME.search(k) and len(v) >= _MIN_SECRET]
-    return sorted({*_known, *env}, key=len, reverse=True)  # longest first: a key that contains another
+    found = sorted({*_known, *env}, key=len, reverse=True)  # longest first: a key that contains another
+    _memo = (dict(data), len(_known), found) if data is not None else None
+    return found
+
+
+_HINTS = ("bearer", "api", "access_token", "sk-", "aiza", "gsk_", "xai_", "pplx_", "hf_", "ghp_", "gho_", "ghs_",
+          "github_pat_")
+"""A substring (lower case) that each alternative of _PATTERNS needs: text with none of them skips the regex."""
 
 
 def redact(text: T) -> T:
@@ -64,7 +80,9 @@ def redact(text: T) -> T:
     for secret in _secrets():
         if secret in out:
             out = out.replace(secret, REDACTED)
-    out = _PATTERNS.sub(_replace, out)
+    low = out.lower()
+    if any(h in low for h in _HINTS):
+        out = _PATTERNS.sub(_replace, out)
     return out  # type: ignore[return-value]
 
 

@@ -73,3 +73,23 @@ def test_criteria_from_the_config_file(tmp_path):
                     "--judge", f"openai-compatible:scripted@{server.url}")
     assert r.returncode == 1, r.stderr  # 0.25 is below the default threshold
     assert json.loads(r.stdout)["traces"][0]["metrics"]["actionable"]["score"] == 0.25
+
+
+def test_prompt_style_and_ordinal_order_flags_and_config_keys_reach_the_request(tmp_path):
+    with JudgeServer(lambda req: obj({"evidence": [], "reasoning": "on topic", "score": 5})) as server:
+        judge = ("--judge", f"openai-compatible:scripted@{server.url}", "--no-cache", "-m", "answer_relevance")
+        flagged = run_cli(tmp_path, *judge, "--prompt-style", "compact", "--ordinal-order", "reversed")
+        assert flagged.returncode == 0, flagged.stderr
+        sent = server.requests[-1].json
+        assert "max_tokens" in sent and sent["response_format"]["json_schema"]["schema"]["properties"][
+            "reasoning"]["maxLength"] == 200
+        assert sent["messages"][1]["content"].index("- 5:") < sent["messages"][1]["content"].index("- 1:")
+        (tmp_path / "assay.toml").write_text('[judge]\nprompt_style = "compact"\n')
+        configured = subprocess.run([sys.executable, "-m", "assay", "run", str(tmp_path / "t.jsonl"), "--no-store",
+                                     "-f", "json", *judge], capture_output=True, text=True, cwd=tmp_path,
+                                    env={**os.environ, "HOME": str(tmp_path),
+                                         "ASSAY_CACHE_DIR": str(tmp_path / "cache")}, timeout=60)
+        assert configured.returncode == 0, configured.stderr
+        assert "max_tokens" in server.requests[-1].json
+        bad = run_cli(tmp_path, *judge, "--prompt-style", "tiny")
+        assert bad.returncode == 2 and "'tiny' is not one of 'auto', 'full', 'compact'" in bad.stderr

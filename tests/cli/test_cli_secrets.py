@@ -38,6 +38,19 @@ def test_redact_exact_values_and_key_shapes(monkeypatch):
     assert redact("the bearer of good news and basic facts") == "the bearer of good news and basic facts"
 
 
+
+def test_redact_sees_environment_and_registry_changes_after_a_first_call(monkeypatch):
+    """The secret list is remembered between calls (it is on every reply's path), never stale."""
+    assert redact("nothing secret here") == "nothing secret here"
+    monkeypatch.setenv("LATE_SERVICE_TOKEN", "late-token-value-98765")
+    assert redact("echo late-token-value-98765") == f"echo {REDACTED}"
+    register_secret("late-registered-value-123")
+    assert redact("echo late-registered-value-123") == f"echo {REDACTED}"
+    monkeypatch.setenv("LATE_SERVICE_TOKEN", "other-token-value-55555")
+    assert redact("echo other-token-value-55555 and late-token-value-98765") == \
+        f"echo {REDACTED} and late-token-value-98765"
+    assert redact("SK-abcdefgh12345678 in capitals") == f"{REDACTED} in capitals"
+
 def authorization(recorded) -> str:
     return next((v for k, v in recorded.headers.items() if k.lower() == "authorization"), "")
 

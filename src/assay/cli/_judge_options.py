@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 _FLAGS = ("judge_base_url", "concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens",
-          "dry_run", "cache", "no_cache", "max_concurrency", "max_tokens", "temperature", "seed", "judge_threads", "judge_ctx")
+          "dry_run", "cache", "no_cache", "max_concurrency", "max_tokens", "temperature", "seed", "judge_threads", "judge_ctx",
+          "prompt_style", "ordinal_order")
 _BACKEND = {"max_tokens": "max_tokens", "temperature": "temperature", "seed": "seed", "judge_threads": "threads",
             "judge_ctx": "n_ctx"}
 
@@ -35,6 +36,14 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="CPU threads of a local:PATH.gguf judge (default half the cores)."),
         click.option("--judge-ctx", type=click.IntRange(256), default=None,
                      help="Context size in tokens of a local:PATH.gguf judge (default 8192)."),
+        click.option("--prompt-style", type=click.Choice(["auto", "full", "compact"]), default=None,
+                     help="How judge metrics ask: the full rubric with quoted evidence, or a compact form "
+                          "(short rubric, one-sentence rationale, turn numbers, bounded output) that small "
+                          "local models can follow (default auto: compact for models of <= 9B parameters "
+                          "and in-process GGUF judges)."),
+        click.option("--ordinal-order", type=click.Choice(["auto", "natural", "reversed", "shuffled"]),
+                     default=None, help="Order of the options of ordinal scales in judge prompts (default auto: "
+                                        "shuffled for the full form, natural for the compact form)."),
         click.option("--retries", type=click.IntRange(0), default=None, help="Retries on transient errors (default 5)."),
         click.option("--budget-usd", type=click.FloatRange(min=0), default=None,
                      help="Stop making judge calls once this much is spent; the rest are not evaluated."),
@@ -55,7 +64,8 @@ def pop_judge_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if raw["judge_base_url"]:
         out["base_url"] = raw["judge_base_url"]
-    for key in ("concurrency", "max_concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens"):
+    for key in ("concurrency", "max_concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens",
+                "prompt_style", "ordinal_order"):
         if raw[key] is not None:
             out[key] = raw[key]
     for flag, option in _BACKEND.items():

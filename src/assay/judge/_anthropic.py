@@ -63,7 +63,8 @@ class AnthropicJudge(Backend):
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
         system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")
         messages = [{"role": m["role"], "content": m["content"]} for m in request.messages if m["role"] != "system"]
-        params: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens or self.max_tokens}
+        max_tokens = min(request.max_tokens or self.max_tokens, self.max_tokens)  # the tighter of the two
+        params: dict[str, Any] = {"model": self.name, "max_tokens": max_tokens}
         if self._takes_temperature:
             params["temperature"] = request.temperature if self.temperature is None or request.temperature \
                 else self.temperature

@@ -7,6 +7,7 @@ are both safe. Only successful verdicts are stored: an error is never replayed f
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ from typing import Any
 import pydantic
 
 from ._base import Wrapper, call_inner
-from ._parse import json_schema
+from ._parse import schema_text
 from ._protocol import Judge, JudgeRequest, Verdict
 from ._stats import JudgeStats
 
@@ -55,7 +56,7 @@ def cache_key(model: str, request: JudgeRequest, endpoint: Mapping[str, Any] | N
     material = {
         "model": model,
         "messages": request.content_key or list(request.messages),
-        "schema": json_schema(request.schema),
+        "schema": schema_digest(request.schema),
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
         "key": request.key,
@@ -64,6 +65,12 @@ def cache_key(model: str, request: JudgeRequest, endpoint: Mapping[str, Any] | N
     }
     blob = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=1024)
+def schema_digest(schema: type[pydantic.BaseModel]) -> str:
+    """The verdict schema's digest: serialising the schema into every key cost more than hashing it once."""
+    return hashlib.sha256(schema_text(schema).encode("utf-8")).hexdigest()
 
 
 _SETUP_LOCK = threading.Lock()

@@ -32,6 +32,7 @@ from ._prices import Price, is_local_url, resolve_price
 from ._protocol import Judge
 from ._retry import Reasking, Retrying
 from ._stats import JudgeStats
+from ._style import ORDINAL_ORDERS, PROMPT_STYLES, check_choice
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,11 +272,15 @@ def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, 
             adaptive: bool = True, max_concurrency: int | None = None, retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
             reasks: int = 2, budget_usd: float | None = None, budget_tokens: int | None = None,
             cache: bool | str | os.PathLike[str] | JudgeCache | None = True,
-            stats: JudgeStats | None = None) -> Judge:
+            stats: JudgeStats | None = None, prompt_style: str = "auto", ordinal_order: str = "auto") -> Judge:
     """Wrap *backend* in the default stack; every layer shares one JudgeStats (``judge.stats``).
 
     ``cache``: True for the default path, a path or JudgeCache, or False/None for no cache.
+    ``prompt_style`` / ``ordinal_order``: how metrics phrase their requests to this judge
+    (:mod:`assay.judge._style`); kept on the outermost layer.
     """
+    prompt_style = check_choice("prompt style", prompt_style, PROMPT_STYLES)
+    ordinal_order = check_choice("ordinal order", ordinal_order, ORDINAL_ORDERS)
     stats = stats or JudgeStats()
     budget = Budget(usd=budget_usd, tokens=budget_tokens) if budget_usd is not None or budget_tokens is not None \
         else None
@@ -296,6 +301,10 @@ def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, 
         judge = Reasking(judge, reasks=reasks, stats=stats)
     if cache is not False and cache is not None:
         judge = Cached(judge, None if cache is True else cache, stats=stats)
+    if prompt_style != "auto":
+        judge.prompt_style = prompt_style  # type: ignore[attr-defined]
+    if ordinal_order != "auto":
+        judge.ordinal_order = ordinal_order  # type: ignore[attr-defined]
     return judge
 
 

@@ -142,9 +142,12 @@ def neutralise(text: str, nonce: str = "", _depth: int = 0) -> str:
     spans: list[tuple[int, int, bool]] = []
     for m in _FORGED.finditer(view):
         spans.append((where[m.start()], where[m.end() - 1] + 1, False))
-    if nonce:
-        for m in re.finditer(re.escape(nonce.lower()), view):
-            spans.append((where[m.start()], where[m.end() - 1] + 1, True))
+    if nonce:  # a plain search: a regex per nonce would be compiled anew for every request
+        needle = nonce.lower()
+        at = view.find(needle)
+        while at != -1:
+            spans.append((where[at], where[at + len(needle) - 1] + 1, True))
+            at = view.find(needle, at + len(needle))
     if not spans:
         return text
     spans.sort()

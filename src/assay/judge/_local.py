@@ -113,13 +113,13 @@ class LocalLlama(Backend):
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
         temperature = request.temperature if self.temperature is None or request.temperature else self.temperature
         # The grammar caps every string and list, so the reply closes within `bound` tokens:
-        # max_tokens defaults to that bound (an explicit one is the caller's choice).
+        # max_tokens defaults to that bound; given both, the request's and the judge's, the tighter.
         schema, bound = bounded_schema(request.schema, self.text_limit, self.quote_limit)
         params: dict[str, Any] = {
             "messages": [dict(m) for m in request.messages], "temperature": temperature,
             "response_format": {"type": "json_schema", "json_schema": {"name": request.schema.__name__,
                                                                         "schema": schema}}}
-        params["max_tokens"] = request.max_tokens or self.max_tokens or bound
+        params["max_tokens"] = min(filter(None, (request.max_tokens, self.max_tokens)), default=bound)
         if self.seed is not None:
             params["seed"] = self.seed
         return params

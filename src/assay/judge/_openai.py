@@ -108,7 +108,8 @@ class OpenAICompatible(Backend):
             # The judge's --temperature replaces the requests' default 0; a re-ask's own stays.
             params["temperature"] = request.temperature if self.temperature is None or request.temperature \
                 else self.temperature
-        max_tokens = request.max_tokens or self.max_tokens
+        # The request's bound (a compact prompt's, a re-ask's) and the judge's --max-tokens: the tighter.
+        max_tokens = min(filter(None, (request.max_tokens, self.max_tokens)), default=None)
         if max_tokens:
             params["max_completion_tokens" if reasoning else "max_tokens"] = max_tokens
         if self.seed is not None:

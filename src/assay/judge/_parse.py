@@ -63,6 +63,18 @@ def _objects(text: str) -> list[dict[str, Any]]:
     return out
 
 
+def _whole(body: str) -> list[dict[str, Any]]:
+    """The common case, fast: the reply is one JSON object and nothing else (what ``_objects`` would
+    find too, without its per-character scan)."""
+    if not (body.startswith("{") and body.endswith("}")):
+        return []
+    try:
+        value = json.loads(body, strict=False)
+    except ValueError:
+        return []
+    return [value] if isinstance(value, dict) else []
+
+
 def _strip(text: str) -> str:
     return _THINK.sub("", text).strip()
 
@@ -185,7 +197,7 @@ def parse_verdict(text: str, schema: type[pydantic.BaseModel], *, structured: bo
             snippet = _snippet(text)
             raise ParseError(f"structured reply is not one JSON object: {snippet!r}" if snippet else "empty reply")
         return validate(value, schema)
-    found = _objects(body)
+    found = _whole(body) or _objects(body)
     if not found:
         snippet = _snippet(text)
         raise ParseError(f"no JSON object found in the reply: {snippet!r}" if snippet else "empty reply")
@@ -243,7 +255,7 @@ def bounded_schema(schema: type[pydantic.BaseModel], text: int = 400, quote: int
     For grammar-constrained backends (llama.cpp): the grammar then forces the reply to close in
     time, so a small model cannot loop inside ``reasoning`` until max_tokens and leave nothing
     that parses. Strings in lists (quotes) get *quote* characters, other strings *text*, lists
-    *items* entries. Validation keeps the original schema, so a longer reply from elsewhere is fine.
+    *items* entries, or the schema's own bounds where tighter. Validation keeps the original schema, so a longer reply from elsewhere is fine.
     """
     def visit(node: Any, in_list: bool = False) -> Any:
         if isinstance(node, list):
@@ -253,10 +265,11 @@ def bounded_schema(schema: type[pydantic.BaseModel], text: int = 400, quote: int
         out = {k: ({n: visit(v) for n, v in node[k].items()} if k in ("properties", "$defs")
                    else visit(v, True) if k == "items" else visit(v, in_list) if k in ("anyOf", "oneOf", "allOf")
                    else v) for k, v in node.items()}
+        # A schema's own bound (the compact form's) stands when it is the tighter one.
         if out.get("type") == "string" and "enum" not in out:
-            out.setdefault("maxLength", quote if in_list else text)
+            out["maxLength"] = min(out.get("maxLength", 1 << 30), quote if in_list else text)
         elif out.get("type") == "array":
-            out.setdefault("maxItems", items)
+            out["maxItems"] = min(out.get("maxItems", 1 << 30), items)
         return out
 
     bounded = visit(json_schema(schema))

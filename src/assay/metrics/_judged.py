@@ -38,7 +38,7 @@ from typing import Any, ClassVar, Literal
 import pydantic
 
 from ..errors import ConfigError
-from ..judge import Fence, JudgeRequest, Verdict, content_digest
+from ..judge import Fence, JudgeRequest, Verdict, bounded_schema, content_digest, resolved_style
 from ..model import MetricResult, Warning
 from ._base import MetricContext
 from ._sections import Section, clip, normalise_text, quote_found
@@ -87,7 +87,10 @@ class Rubric:
             raise ConfigError(f"rubric {name!r}: no prompt block")
         return cls(name, version, prompts, choices)
 
-    def prompt(self, call: str) -> str:
+    def prompt(self, call: str, style: str = "full") -> str:
+        """The prompt block *call*; for the compact form its ``@@ CALL compact`` block when there is one."""
+        if style == "compact" and f"{call} compact" in self.prompts:
+            return self.prompts[f"{call} compact"]
         try:
             return self.prompts[call]
         except KeyError:
@@ -209,14 +212,40 @@ class _Verdict(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="ignore")
 
 
+COMPACT_QUOTES, COMPACT_QUOTE_CHARS, COMPACT_REASON_CHARS = 2, 120, 200
+"""The compact form's bounds: at most two quotes of 120 characters and a 200-character rationale.
+They reach the model as field descriptions and a grammar-constrained backend as maxItems/maxLength;
+validation does not enforce them, so a longer reply from a remote judge still counts."""
+
+
+def evidence_field(what: str, compact: bool) -> Any:
+    if compact:
+        return (list[str], pydantic.Field(
+            description=f"At most two short quotes copied exactly from the evaluated text that support the {what} "
+                        "(may be empty).",
+            json_schema_extra={"maxItems": COMPACT_QUOTES,
+                               "items": {"type": "string", "maxLength": COMPACT_QUOTE_CHARS}}))
+    return (list[str], pydantic.Field(
+        description=f"Short verbatim quotes from the evaluated text that support the {what}."))
+
+
+def reason_field(what: str, compact: bool) -> Any:
+    if compact:
+        return (str, pydantic.Field(description=f"One short sentence: why this {what}.",
+                                    json_schema_extra={"maxLength": COMPACT_REASON_CHARS}))
+    return (str, pydantic.Field(description=f"Why the evidence leads to the {what}."))
+
+
 @functools.lru_cache(maxsize=1024)
 def scale_schema(low: int = 1, high: int = 5, applicable: bool = False, lists: tuple[str, ...] = (),
-                 name: str = "ScaleVerdict") -> type[pydantic.BaseModel]:
-    """``{<lists>..., evidence, reasoning, [applicable], score}``: evidence first, the number last."""
+                 name: str = "ScaleVerdict", compact: bool = False) -> type[pydantic.BaseModel]:
+    """``{<lists>..., evidence, reasoning, [applicable], score}``: evidence first, the number last.
+
+    ``compact``: the same fields, bounded (:data:`COMPACT_QUOTES`...) and described in a few words.
+    """
     fields: dict[str, Any] = {f: (list[str], ...) for f in lists}
-    fields["evidence"] = (list[str], pydantic.Field(
-        description="Short verbatim quotes from the evaluated text that support the score."))
-    fields["reasoning"] = (str, pydantic.Field(description="Why the evidence leads to the score."))
+    fields["evidence"] = evidence_field("score", compact)
+    fields["reasoning"] = reason_field("score", compact)
     if applicable:
         fields["applicable"] = (bool, pydantic.Field(
             description="False when the rubric's criterion cannot apply to this text."))
@@ -225,12 +254,13 @@ def scale_schema(low: int = 1, high: int = 5, applicable: bool = False, lists: t
 
 
 @functools.lru_cache(maxsize=4096)
-def label_schema(labels: tuple[str, ...], name: str = "LabelVerdict") -> type[pydantic.BaseModel]:
-    """``{evidence, reasoning, verdict}`` with the labels as an enum in the given order."""
+def label_schema(labels: tuple[str, ...], name: str = "LabelVerdict",
+                 compact: bool = False) -> type[pydantic.BaseModel]:
+    """``{evidence, reasoning, verdict}`` with the labels as an enum in the given order (``compact``: bounded)."""
     return pydantic.create_model(
         name, __base__=_Verdict,
-        evidence=(list[str], pydantic.Field(description="Short verbatim quotes that support the verdict.")),
-        reasoning=(str, pydantic.Field(description="Why the evidence leads to the verdict.")),
+        evidence=evidence_field("verdict", compact),
+        reasoning=reason_field("verdict", compact),
         verdict=(Literal[labels], pydantic.Field(description="Exactly one of the listed labels.")))  # type: ignore[valid-type]
 
 
@@ -268,12 +298,24 @@ class Session:
     max_tokens: int | None = None
     shown: list[tuple[str, str, str]] = field(default_factory=list)
     """(label, text, nonce) of every fenced section sent: quotes are checked against the right one."""
+    style: str = "full"
+    """The judge's prompt form, ``full`` or ``compact`` (``assay.judge.prompt_style``)."""
+    ordinal: str = "shuffled"
+    """How ordinal options are listed: ``natural``, ``reversed`` or ``shuffled`` (``assay.judge.ordinal_order``)."""
 
     @classmethod
     def open(cls, metric: Any, ctx: MetricContext, rubric: Rubric | None = None, key: str | None = None) -> "Session":
         spec = metric.spec
         r = rubric or load_rubric(spec.name)
-        return cls(ctx, spec.name, r, key or f"{spec.name}@{r.version}")
+        style, ordinal = resolved_style(ctx.judge)
+        s = cls(ctx, spec.name, r, key or f"{spec.name}@{r.version}", style=style, ordinal=ordinal)
+        if s.style != "full":
+            s.details["prompt_style"] = s.style
+        return s
+
+    @property
+    def compact(self) -> bool:
+        return self.style == "compact"
 
     def identity(self, call: str) -> tuple[Any, ...]:
         """What makes a request unique: seeds the fence nonce and the option order."""
@@ -290,11 +332,15 @@ class Session:
         self.details.setdefault("option_order", {})[what] = out
         return out
 
-    def render_choices(self, call: str, what: str, *, scale: bool = False) -> tuple[str, list[str]]:
+    def render_choices(self, call: str, what: str, *, scale: bool = False,
+                       ordinal: bool = False) -> tuple[str, list[str]]:
         """A choice block as prompt lines, in a per-request order, and that order.
 
-        Scales keep their numeric order but run ascending or descending per request; labels are
-        shuffled, so no option is favoured by its position.
+        Nominal labels are shuffled per request, so no option is favoured by its position. Ordered
+        options (a numeric *scale*, or *ordinal* labels in the rubric's order) follow the judge's
+        ordinal order: ``natural`` (numbers ascending, labels as the rubric lists them),
+        ``reversed``, or ``shuffled`` (numbers keep their sequence and run ascending or descending
+        per request; ordinal labels are shuffled like nominal ones).
         """
         try:
             block = self.rubric.choices[what]
@@ -302,10 +348,13 @@ class Session:
             raise ConfigError(f"rubric {self.rubric.name!r} has no '@@ choices {what}' block") from None
         if scale:
             keys = sorted(block, key=float)
-            if self.rng(call, what).random() < 0.5:
+            if self.ordinal == "reversed" or (self.ordinal == "shuffled" and self.rng(call, what).random() < 0.5):
                 keys.reverse()
             self.details.setdefault("option_order", {})[what] = "ascending" if keys[0] == min(block, key=float) \
                 else "descending"
+        elif ordinal and self.ordinal != "shuffled":
+            keys = list(block) if self.ordinal == "natural" else list(reversed(block))
+            self.details.setdefault("option_order", {})[what] = keys
         else:
             keys = self.order(call, what, list(block))
         return "\n".join(f"- {k}: {block[k]}" if block[k] else f"- {k}" for k in keys), keys
@@ -332,7 +381,7 @@ class Session:
                 options.append(f"The {what} options:\n{value}")
             else:
                 fixed[key] = value
-        system = string.Template(self.rubric.prompt(prompt or call)).safe_substitute(
+        system = string.Template(self.rubric.prompt(prompt or call, self.style)).safe_substitute(
             {**fixed, "fence_notice": fence.notice()}) + "\n\n" + field_guide(schema)
         parts, content = [fence.code_line()], [system]
         for s in sections:
@@ -344,9 +393,11 @@ class Session:
             parts.append(f"{s.heading}\n{fence.wrap(text, s.label)}" if s.heading else fence.wrap(text, s.label))
         parts += options
         content += options
+        # The compact form bounds the reply by its schema (what the grammar of a local judge allows).
+        max_tokens = self.max_tokens or (output_bound(schema) if self.compact else None)
         request = JudgeRequest(messages=({"role": "system", "content": system},
                                          {"role": "user", "content": "\n\n".join(parts)}),
-                               schema=schema, key=self.key, repeat=self.ctx.repeat, max_tokens=self.max_tokens,
+                               schema=schema, key=self.key, repeat=self.ctx.repeat, max_tokens=max_tokens,
                                content_key=content_digest(content))
         verdict = await self.ctx.judge.judge(request)
         self.verdicts.append(verdict)
@@ -406,6 +457,12 @@ class Session:
 
     def null(self, warning: Warning, reason: str, details: dict[str, Any] | None = None) -> MetricResult:
         return self.finish(MetricContext.null(warning, reason, dict(details or {})))
+
+
+@functools.lru_cache(maxsize=1024)
+def output_bound(schema: type[pydantic.BaseModel]) -> int:
+    """The most output tokens a reply within the schema's bounds needs (the compact form's max_tokens)."""
+    return bounded_schema(schema)[1]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -546,7 +603,7 @@ class ScaleJudged(OneCall):
         got, s = prepared
         low, high = self.scale
         choices, _ = s.render_choices("main", "score", scale=True)
-        schema = scale_schema(low, high, self.applicable, self.lists)
+        schema = scale_schema(low, high, self.applicable, self.lists, compact=s.compact)
         try:
             v = await s.ask("main", schema, got, substitutions={**self.substitutions(), "score_choices": choices,
                                                                  "low": str(low), "high": str(high)})
@@ -575,6 +632,9 @@ class LabelJudged(OneCall):
     """
 
     weights: ClassVar[dict[str, float]] = {}
+    ordinal: ClassVar[bool] = False
+    """The labels are levels of one scale, listed best to worst in the rubric: they follow the
+    judge's ordinal order instead of being shuffled."""
 
     @classmethod
     def _plain_options(cls) -> dict[str, Any]:
@@ -597,12 +657,12 @@ class LabelJudged(OneCall):
         if isinstance(prepared, MetricResult):
             return prepared
         got, s = prepared
-        choices, order = s.render_choices("main", "verdict")
+        choices, order = s.render_choices("main", "verdict", ordinal=self.ordinal)
         if set(order) != set(self.weights):
             raise ConfigError(f"rubric {s.rubric.name!r}: verdict labels {sorted(order)} differ from the metric's "
                               f"{sorted(self.weights)}")
         try:
-            v = await s.ask("main", label_schema(tuple(order)), got,
+            v = await s.ask("main", label_schema(tuple(order), compact=s.compact), got,
                             substitutions={**self.substitutions(), "verdict_choices": choices})
         except JudgeFailed as failed:
             return failed.result
