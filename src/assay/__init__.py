@@ -3,7 +3,7 @@
 The facade re-exports the names most users need; everything else lives in the subpackages
 (``assay.model``, ``assay.metrics``, ``assay.judge``, ``assay.stats``, ``assay.importers``).
 Importing assay does no I/O and loads no SDK, numpy or template engine; the engine itself loads
-on first use of ``evaluate``/``aevaluate``/``Evaluation``.
+on first use of ``evaluate``/``aevaluate``/``Evaluation``/``calibrate``.
 
 ``Warning`` (a result's warning code) is importable by name but not part of ``import *``, where
 it would shadow the builtin; ``MetricWarning`` is the same enum.
@@ -12,19 +12,19 @@ it would shadow the builtin; ``MetricWarning`` is the same enum.
 from .errors import AssayError, ConfigError, DataError, MetricError, ProviderError
 from .importers import load_traces, read_traces
 from .metrics import DEFAULT_METRICS, Metric, MetricContext, Requirement, metric
-from .model import Expected, MetricResult, RunResult, ToolCall, Trace, TraceResult, Turn, Usage, Warning
+from .model import Expected, JudgeCard, MetricResult, RunResult, ToolCall, Trace, TraceResult, Turn, Usage, Warning
 from .model import Warning as MetricWarning
 
 from ._version import __version__
 
 __all__ = [
-    "AssayError", "ConfigError", "DEFAULT_METRICS", "DataError", "Evaluation", "Expected", "Metric",
+    "AssayError", "ConfigError", "DEFAULT_METRICS", "DataError", "Evaluation", "Expected", "JudgeCard", "Metric",
     "MetricContext", "MetricError", "MetricResult", "MetricWarning", "ProviderError", "Requirement", "RunResult",
-    "ToolCall", "Trace", "TraceResult", "Turn", "Usage", "__version__", "aevaluate", "evaluate", "load_traces",
+    "ToolCall", "Trace", "TraceResult", "Turn", "Usage", "__version__", "aevaluate", "calibrate", "evaluate", "load_traces",
     "metric", "read_traces",
 ]
 
-_ENGINE = ("Evaluation", "aevaluate", "evaluate")
+_ENGINE = ("Evaluation", "aevaluate", "calibrate", "evaluate")
 
 
 def __getattr__(name: str) -> object:

@@ -8,6 +8,7 @@ import click
 
 _COMMANDS = {
     "run": ("assay.cli.run", "Score traces with metrics."),
+    "calibrate": ("assay.cli.calibrate", "Measure a judge against human labels: the judge card."),
     "metrics": ("assay.cli.metrics", "List the metric catalog."),
     "validate": ("assay.cli.validate", "Check trace files without scoring them."),
     "compare": ("assay.cli.compare", "Compare two runs: paired differences, significance, regressions."),

@@ -24,6 +24,7 @@ from ..engine._calls import plan_inputs
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
 from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
+from ._cards import apply as apply_cards, resolve_cards
 from ._progress import RunProgress
 
 # The report package (HTML templates, CSV and JUnit writers) is imported where a report or one of
@@ -65,17 +66,22 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
                 output: str | None, fmt: str, progress: bool | None, store: Path | None = None,
                 html: str | None = None, repeats: int = 1, intervals: bool = True,
                 max_errors: float | int = 0, progress_every: float = 10.0,
-                label: dict[str, Any] | None = None) -> RunResult:
+                label: dict[str, Any] | None = None, judge_cards: tuple[str, ...] = ()) -> RunResult:
     """Score ``paths``, streaming into ``store`` (when given) and the chosen output; ``html`` writes a report.
 
     ``progress``: None shows a bar on a terminal and a plain line every ``progress_every`` s
     elsewhere; True the same; False nothing. ``label``: the run's ``name`` and ``tags``, kept with
-    its configuration in the store and the results.
+    its configuration in the store and the results. ``judge_cards``: --judge-card files or stored
+    ids (without any, the store's cards for this judge are used where they fit).
     """
     judge_obj = None
     if judge is not None:
         from ..judge import make_judge
         judge_obj = make_judge(judge, **judge_options)
+    if judge_cards and judge_obj is None:
+        raise ConfigError("--judge-card given but no judge: pass --judge (the card is for one judge)")
+    dry = bool(judge_options.get("dry_run"))  # a plan has no verdicts to correct
+    cards = resolve_cards(judge_cards, store, judge_obj.model) if judge_obj is not None and not dry else ([], False)
     evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds, repeats=repeats,
                             attach_traces=store is not None or bool(html), cancel=threading.Event())
     for p in paths:  # before the store records a run that cannot start
@@ -91,7 +97,7 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
             stack.enter_context(_stop_on_signals(evaluation.cancel))  # type: ignore[arg-type]
             result, report_traces = _scored(stack, evaluation, judge_obj, paths, tap, inputs, store, html, fmt,
                                             output, input_format, strict, intervals, progress, progress_every,
-                                            max_errors, label)
+                                            max_errors, label, cards)
     except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
         return stopped.result
     if html:
@@ -133,7 +139,8 @@ def _stop_on_signals(cancel: threading.Event) -> Iterator[None]:
 def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: list[str], tap: InputTap,
             inputs: list[dict[str, Any]], store: Path | None, html: str | None, fmt: str, output: str | None,
             input_format: str | None, strict: bool, intervals: bool, progress: bool | None,
-            progress_every: float, max_errors: float | int, label: dict[str, Any] | None = None) -> tuple[RunResult, dict[str, Any]]:
+            progress_every: float, max_errors: float | int, label: dict[str, Any] | None = None,
+            cards: tuple[list[Any], bool] = ([], False)) -> tuple[RunResult, dict[str, Any]]:
     """The run itself, with the store, the outputs and progress entered on ``stack``."""
     recorder = None
     if store is not None:
@@ -192,6 +199,7 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
         result.run["input_format"] = input_format
     if recorder is not None:
         result.run["run_id"] = recorder.run_id
+    apply_cards(result, *cards, evaluation.instances, judge_obj)
     if evaluation.interrupted:
         if recorder is not None:
             recorder.abort("interrupted", "interrupted (SIGINT/SIGTERM): rerun the same command to resume")

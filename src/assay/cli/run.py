@@ -59,6 +59,10 @@ Exit status:
               help="Errored or unevaluated (budget) results tolerated before the run counts as not evaluated "
                    "(exit 3): a count (3) or a share of the results (0.05, 5%).")
 @click.option("--name", "run_name", default=None, help="A name for this run in the run store (shown by `assay runs`).")
+@click.option("--judge-card", "judge_cards", multiple=True, metavar="FILE|ID",
+              help="Judge card from `assay calibrate` (a file or a stored id; repeatable): report each judge "
+                   "metric's pass rate corrected for the judge's measured error rates. Default: the stored "
+                   "cards that fit this judge, metric, rubric version and threshold.")
 @click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="A tag for this run in the store (repeatable).")
 @judge_options
 @input_options
@@ -69,7 +73,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
             fmt: str | None, input_format: str | None, strict: bool, judge: str | None, weights: tuple[str, ...],
             progress: bool | None, progress_every: float, store: str | None, no_store: bool, html: str | None, intervals: bool, repeats: int,
             max_errors: str, plugins: tuple[str, ...], debug: bool,
-            run_name: str | None = None, tags: tuple[str, ...] = (),
+            run_name: str | None = None, tags: tuple[str, ...] = (), judge_cards: tuple[str, ...] = (),
             **judge_flags: object) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input,
     3 if the evaluation could not be done, 130 when interrupted."""
@@ -109,7 +113,8 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
                              intervals=intervals,
                              input_format=input_format, strict=strict, output=output, fmt=fmt,
                              progress=progress, progress_every=progress_every, store=store_file,
-                             html=html, max_errors=tolerated, label=label)
+                             html=html, max_errors=tolerated, label=label,
+                             judge_cards=judge_cards)
     if result.run.get("interrupted"):
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])
@@ -123,6 +128,9 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     summary = judge_summary(result.run)
     if summary:
         click.echo(summary, err=True)
+    from ._cards import correction_lines
+    for line in correction_lines(result):
+        click.echo(line, err=fmt != "table")
     if result.run.get("run_id"):
         click.echo(f"run {result.run['run_id']} stored in {store_file} (assay runs show {result.run['run_id']})",
                    err=True)

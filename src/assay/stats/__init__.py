@@ -1,4 +1,5 @@
-"""Pure numeric statistics: pass@k families, Beta quantiles, intervals, paired tests, planning.
+"""Pure numeric statistics: pass@k families, Beta quantiles, intervals, paired tests, planning,
+rater agreement (kappa, Krippendorff's alpha) and judge-corrected pass rates.
 
 Two pass@k families, named in every result's ``family``:
 - "per_conversation_plugin" (Fair Forge): p = c / n from one conversation's interactions, pushed
@@ -13,6 +14,14 @@ Importing this package imports neither numpy nor scipy: Beta, normal and t quant
 Python; numpy (the ``stats`` extra) is imported inside the functions that resample or sample.
 """
 
+from assay.stats._agreement import (
+    Correction,
+    cohen_kappa,
+    confusion_matrix,
+    corrected_pass_rate,
+    krippendorff_alpha,
+    rogan_gladen,
+)
 from assay.stats._beta import beta_cdf, beta_interval, beta_ppf, normal_ppf, t_ppf
 from assay.stats._compare import Comparison, holm, min_p_value, paired_compare
 from assay.stats._intervals import Interval, bounded_mean_interval, mean_interval, wilson_interval
@@ -52,6 +61,7 @@ __all__ = [
     "TRIAL_UNBIASED",
     "BayesianMode",
     "Comparison",
+    "Correction",
     "FrequentistMode",
     "Interval",
     "PairedPlan",
@@ -68,8 +78,12 @@ __all__ = [
     "beta_interval",
     "beta_ppf",
     "clustered_plan",
+    "cohen_kappa",
+    "confusion_matrix",
+    "corrected_pass_rate",
     "holm",
     "iid_plan",
+    "krippendorff_alpha",
     "mean_interval",
     "normal_ppf",
     "min_p_value",
@@ -78,6 +92,7 @@ __all__ = [
     "pass_pow_k",
     "plan_paired",
     "quality_assessment",
+    "rogan_gladen",
     "t_ppf",
     "trial_pass_k",
     "trials_needed",

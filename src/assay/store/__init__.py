@@ -10,6 +10,7 @@ dir. Stored per run: id, times, status, inputs with sha256, metrics with paramet
 thresholds, judge, per-trace results and input traces (JSON per row), summary, tokens and cost.
 """
 
+from ._cards import list_cards, load_card, save_card
 from ._codec import new_run_id, read_results_file, result_from_dict
 from ._db import RunInfo, RunStore
 from ._inputs import InputTap, hash_inputs, trace_key, traces_from_inputs
@@ -18,5 +19,5 @@ from ._paths import ENV, default_store_path
 from ._record import RunRecorder
 
 __all__ = ["ENV", "InputTap", "RunInfo", "RunRecorder", "RunStore", "default_store_path", "hash_inputs",
-           "load_run", "load_traces", "new_run_id", "read_results_file", "result_from_dict", "trace_key",
+           "list_cards", "load_card", "load_run", "load_traces", "new_run_id", "read_results_file", "save_card", "result_from_dict", "trace_key",
            "traces_from_inputs"]

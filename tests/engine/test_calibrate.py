@@ -1,0 +1,151 @@
+"""The judge card against the scripted judge server: every figure compared with a hand computation.
+
+The server answers per trace (the trace's marker ``case-NN`` is in the fenced conversation), so
+the test decides the judge's confusion matrix; the expected kappas, rates and Wilson intervals are
+worked out by hand in the comments.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from assay import JudgeCard, calibrate
+from assay.errors import DataError
+from assay.judge import make_judge
+from tests.support.judge_server import JudgeServer, obj, status
+
+# human label, judge label for the resolution metric (resolved 1.0 / partially_resolved 0.5 / unresolved 0.0,
+# threshold 0.7: only "resolved" passes)
+RESOLUTION = {
+    "01": ("resolved", "resolved"), "02": ("resolved", "resolved"), "03": ("resolved", "resolved"),
+    "04": ("resolved", "partially_resolved"),
+    "05": ("partially_resolved", "resolved"), "06": ("partially_resolved", "partially_resolved"),
+    "07": ("partially_resolved", "unresolved"),
+    "08": ("unresolved", "unresolved"), "09": ("unresolved", "unresolved"), "10": ("unresolved", "unresolved"),
+    "11": ("resolved", None),  # the judge fails on this one (HTTP 500): an errored item
+}
+
+
+def trace(case: str, **extra) -> dict:
+    return {"id": f"t{case}", "turns": [{"input": f"My order case-{case} never arrived.",
+                                         "output": f"I have looked into case-{case} for you."}], **extra}
+
+
+def judge_for(server: JudgeServer):
+    return make_judge(f"openai-compatible:scripted@{server.url}", cache=False, retries=0, reasks=0,
+                      base_delay=0.01, timeout=5.0)
+
+
+def by_case(table: dict, make) -> object:
+    def reply(request: dict):
+        user = request["messages"][-1]["content"]
+        case = next(c for c in table if f"case-{c} " in user)
+        return make(case)
+    return reply
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The textbook Wilson score interval, written out independently of assay.stats."""
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+@pytest.fixture()
+def resolution_server():
+    def make(case):
+        verdict = RESOLUTION[case][1]
+        if verdict is None:
+            return status(500, "judge down")
+        return obj({"evidence": [], "reasoning": f"case {case} looks {verdict}", "verdict": verdict})
+    with JudgeServer(by_case(RESOLUTION, make)) as server:
+        yield server
+
+
+def test_label_metric_card_from_a_csv_equals_the_hand_computation(tmp_path, resolution_server):
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("".join(json.dumps(trace(c)) + "\n" for c in RESOLUTION))
+    labels = tmp_path / "labels.csv"
+    labels.write_text("trace_id,metric,label\n" + "".join(f"t{c},resolution,{h}\n" for c, (h, _) in RESOLUTION.items()))
+    card = calibrate(str(traces), ["resolution"], judge=judge_for(resolution_server), labels=labels)
+    m = card.metrics["resolution"]
+    assert (m.kind, m.compared_on, m.rubric) == ("label", "categories", "resolution@1")
+    assert (m.n_labelled, m.n_compared, m.n_errored) == (11, 10, 1) and m.error_rate == pytest.approx(1 / 11)
+    # rows human, columns judge, in score order resolved, partially_resolved, unresolved
+    assert m.categories == ["resolved", "partially_resolved", "unresolved"]
+    assert m.confusion == [[3, 1, 0], [1, 1, 1], [0, 0, 3]]
+    # po = 7/10; marginals rows .4 .3 .3, columns .4 .2 .4: pe = .16 + .06 + .12 = .34; kappa = .36 / .66
+    assert m.agreement == pytest.approx(0.7) and m.kappa == pytest.approx(6 / 11)
+    # quadratic weights on the label scores 1, .5, 0: w = .25 for one step, 1 for two;
+    # observed .75 / 10 = .075, expected .375 -> 1 - .075 / .375 = .8
+    assert m.weighted_kappa == pytest.approx(0.8)
+    pf = m.pass_fail
+    # pass = resolved: human-passed 4 (judge passed 3), human-failed 6 (judge passed 1: case 05)
+    assert (pf.tp, pf.fn, pf.tn, pf.fp) == (3, 1, 5, 1)
+    assert pf.tpr == pytest.approx(0.75) and pf.tnr == pytest.approx(5 / 6)
+    assert pf.tpr_ci == pytest.approx(wilson(3, 4)) and pf.tnr_ci == pytest.approx(wilson(5, 6))
+    assert pf.tpr_ci == pytest.approx((0.3006, 0.9544), abs=1e-4)
+    # 2x2 [[3, 1], [1, 5]]: po .8, pe .4*.4 + .6*.6 = .52, kappa .28 / .48
+    assert pf.kappa == pytest.approx(7 / 12) and pf.agreement == pytest.approx(0.8)
+    got = {(d.trace_id, d.human, d.judge) for d in m.disagreements}
+    assert got == {("t04", "resolved", "partially_resolved"), ("t05", "partially_resolved", "resolved"),
+                   ("t07", "partially_resolved", "unresolved")}
+    assert next(d for d in m.disagreements if d.trace_id == "t05").reason.startswith("resolved: case 05")
+    assert m.mae is None  # labels, not scores
+    assert card.judge["model"] == "openai-compatible:scripted" and card.judge["backend"] == "openai-compatible"
+    assert card.labels["n"] == 11 and len(card.labels["sha256"]) == 64
+    assert JudgeCard.from_json(card.to_json()) == card  # the file form round-trips
+
+
+def test_scale_metric_from_metadata_labels_mae_and_weighted_kappa(judge_server):
+    human = {"01": 5, "02": 4, "03": 2, "04": 1, "05": 3}
+    judge = {"01": 5, "02": 3, "03": 2, "04": 2, "05": 3}
+    judge_server.reply = by_case(human, lambda c: obj({"evidence": [], "reasoning": "ok", "score": judge[c]}))
+    traces = [trace(c, metadata={"labels": {"user_satisfaction": human[c]}}) for c in human]
+    card = calibrate(traces, ["user_satisfaction"], judge=judge_for(judge_server))
+    m = card.metrics["user_satisfaction"]
+    assert (m.kind, m.compared_on, m.categories) == ("scale", "categories", [1, 2, 3, 4, 5])
+    # normalised differences 0, .25, 0, .25, 0
+    assert m.mae == pytest.approx(0.1)
+    # po 3/5; rows .2 each, columns 0 .4 .4 0 .2: pe .2, kappa .4 / .8
+    assert m.kappa == pytest.approx(0.5)
+    # quadratic: observed 2 x (1/4)^2 / 5 = .025; expected .2 x (.4 x .9375 + .4 x .625 + .2 x 1.875) = .2
+    assert m.weighted_kappa == pytest.approx(0.875)
+    pf = m.pass_fail  # threshold .7: 4 and 5 pass
+    assert (pf.tp, pf.fn, pf.tn, pf.fp) == (1, 1, 3, 0) and pf.tpr == 0.5 and pf.tnr == 1.0
+    assert card.labels["source"] == "metadata.labels"
+
+
+def test_pass_fail_labels_compare_on_pass_fail(tmp_path, judge_server):
+    human = {"01": "pass", "02": "fail", "03": "fail", "04": "pass"}
+    judge = {"01": "contained", "02": "contained", "03": "escalated", "04": "contained"}
+    judge_server.reply = by_case(human, lambda c: obj({"evidence": [], "reasoning": "ok", "verdict": judge[c]}))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"trace_id": f"t{c}", "label": h}) + "\n" for c, h in human.items()))
+    card = calibrate([trace(c) for c in human], ["containment"], judge=judge_for(judge_server), labels=labels)
+    m = card.metrics["containment"]
+    assert m.compared_on == "pass_fail" and m.categories == ["pass", "fail"] and m.confusion == [[2, 0], [1, 1]]
+    assert m.pass_fail.tpr == 1.0 and m.pass_fail.tnr == 0.5
+    assert [(d.trace_id, d.human, d.judge) for d in m.disagreements] == [("t02", "fail", "pass")]
+
+
+def test_a_label_that_means_nothing_names_file_line_and_choices(tmp_path, judge_server):
+    judge_server.reply = lambda r: obj({"evidence": [], "reasoning": "ok", "verdict": "resolved"})
+    labels = tmp_path / "l.csv"
+    labels.write_text("trace_id,metric,label\nt01,resolution,resolved\nt02,resolution,solved\n")
+    with pytest.raises(DataError) as err:
+        calibrate([trace("01"), trace("02")], ["resolution"], judge=judge_for(judge_server), labels=labels)
+    assert str(err.value).startswith(f"{labels}:3: label 'solved' means nothing for metric 'resolution'")
+    assert "resolved, partially_resolved, unresolved" in str(err.value)
+
+
+def test_labels_that_match_no_trace_are_an_error(tmp_path, judge_server):
+    judge_server.reply = lambda r: obj({"evidence": [], "reasoning": "ok", "verdict": "resolved"})
+    labels = tmp_path / "l.jsonl"
+    labels.write_text(json.dumps({"trace_id": "nope", "label": "pass"}) + "\n")
+    with pytest.raises(DataError, match="no label matches a scored trace"):
+        calibrate([trace("01")], ["resolution"], judge=judge_for(judge_server), labels=labels)
