@@ -317,6 +317,11 @@ def calibrate(traces: Any, metrics: Iterable[Any] | Mapping[str, Any] | None = N
     for name, m in instances.items():
         if not m.spec.needs_judge:
             raise ConfigError(f"metric {name!r} needs no judge: there is nothing to calibrate")
+    only = next(iter(instances)) if len(instances) == 1 else None
+    kinds = {name: _kind(m) for name, m in instances.items()}
+    for x in given or ():  # a label that means nothing is an error before the judge is paid
+        if (x.metric or only) in kinds:
+            _human(Label(x.trace_id, x.metric or only, x.label, x.score, x.source), kinds[x.metric or only])
     found: list[Label] = []
 
     def collect(item: Any) -> None:
@@ -330,7 +335,6 @@ def calibrate(traces: Any, metrics: Iterable[Any] | Mapping[str, Any] | None = N
     if not all_labels:
         raise DataError("no labels: give a labels file (--labels) or put them in each trace's metadata.labels",
                         source=source)
-    only = next(iter(instances)) if len(instances) == 1 else None
     per_metric: dict[str, list[Label]] = {n: [] for n in instances}
     ignored: set[str] = set()
     by_id = {t.id: t for t in result.traces}

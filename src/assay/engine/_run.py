@@ -28,6 +28,7 @@ from ..metrics._base import REGISTRY, build, check_instance_name, split_instance
 from ..model import InputIssue, RunResult, Trace, TraceResult, TraceValidationError
 from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions, RunTotals, group
 from ._config import check_dimensions
+from ._retest import RetestTotals
 from ._scoring import Plan, score_async, score_sync
 from ._statistics import StatisticsCollector
 
@@ -276,6 +277,8 @@ class Evaluation:
         failed: list[TraceResult] = []
         issues: list[InputIssue] = []
         n = n_passed = n_failed = 0
+        judged = [name for name, m in self.instances.items() if m.spec.needs_judge]
+        retest = RetestTotals(judged) if self.plan.repeats > 1 and judged else None
         for item in self.stream(source, input_format=input_format, strict=strict, tap=tap, totals=summary):
             if type(item) is InputIssue:
                 issues.append(item)
@@ -283,6 +286,8 @@ class Evaluation:
                 n += 1
                 n_passed += item.passed is True
                 n_failed += item.passed is False
+                if retest is not None:
+                    retest.add(item)
             if on_result is not None:
                 on_result(item)
             if type(item) is TraceResult and (keep_traces or (item.passed is False and len(failed) < FAILED_KEPT)):
@@ -312,6 +317,8 @@ class Evaluation:
             run["inputs"] = [str(s) for s in source]
         summaries = summary.finish()
         statistics = collector.finish(summaries) if collector is not None else {}
+        if retest is not None and (figures := retest.finish()):
+            statistics["test_retest"] = figures
         return RunResult(traces, summaries, run, issues, statistics, failed)
 
 

@@ -22,6 +22,7 @@ from ..metrics import MetricContext
 from ..metrics._base import data_meets, is_async_metric
 from ..metrics._memo import TraceView
 from ..model import MetricResult, Trace, Warning
+from ._retest import repeat_verdicts
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +112,8 @@ def finish(m: Any, r: Any, name: str | None = None) -> MetricResult:
         return msgspec.structs.replace(r, name=name, threshold=threshold, passed=None)
     if 0.0 <= score <= 1.0:  # False for NaN too
         passed = score >= threshold
+        if r.details and "majority_passed" in r.details:  # repeats: the majority of their verdicts (_retest)
+            passed = r.details["majority_passed"]
         if r.name == name and r.threshold == threshold and r.passed is passed:
             return r
         return msgspec.structs.replace(r, name=name, threshold=threshold, passed=passed)
@@ -214,7 +217,7 @@ async def _run_metric(m: Any, ctx: MetricContext, repeats: int) -> MetricResult:
         return await _run_once(m, ctx)
     parts = await asyncio.gather(*(_run_once(m, MetricContext(ctx.trace, ctx.judge, ctx.results, None, r, memo=ctx.memo))
                                    for r in range(repeats)))
-    return combine_turns(list(parts), unit="repeat")
+    return repeat_verdicts(combine_turns(list(parts), unit="repeat"), parts, m.threshold)
 
 
 async def score_async(trace: Trace, plan: Plan, judge: Any = None, repeat: int = 0) -> dict[str, MetricResult]:

@@ -1,0 +1,104 @@
+"""``assay calibrate`` and ``assay run --judge-card`` as a user runs them, against the scripted judge server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.judge_server import JudgeServer, obj
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calibration"
+
+
+def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
+           "ASSAY_STORE": str(tmp_path / "runs.sqlite3")}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, env=env,
+                          timeout=120, cwd=tmp_path)
+
+
+def lenient(request: dict):
+    """A judge that calls 'resolved' whatever the agent claims to have done ("I've ...", "Yes, ...")."""
+    user = request["messages"][-1]["content"]
+    verdict = "resolved" if ("I've" in user or "Yes," in user) else "unresolved"
+    return obj({"evidence": [], "reasoning": f"looks {verdict}", "verdict": verdict})
+
+
+@pytest.fixture()
+def server():
+    with JudgeServer(lenient) as s:
+        yield s
+
+
+def test_calibrate_prints_the_card_writes_it_and_stores_it(tmp_path, server):
+    judge = f"openai-compatible:scripted@{server.url}"
+    r = cli(tmp_path, "calibrate", str(EXAMPLE / "traces.jsonl"), "--labels", str(EXAMPLE / "labels.csv"),
+            "--judge", judge)
+    assert r.returncode == 0, r.stderr
+    # the example's 12 labels against this judge: resolved 4 of 6 right, partially_resolved 3 called resolved,
+    # unresolved 3 of 3 right
+    assert "resolution (resolution@1): 12/12 compared, agreement 58.3%" in r.stdout
+    assert "  resolved                             4                   0                   2" in r.stdout
+    assert "  c04: human partially_resolved, judge resolved: resolved: looks resolved" in r.stdout
+    card = json.loads((tmp_path / "judge-card.json").read_text())
+    m = card["metrics"]["resolution"]
+    assert m["pass_fail"]["tp"] == 4 and m["pass_fail"]["fn"] == 2 and m["pass_fail"]["fp"] == 3
+    assert m["pass_fail"]["tn"] == 3 and card["judge"]["model"] == "openai-compatible:scripted"
+    assert f"judge card {card['id']} written to judge-card.json, stored in" in r.stderr
+
+    # the run finds the stored card by itself (same judge, metric, rubric version, threshold)
+    run = cli(tmp_path, "run", str(EXAMPLE / "traces.jsonl"), "-m", "resolution", "--judge", judge, "-f", "json",
+              "--no-progress")
+    assert run.returncode == 1, run.stderr  # some traces fail the threshold
+    corr = json.loads(run.stdout)["statistics"]["judge_correction"]["resolution"]
+    # 7 of 12 judged resolved; TPR 4/6, TNR 3/6: (7/12 + 1/2 - 1) / (2/3 + 1/2 - 1) = 0.5
+    assert corr["raw"] == pytest.approx(7 / 12) and corr["corrected"] == pytest.approx(0.5)
+    assert corr["card"] == card["id"] and corr["ci"][0] <= 0.5 <= corr["ci"][1]
+    assert "resolution: pass rate 58.3% as judged, 50.0% corrected for the judge's error rates" in run.stderr
+
+
+def test_run_refuses_a_card_for_another_rubric_version_or_a_chance_level_judge(tmp_path, server):
+    judge = f"openai-compatible:scripted@{server.url}"
+    r = cli(tmp_path, "calibrate", str(EXAMPLE / "traces.jsonl"), "--labels", str(EXAMPLE / "labels.csv"),
+            "--judge", judge, "--no-store", "-o", "card.json")
+    assert r.returncode == 0, r.stderr
+    card = json.loads((tmp_path / "card.json").read_text())
+    old = json.loads(json.dumps(card))
+    old["metrics"]["resolution"]["rubric"] = "resolution@0"
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    chance = json.loads(json.dumps(card))
+    chance["metrics"]["resolution"]["pass_fail"].update(tp=3, fn=3, tn=2, fp=4, tpr=0.5, tnr=1 / 3)
+    (tmp_path / "chance.json").write_text(json.dumps(chance))
+    for name, why in (("old.json", "the card is for rubric resolution@0, this run sends resolution@1"),
+                      ("chance.json", "TPR + TNR = 0.833 <= 1")):
+        run = cli(tmp_path, "run", str(EXAMPLE / "traces.jsonl"), "-m", "resolution", "--judge", judge,
+                  "--no-store", "-f", "json", "--no-progress", "--judge-card", name)
+        corr = json.loads(run.stdout)["statistics"]["judge_correction"]["resolution"]
+        assert corr["corrected"] is None and why in corr["refused"], corr
+        assert f"resolution: pass rate not corrected with judge card {card['id']}: " in run.stderr
+    other = cli(tmp_path, "run", str(EXAMPLE / "traces.jsonl"), "-m", "resolution:threshold=0.4", "--judge", judge,
+                "--no-store", "-f", "json", "--no-progress", "--judge-card", "card.json")
+    refused = json.loads(other.stdout)["statistics"]["judge_correction"]["resolution"]["refused"]
+    assert refused == "the card measured pass/fail at threshold 0.7, this run uses 0.4"
+
+
+def test_bad_labels_and_missing_card_are_one_error_line(tmp_path, server):
+    judge = f"openai-compatible:scripted@{server.url}"
+    bad = tmp_path / "bad.csv"
+    bad.write_text("trace_id,metric,label\nc01,resolution,fixed\n")
+    r = cli(tmp_path, "calibrate", str(EXAMPLE / "traces.jsonl"), "--labels", str(bad), "--judge", judge)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"Error: {bad}:2: label 'fixed' means nothing for metric 'resolution'; expected one of pass, fail, "
+        "resolved, partially_resolved, unresolved"]
+    assert not (tmp_path / "judge-card.json").exists() and not server.requests  # checked before the judge is paid
+    r = cli(tmp_path, "run", str(EXAMPLE / "traces.jsonl"), "-m", "resolution", "--judge", judge, "--no-store",
+            "--judge-card", "nope.json")
+    assert r.returncode == 2 and r.stderr.strip() == "Error: --judge-card 'nope.json': no such file"
