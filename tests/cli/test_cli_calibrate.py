@@ -102,3 +102,14 @@ def test_bad_labels_and_missing_card_are_one_error_line(tmp_path, server):
     r = cli(tmp_path, "run", str(EXAMPLE / "traces.jsonl"), "-m", "resolution", "--judge", judge, "--no-store",
             "--judge-card", "nope.json")
     assert r.returncode == 2 and r.stderr.strip() == "Error: --judge-card 'nope.json': no such file"
+
+
+def test_run_with_repeats_prints_test_retest(tmp_path, server):
+    judge = f"openai-compatible:scripted@{server.url}"
+    r = cli(tmp_path, "run", str(EXAMPLE / "traces.jsonl"), "-m", "resolution", "--judge", judge, "--no-store",
+            "--no-progress", "--repeats", "2")
+    assert r.returncode == 1, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("resolution: test-retest"))
+    # this judge answers from the text alone: it never contradicts itself, whatever the option order
+    assert line.startswith("resolution: test-retest over 2 repeats: 0 of 12 traces unstable (0%")
+    assert "self-agreement alpha 1.000" in line and "position agreement 100.0%" in line

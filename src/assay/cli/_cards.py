@@ -35,8 +35,17 @@ def resolve_cards(refs: tuple[str, ...], store: Path | None, model: str | None) 
 
 
 def correction_lines(result: RunResult) -> list[str]:
-    """One line per corrected (or refused) metric."""
+    """One line per corrected (or refused) metric, and one per metric measured by test-retest."""
     out = []
+    repeats = result.run.get("repeats")
+    for name, t in (result.statistics.get("test_retest") or {}).items():
+        alpha = t.get("self_alpha")
+        parts = [f"{t['unstable']} of {t['n']} traces unstable ({t['unstable_share']:.0%}: their pass/fail verdict "
+                 f"flips; {t['flips']} flips in all, the majority decides)",
+                 "self-agreement alpha " + ("undefined" if alpha is None else f"{alpha:.3f}")]
+        if t.get("position_agreement") is not None:
+            parts.append(f"position agreement {t['position_agreement']:.1%} over {t['position_pairs']} reordered pairs")
+        out.append(f"{name}: test-retest over {repeats} repeats: " + ", ".join(parts))
     for name, c in (result.statistics.get("judge_correction") or {}).items():
         if c.get("corrected") is None:
             out.append(f"{name}: pass rate not corrected with judge card {c.get('card')}: {c.get('refused')}")

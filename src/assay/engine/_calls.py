@@ -69,4 +69,5 @@ def plan_inputs(evaluation: Any, paths: list[str], input_format: str | None = No
     from ..importers import read_traces
 
     traces = (item for _, item in read_traces(paths, input_format=input_format))
-    return plan_calls(evaluation.metrics, traces, evaluation.plan.repeats)
+    jurors = getattr(evaluation.judge, "jurors", None)  # a jury: every juror makes the calls
+    return plan_calls(evaluation.metrics, traces, evaluation.plan.repeats * (len(jurors) if jurors else 1))

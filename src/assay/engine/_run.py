@@ -28,6 +28,7 @@ from ..metrics._base import REGISTRY, build, check_instance_name, split_instance
 from ..model import InputIssue, RunResult, Trace, TraceResult, TraceValidationError
 from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions, RunTotals, group
 from ._config import check_dimensions
+from ._jury import Jury, JuryTotals
 from ._retest import RetestTotals
 from ._scoring import Plan, score_async, score_sync
 from ._statistics import StatisticsCollector
@@ -279,6 +280,7 @@ class Evaluation:
         n = n_passed = n_failed = 0
         judged = [name for name, m in self.instances.items() if m.spec.needs_judge]
         retest = RetestTotals(judged) if self.plan.repeats > 1 and judged else None
+        jury = JuryTotals(judged, [j["model"] for j in self.judge.info()]) if isinstance(self.judge, Jury) else None
         for item in self.stream(source, input_format=input_format, strict=strict, tap=tap, totals=summary):
             if type(item) is InputIssue:
                 issues.append(item)
@@ -288,6 +290,8 @@ class Evaluation:
                 n_failed += item.passed is False
                 if retest is not None:
                     retest.add(item)
+                if jury is not None:
+                    jury.add(item)
             if on_result is not None:
                 on_result(item)
             if type(item) is TraceResult and (keep_traces or (item.passed is False and len(failed) < FAILED_KEPT)):
@@ -319,6 +323,8 @@ class Evaluation:
         statistics = collector.finish(summaries) if collector is not None else {}
         if retest is not None and (figures := retest.finish()):
             statistics["test_retest"] = figures
+        if jury is not None and (figures := jury.finish()):
+            statistics["jury"] = figures
         return RunResult(traces, summaries, run, issues, statistics, failed)
 
 
@@ -342,6 +348,8 @@ def _judge_info(judge: Any) -> dict[str, Any]:
     stats = getattr(judge, "stats", None)
     if stats is not None and hasattr(stats, "as_dict"):
         info.update(stats.as_dict())
+    if isinstance(judge, Jury):
+        info["jurors"] = judge.info()
     return info
 
 

@@ -22,6 +22,7 @@ from ..metrics import MetricContext
 from ..metrics._base import data_meets, is_async_metric
 from ..metrics._memo import TraceView
 from ..model import MetricResult, Trace, Warning
+from ._jury import Jury
 from ._retest import repeat_verdicts
 
 
@@ -220,13 +221,25 @@ async def _run_metric(m: Any, ctx: MetricContext, repeats: int) -> MetricResult:
     return repeat_verdicts(combine_turns(list(parts), unit="repeat"), parts, m.threshold)
 
 
+async def _run_judged(m: Any, ctx: MetricContext, repeats: int) -> MetricResult:
+    """A judge metric under a jury: once per juror (each with its repeats), combined (``_jury``)."""
+    jury = ctx.judge
+    if type(jury) is not Jury or not m.spec.needs_judge:
+        return await _run_metric(m, ctx, repeats)
+
+    async def one(juror: Any) -> MetricResult:
+        return finish(m, await _run_metric(m, MetricContext(ctx.trace, juror, ctx.results, None, ctx.repeat,
+                                                            memo=ctx.memo), repeats))
+    return await jury.score(one)
+
+
 async def score_async(trace: Trace, plan: Plan, judge: Any = None, repeat: int = 0) -> dict[str, MetricResult]:
     """All metrics on one trace; metrics of a phase run concurrently."""
     results: dict[str, MetricResult] = {}
     ctx = MetricContext(trace, judge, results, None, repeat, memo=TraceView(trace))
     for phase in plan.phases:
         todo = [(n, m) for n, m in phase if not (plan.only_applicable and not _applicable(m, trace))]
-        done = await asyncio.gather(*(_run_metric(m, ctx, plan.repeats) for _, m in todo))
+        done = await asyncio.gather(*(_run_judged(m, ctx, plan.repeats) for _, m in todo))
         for (name, m), r in zip(todo, done):
             results[name] = finish(m, r, name)
     return results
