@@ -113,3 +113,41 @@ def test_run_with_repeats_prints_test_retest(tmp_path, server):
     # this judge answers from the text alone: it never contradicts itself, whatever the option order
     assert line.startswith("resolution: test-retest over 2 repeats: 0 of 12 traces unstable (0%")
     assert "self-agreement alpha 1.000" in line and "position agreement 100.0%" in line
+
+
+def test_a_jury_from_repeated_judge_flags_and_from_judge_tables(tmp_path):
+    from tests.support.judge_server import status
+
+    def by_model(request: dict):
+        if request["model"] == "j3":
+            return status(500, "juror down")
+        return lenient(request) if request["model"] == "j1" else obj(
+            {"evidence": [], "reasoning": "strict", "verdict": "unresolved"})
+
+    with JudgeServer(by_model) as s:
+        jurors = [f"openai-compatible:j{i}@{s.url}" for i in (1, 2, 3)]
+        r = cli(tmp_path, "run", str(EXAMPLE / "traces.jsonl"), "-m", "resolution", "--no-store", "--no-progress",
+                "-f", "json", "--judge-weight", "2", "--judge-weight", "1", "--judge-weight", "1",
+                *[a for j in jurors for a in ("--judge", j)])
+        assert r.returncode == 1, r.stderr
+        out = json.loads(r.stdout)
+        jury = out["statistics"]["jury"]["resolution"]
+        assert jury["juror_failures"] == {"openai-compatible:j3": 12} and jury["n"] == 12
+        # j1 (weight 2) says resolved on 7 traces, j2 (weight 1) never: j1 outvotes j2 on those 7 (disagreements)
+        assert jury["disagreements"] == 7
+        assert [x["requests"] for x in out["run"]["judge"]["jurors"]] == [12, 12, 12]
+        assert sum(t["metrics"]["resolution"]["passed"] for t in out["traces"]) == 7
+        assert "resolution: jury of 3: agreement across jurors alpha" in r.stderr
+        assert "openai-compatible:j3 failed on 12 (dropped there, its weight shared out)" in r.stderr
+
+        (tmp_path / "assay.toml").write_text("".join(f'[[judge]]\nmodel = "{j}"\n' for j in jurors[:2]))
+        r = cli(tmp_path, "run", str(EXAMPLE / "traces.jsonl"), "-m", "resolution", "--no-store", "--no-progress",
+                "-f", "json")
+        out = json.loads(r.stdout)
+        assert out["run"]["judge"]["model"] == f"jury({jurors[0].split('@')[0]}, {jurors[1].split('@')[0]})"
+        # equal weights: the 7 split votes are ties, scored by the mean (0.5, below the 0.7 threshold)
+        assert sum(t["metrics"]["resolution"]["passed"] for t in out["traces"]) == 0
+        bad = cli(tmp_path, "run", str(EXAMPLE / "traces.jsonl"), "-m", "resolution", "--no-store",
+                  "--judge-weight", "1", "--judge", jurors[0], "--judge", jurors[1], "--judge", jurors[2])
+        assert bad.returncode == 2
+        assert bad.stderr.strip().splitlines()[-1] == "Error: 1 --judge-weight for 3 --judge: give one per judge"

@@ -46,6 +46,13 @@ def correction_lines(result: RunResult) -> list[str]:
         if t.get("position_agreement") is not None:
             parts.append(f"position agreement {t['position_agreement']:.1%} over {t['position_pairs']} reordered pairs")
         out.append(f"{name}: test-retest over {repeats} repeats: " + ", ".join(parts))
+    for name, j in (result.statistics.get("jury") or {}).items():
+        alpha = j.get("alpha")
+        failures = "; ".join(f"{model} failed on {n} (dropped there, its weight shared out)"
+                             for model, n in j.get("juror_failures", {}).items())
+        out.append(f"{name}: jury of {len(j['jurors'])}: agreement across jurors alpha "
+                   + ("undefined" if alpha is None else f"{alpha:.3f}") + f" ({j['alpha_level']}), jurors disagreed on "
+                   f"{j['disagreements']} of {j['n']} traces" + (f"; {failures}" if failures else ""))
     for name, c in (result.statistics.get("judge_correction") or {}).items():
         if c.get("corrected") is None:
             out.append(f"{name}: pass rate not corrected with judge card {c.get('card')}: {c.get('refused')}")

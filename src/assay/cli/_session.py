@@ -61,7 +61,7 @@ def open_store(store: str | None) -> RunStore:
     return RunStore(path)
 
 
-def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | None, judge_options: dict[str, Any],
+def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | list[str] | None, judge_options: dict[str, Any],
                 weights: dict[str, float], thresholds: dict[str, float], input_format: str | None, strict: bool,
                 output: str | None, fmt: str, progress: bool | None, store: Path | None = None,
                 html: str | None = None, repeats: int = 1, intervals: bool = True,
@@ -75,7 +75,12 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | Non
     ids (without any, the store's cards for this judge are used where they fit).
     """
     judge_obj = None
-    if judge is not None:
+    if isinstance(judge, list):  # a jury (``jury`` in judge_options: its weights and score aggregate)
+        from ..engine._jury import make_jury
+        options = dict(judge_options)
+        jury = options.pop("jury", None) or {}
+        judge_obj = make_jury(judge, jury.get("weights"), scores=jury.get("scores", "mean"), **options)
+    elif judge is not None:
         from ..judge import make_judge
         judge_obj = make_judge(judge, **judge_options)
     if judge_cards and judge_obj is None:

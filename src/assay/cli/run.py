@@ -40,7 +40,13 @@ Exit status:
                    "one test case per trace x metric; csv: one row per trace x metric.")
 @click.option("--input-format", default=None, help="Input format (default: detected).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input record.")
-@click.option("--judge", default=None, envvar="ASSAY_JUDGE", help="Judge model, e.g. openai:gpt-4o-mini.")
+@click.option("--judge", "judge", multiple=True, envvar="ASSAY_JUDGE",
+              help="Judge model, e.g. openai:gpt-4o-mini. Repeat it for a jury: every judge scores every judge "
+                   "metric and their results are combined (majority for labels, --jury-scores for scores).")
+@click.option("--judge-weight", "judge_weights", multiple=True, type=click.FloatRange(min=0), metavar="W",
+              help="A jury member's weight, one per --judge in the same order (default: equal).")
+@click.option("--jury-scores", type=click.Choice(["mean", "median"]), default="mean", show_default=True,
+              help="How a jury combines score metrics (weighted).")
 @click.option("--weight", "weights", multiple=True, metavar="DIMENSION=W", help="Dimension weight (repeatable).")
 @click.option("--progress/--no-progress", default=None,
               help="Progress over the planned judge calls: a bar on a terminal, else a plain line every "
@@ -70,11 +76,11 @@ Exit status:
 @debug_option
 @handle_errors
 def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str | None, output: str | None,
-            fmt: str | None, input_format: str | None, strict: bool, judge: str | None, weights: tuple[str, ...],
+            fmt: str | None, input_format: str | None, strict: bool, judge: tuple[str, ...], weights: tuple[str, ...],
             progress: bool | None, progress_every: float, store: str | None, no_store: bool, html: str | None, intervals: bool, repeats: int,
             max_errors: str, plugins: tuple[str, ...], debug: bool,
             run_name: str | None = None, tags: tuple[str, ...] = (), judge_cards: tuple[str, ...] = (),
-            **judge_flags: object) -> None:
+            judge_weights: tuple[float, ...] = (), jury_scores: str = "mean", **judge_flags: object) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input,
     3 if the evaluation could not be done, 130 when interrupted."""
     from ..engine._config import discover_config, load_config, parse_weight
@@ -93,7 +99,15 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
         from ..metrics.criteria import register_criteria
         register_criteria(cfg.criteria)
     judge_opts = {**cfg.judge_options, **pop_judge_options(judge_flags)}
-    if (judge or cfg.judge) is None and judge_opts:
+    judges = list(judge) or cfg.judge
+    jury_weights = list(judge_weights) or (cfg.judge_weights if not judge else None)
+    if isinstance(judges, list) and (len(judges) > 1 or jury_weights):
+        if jury_weights and len(jury_weights) != len(judges):
+            raise ConfigError(f"{len(jury_weights)} --judge-weight for {len(judges)} --judge: give one per judge")
+        judge_opts["jury"] = {"weights": jury_weights, "scores": jury_scores}
+    elif isinstance(judges, list):
+        judges = judges[0] if judges else None
+    if judges is None and judge_opts:
         raise ConfigError(f"judge options {sorted(judge_opts)} given but no judge: pass --judge or set ASSAY_JUDGE")
     for w in weights:
         dim, value = parse_weight(w)
@@ -108,7 +122,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     store_file = None if dry else store_path(store, no_store)  # a dry run is a plan, not a run
     label = {"name": run_name, "tags": _parse_tags(tags)}
     with reading_limits(limits), input_warnings():
-        result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judge or cfg.judge,
+        result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judges,
                              judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,
                              intervals=intervals,
                              input_format=input_format, strict=strict, output=output, fmt=fmt,

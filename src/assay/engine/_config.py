@@ -5,7 +5,8 @@ Without ``--config``, ``assay run`` uses the first ``assay.toml``, or ``pyprojec
 
 ```toml
 plugins = ["my_pkg.metrics"]          # modules to import first (their metrics can then be named)
-judge = "openai:gpt-4o-mini"          # or [judge] with model = ... and options
+judge = "openai:gpt-4o-mini"          # or [judge] with model = ... and options, or a jury:
+                                       # [[judge]] tables with model = ... and weight = ...
 metrics = ["tool_selection_accuracy", "latency_score:threshold_ms=1500"]
 [[metric]]                             # or tables, one per metric, with parameters
 name = "token_efficiency"
@@ -41,7 +42,10 @@ _NEAR = {"weight": "weights", "threshold": "thresholds", "criterion": "criteria"
 @dataclass
 class RunConfig:
     metrics: list[Any] | None = None
-    judge: str | None = None
+    judge: str | list[str] | None = None
+    """One judge model, or the jurors of a jury (``[[judge]]`` tables)."""
+    judge_weights: list[float] | None = None
+    """The jurors' weights, when any ``[[judge]]`` table gives one."""
     source: Path | None = None
     """The file the settings came from (None: no file)."""
     judge_options: dict[str, Any] = field(default_factory=dict)
@@ -126,6 +130,21 @@ def load_config(path: str | Path) -> RunConfig:
         judge = dict(judge)
         cfg.judge = judge.pop("model", None)
         cfg.judge_options = judge
+    elif isinstance(judge, list):
+        models, weights = [], []
+        for i, entry in enumerate(judge):
+            entry = {"model": entry} if isinstance(entry, str) else entry
+            if not isinstance(entry, dict) or not isinstance(entry.get("model"), str) or \
+                    set(entry) - {"model", "weight"}:
+                raise ConfigError(f"{path}: [[judge]] #{i + 1}: expected a table with model = \"...\" and an optional "
+                                  f"weight, got {entry!r}")
+            weight = entry.get("weight", 1.0)
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (0 <= weight < math.inf):
+                raise ConfigError(f"{path}: [[judge]] #{i + 1}: weight must be a finite number >= 0, got {weight!r}")
+            models.append(entry["model"])
+            weights.append(float(weight))
+        cfg.judge = models or None
+        cfg.judge_weights = weights if any("weight" in e for e in judge if isinstance(e, dict)) else None
     elif judge is not None:
         cfg.judge = str(judge)
     for key in ("weights", "thresholds"):

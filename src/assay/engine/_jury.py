@@ -167,6 +167,17 @@ class JuryStats:
             raise AttributeError(name) from None
 
 
+def make_jury(specs: Sequence[Any], weights: Sequence[float] | None = None, *, scores: str = "mean",
+              **options: Any) -> Any:
+    """A Jury of ``make_judge(spec, **options)`` for each spec (one spec: that judge alone)."""
+    from ..judge import make_judge
+
+    specs = list(specs)
+    if len(specs) == 1 and not weights:
+        return make_judge(specs[0], **options)
+    return Jury([make_judge(s, **options) for s in specs], weights, scores=scores)
+
+
 def _weighted_median(scored: list[tuple[float, float]]) -> float:
     """The smallest score whose cumulative weight reaches half (the lower median for even splits)."""
     half = sum(w for _, w in scored) / 2

@@ -428,11 +428,15 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     """Score traces (paths, Trace objects or dicts) with metrics; returns a RunResult.
 
     ``judge`` is a model string (``"openai:gpt-4o-mini"``), a client object or an
-    ``assay.judge.Judge``; ``judge_options`` go to ``assay.judge.make_judge``.
+    ``assay.judge.Judge``; ``judge_options`` go to ``assay.judge.make_judge``. A list of them is a
+    jury (``assay.engine.Jury``: equal weights; build a Jury for weights or medians).
     """
     if judge is None and judge_options:
         raise ConfigError(f"judge options {sorted(judge_options)} given without a judge")
-    if judge is not None and (not hasattr(judge, "judge") or judge_options):
+    if isinstance(judge, (list, tuple)):  # a jury: one judge per item
+        from ._jury import make_jury
+        judge = make_jury(judge, **judge_options)
+    elif judge is not None and (not hasattr(judge, "judge") or judge_options):
         from ..judge import make_judge
         judge = make_judge(judge, **judge_options)
     return Evaluation(metrics, judge=judge, weights=weights, thresholds=thresholds).run(
