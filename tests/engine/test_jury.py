@@ -104,3 +104,18 @@ def test_a_jury_needs_two_judges_and_sane_weights(judge_server):
         Jury([j, j], [0, 0])
     with pytest.raises(ConfigError, match="2 judge weights for 3 judges"):
         Jury([j, j, j], [1, 1])
+
+
+def test_judge_tables_in_a_config_file(tmp_path):
+    from assay.engine._config import load_config
+
+    p = tmp_path / "assay.toml"
+    p.write_text('[[judge]]\nmodel = "openai:a"\nweight = 2\n[[judge]]\nmodel = "openai:b"\n')
+    cfg = load_config(p)
+    assert cfg.judge == ["openai:a", "openai:b"] and cfg.judge_weights == [2.0, 1.0]
+    p.write_text('[[judge]]\nmodel = "openai:a"\nweight = -1\n')
+    with pytest.raises(ConfigError, match=r"\[\[judge\]\] #1: weight must be a finite number >= 0, got -1"):
+        load_config(p)
+    p.write_text('[[judge]]\nname = "openai:a"\n')
+    with pytest.raises(ConfigError, match=r"\[\[judge\]\] #1: expected a table with model"):
+        load_config(p)
