@@ -61,6 +61,9 @@ def test_calibrate_prints_the_card_writes_it_and_stores_it(tmp_path, server):
     # 7 of 12 judged resolved; TPR 4/6, TNR 3/6: (7/12 + 1/2 - 1) / (2/3 + 1/2 - 1) = 0.5
     assert corr["raw"] == pytest.approx(7 / 12) and corr["corrected"] == pytest.approx(0.5)
     assert corr["card"] == card["id"] and corr["ci"][0] <= 0.5 <= corr["ci"][1]
+    overview = json.loads(run.stdout)["statistics"]["judge"]
+    assert overview["calibrated"] == ["resolution"] and overview["uncalibrated"] == [] and overview["notes"] == []
+    assert overview["judges"] == ["openai-compatible:scripted"] and overview["failure_rate"] == 0.0
     assert "resolution: pass rate 58.3% as judged, 50.0% corrected for the judge's error rates" in run.stderr
 
 
@@ -135,6 +138,9 @@ def test_a_jury_from_repeated_judge_flags_and_from_judge_tables(tmp_path):
         assert jury["juror_failures"] == {"openai-compatible:j3": 12} and jury["n"] == 12
         # j1 (weight 2) says resolved on 7 traces, j2 (weight 1) never: j1 outvotes j2 on those 7 (disagreements)
         assert jury["disagreements"] == 7
+        overview = out["statistics"]["judge"]
+        assert overview["uncalibrated"] == ["resolution"] and overview["failure_rate"] == pytest.approx(12 / 36)
+        assert overview["notes"][0].startswith("uncalibrated judge for resolution: no judge card applies")
         assert [x["requests"] for x in out["run"]["judge"]["jurors"]] == [12, 12, 12]
         assert sum(t["metrics"]["resolution"]["passed"] for t in out["traces"]) == 7
         assert "resolution: jury of 3: agreement across jurors alpha" in r.stderr

@@ -438,3 +438,34 @@ def _unfit(card: JudgeCard, mc: MetricCard, model: str | None, rubric: str | Non
         return (f"TPR + TNR = {pf.tpr + pf.tnr:.3f} <= 1: on the card's labels the judge is no better than "  # type: ignore[operator]
                 "chance, so its verdicts cannot be corrected")
     return None
+
+
+def judge_overview(result: RunResult) -> dict[str, Any] | None:
+    """The results file's judge summary: judges, failure and retry rates, which judge metrics are
+    calibrated, unstable or jury-judged, and the notes a reader must see. None without a judge."""
+    judge = result.run.get("judge")
+    if not isinstance(judge, dict):
+        return None
+    stats = result.statistics
+    judged = [m["name"] for m in result.run.get("metrics") or [] if m.get("judge_calls") not in (None, 0, "0")]
+    corrections = stats.get("judge_correction") or {}
+    calibrated = [n for n in judged if (corrections.get(n) or {}).get("corrected") is not None]
+    retest = stats.get("test_retest") or {}
+    unstable = {n: t["unstable"] for n, t in retest.items() if t.get("unstable")}
+    requests, calls = judge.get("requests") or 0, judge.get("calls") or 0
+    out: dict[str, Any] = {
+        "judges": [j.get("model") for j in judge.get("jurors", [judge])],
+        "failure_rate": (judge.get("errors") or 0) / requests if requests else None,
+        "retry_rate": (judge.get("retries") or 0) / calls if calls else None,
+        "reask_rate": (judge.get("reasks") or 0) / calls if calls else None,
+        "calibrated": calibrated, "uncalibrated": [n for n in judged if n not in calibrated],
+        "unstable": unstable}
+    notes = []
+    if out["uncalibrated"]:
+        notes.append(f"uncalibrated judge for {', '.join(out['uncalibrated'])}: no judge card applies, so these "
+                     "pass rates are the judge's own (assay calibrate measures it)")
+    for n, k in unstable.items():
+        notes.append(f"unstable judge on {n}: the pass/fail verdict flipped between repeats on {k} trace(s); "
+                     "their verdict is the majority")
+    out["notes"] = notes
+    return out

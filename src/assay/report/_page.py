@@ -14,7 +14,7 @@ from typing import Any
 from .._files import write_atomic
 from .._version import __version__
 from ..model import RunResult
-from . import _failures, _passk, _sections, _traces
+from . import _failures, _judge, _passk, _sections, _traces
 from ._html import Markup, esc, h, join
 
 MAX_TRACES = 2000
@@ -82,11 +82,12 @@ def render_report(result: RunResult, *, traces: Mapping[str, Any] | None = None,
     comp = _sections.comparison(comparison, result, baseline)
     passk = _passk.pass_k(result)
     dims = _sections.dimensions(result)
-    toc = [("#failures", "Failures", fails), ("#comparison", "Comparison", comp), ("#dimensions", "Dimensions", dims), ("#metrics", "Metrics", True),
+    judge = _judge.judge_section(result)
+    toc = [("#failures", "Failures", fails), ("#comparison", "Comparison", comp), ("#dimensions", "Dimensions", dims), ("#metrics", "Metrics", True), ("#judge", "Judge", judge),
            ("#pass-k", "pass@k", passk), ("#traces", "Traces", result.traces), ("#issues", "Input issues",
                                                                                  result.input_issues)]
     sections.insert(0, h("nav", [h("a", label, href=href) for href, label, present in toc if present], class_="toc"))
-    sections += [fails, comp, dims, _sections.metrics(result), passk]
+    sections += [fails, comp, dims, _sections.metrics(result), judge, passk]
     if result.traces:
         sections += [_traces.table(result, shown, hidden), _traces.views(result, viewed, traces, total=len(shown))]
     sections.append(_sections.issues(result))
