@@ -139,3 +139,18 @@ def test_tournament_ranks_three_runs(runs, tmp_path):
     assert "first: new" in out and (home / "t.html").exists()
     r = run_pipe(["tournament", "latest"], env)
     assert r.returncode == 2 and "needs a judge" in r.stderr
+
+
+def test_unnamed_runs_are_shown_as_the_user_gave_them(runs):
+    home, env = runs
+    for name in ("base", "new"):
+        r = run_pipe(["run", str(home / f"{name}.jsonl"), "-m", "regex_match:pattern=.", "--no-store",
+                      "-o", str(home / f"plain-{name}.json")], env)
+        assert r.returncode == 0, r.stderr
+    with JudgeServer(prefer("GOOD")) as server:
+        r = versus(env, str(home / "plain-base.json"), str(home / "plain-new.json"), "--judge",
+                   f"openai-compatible:scripted@{server.url}")
+    assert r.returncode == 0, r.stderr
+    first = " ".join(r.stdout.split("judged pairwise")[0].split())
+    assert first == f"{home / 'plain-new.json'} (B) vs {home / 'plain-base.json'} (A),"
+    assert "(rubric pairwise_quality v1, both orders)" in " ".join(r.stdout.split())

@@ -31,7 +31,8 @@ def versus_table(r: dict[str, Any], console: Any = None, show: int = 10) -> None
     m = r["metric"]
     orders = "both orders" if m["params"].get("both_orders", True) else "one order per pair"
     console.print(f"{escape(r['b'])} (B) vs {escape(r['a'])} (A), judged pairwise by "
-                  f"{escape(str(r['judge'].get('model')))} ({escape(m['rubric'])}, {orders})")
+                  f"{escape(str(r['judge'].get('model')))} (rubric {escape(m['rubric'].replace('@', ' v', 1))}, "
+                  f"{orders})", highlight=False)
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
     level = f"{r['level']:.0%}"
     for col in ("pairs", "B wins", "ties", "B losses", f"win rate of B [{level} CI]", "p"):

@@ -36,8 +36,9 @@ class Pair:
     b: Trace | None
 
 
-def run_label(run: RunResult, fallback: str) -> str:
-    return str(run.run.get("name") or run.run.get("run_id") or fallback)
+def run_label(run: RunResult, given: str) -> str:
+    """The run's ``--name``, else what the user typed (a results file or a run id)."""
+    return str(run.run.get("name") or given)
 
 
 def pair_runs(a: RunResult, b: RunResult, traces_a: Mapping[str, Trace], traces_b: Mapping[str, Trace]
