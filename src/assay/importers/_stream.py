@@ -156,8 +156,9 @@ def _complete(line: bytes) -> bool:
 
 
 def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool, limits: Limits) -> Iterator[Value | InputIssue]:
+    max_string, max_depth, replace = limits.max_string_bytes, limits.max_depth, limits.on_bad_text == "replace"
     for lineno, line in enumerate(_split_lines(chunks, limits.max_record_bytes), 1):
-        if isinstance(line, int):
+        if type(line) is int:
             yield _issue(source, lineno, _limits.too_large(line, limits))
             continue
         if lineno == 1 and line.startswith(_BOM):
@@ -165,11 +166,10 @@ def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool, limits: Limits)
         line = line.rstrip(b"\r\n")  # so that an error at the end of the line gets its column
         if not line.strip():
             continue
-        if raw and len(line) <= limits.max_string_bytes and not (
-                limits.on_bad_text == "replace" and (not line.isascii() or _ESCAPE.search(line))):
+        if raw and len(line) <= max_string and not (replace and (not line.isascii() or _ESCAPE.search(line))):
             # lone surrogates and bad bytes need no check here: msgspec rejects them, and the
             # native reader then finds and names them (parse_trace)
-            if depth_exceeds(line, limits.max_depth):
+            if depth_exceeds(line, max_depth):
                 yield _issue(source, lineno, _limits.too_deep(limits))
             else:
                 yield Value(line, lineno)

@@ -58,6 +58,13 @@ class RowCodec:
         """``file:line`` of one of the run's inputs as ``line << 8 | input index``, else the text."""
         if source is None:
             return None
+        if len(self.prefixes) == 1:  # one input (the usual run): no loop
+            prefix = self.prefixes[0]
+            if source.startswith(prefix):
+                line = source[len(prefix):]
+                if line.isdigit() and line[0] != "0":
+                    return int(line) << 8
+            return source
         for k, prefix in enumerate(self.prefixes):
             if source.startswith(prefix):
                 line = source[len(prefix):]
