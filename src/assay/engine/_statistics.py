@@ -114,6 +114,26 @@ class StatisticsCollector:
         self._task.append(last[1])
         self._passed.append(-1 if passed is None else int(passed))
 
+    def merge(self, other: "StatisticsCollector") -> "StatisticsCollector":
+        """Append *other*'s columns (the traces after these); returns self.
+
+        Concatenation with the trace positions shifted, so the merged columns are those one pass
+        would have kept: intervals, ``n_tasks`` and the pass@k (n, c) counts per task come out
+        identical, also for tasks whose trials were split between the parts (tasks are stable
+        hashes, grouped only at ``finish``). Associative over consecutive parts.
+        """
+        if (self.level, self.seed, self.task_set) != (other.level, other.seed, other.task_set):
+            raise ValueError("cannot merge statistics kept with different levels, seeds or pass@k task sets")
+        offset = len(self._task)
+        self._task.extend(other._task)
+        self._passed.extend(other._passed)
+        for name, (scores, positions, passed) in other._scores.items():
+            cols = self.columns(name)
+            cols[0].extend(scores)
+            cols[1].extend(_shift(positions, offset) if offset else positions)
+            cols[2].extend(passed)
+        return self
+
     def finish(self, summaries: dict[str, MetricSummary]) -> dict[str, Any]:
         """Fill ``mean_ci`` / ``pass_rate_ci`` in place; return the run's ``statistics`` block."""
         if not self._task:
@@ -174,6 +194,18 @@ class StatisticsCollector:
             "trace_passed": passk_curve(trace_tasks, verdict[has], self.level, self.task_set) if len(trace_tasks) else [],
             "by_metric": by_metric,
         }
+
+
+def _shift(positions: array, offset: int) -> array:
+    """Trace positions moved by *offset* (vectorised; int32 like the column)."""
+    import numpy as np
+
+    moved = np.frombuffer(positions, dtype=np.int32).astype(np.int64) + offset
+    if moved.size and moved[-1] > np.iinfo(np.int32).max:
+        raise OverflowError("more than 2**31 traces in one run's interval columns")
+    out = array("i")
+    out.frombytes(moved.astype(np.int32).tobytes())
+    return out
 
 
 INTERVAL_METHOD = "Wilson (0/1 means and pass rates), effective-sample-size Wilson with a t correction (scores)"
