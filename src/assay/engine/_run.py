@@ -29,13 +29,12 @@ from ..model import InputIssue, RunResult, Trace, TraceResult, TraceValidationEr
 from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions, RunTotals, group
 from ._config import check_dimensions
 from ._jury import Jury, JuryTotals
+from ._partial import FAILED_KEPT, RunPartial
 from ._retest import RetestTotals
 from ._scoring import Plan, score_async, score_sync
 from ._statistics import StatisticsCollector
 
 NO_JUDGE = "no judge configured: pass --judge or set ASSAY_JUDGE"
-FAILED_KEPT = 10
-"""Failed traces a run keeps when it keeps no per-trace results (what the terminal table lists)."""
 Source = str | Path | Iterable[Any]
 
 
@@ -271,17 +270,29 @@ class Evaluation:
         (each k on every task with n >= k; labelled ``task_set: "all"``).
         """
         started = time.time()
+        part = self.accumulate(source, input_format=input_format, strict=strict, keep_traces=keep_traces,
+                               intervals=intervals, on_result=on_result, tap=tap, passk_tasks=passk_tasks)
+        return self.finish(part, source, started)
+
+    def new_totals(self, intervals: bool = True, passk_tasks: str = "common") -> RunTotals:
+        """Empty run totals for this evaluation (with interval columns unless ``intervals=False``)."""
         collector = StatisticsCollector(task_set=passk_tasks) if intervals else None
-        summary = RunTotals(self.dimension_of, {n: m.threshold for n, m in self.instances.items()}, self.dims,
-                            collector)
-        traces: list[TraceResult] = []
-        failed: list[TraceResult] = []
-        issues: list[InputIssue] = []
+        return RunTotals(self.dimension_of, {n: m.threshold for n, m in self.instances.items()}, self.dims,
+                         collector)
+
+    def accumulate(self, source: Source, *, input_format: str | None = None, strict: bool = False,
+                   keep_traces: bool = True, intervals: bool = True,
+                   on_result: Callable[[TraceResult | InputIssue], None] | None = None,
+                   tap: Any = None, passk_tasks: str = "common") -> RunPartial:
+        """Score ``source`` into a RunPartial (what ``run`` finishes; parts of one run merge)."""
+        part = RunPartial(self.new_totals(intervals, passk_tasks))
+        traces, failed, issues = part.traces, part.failed, part.issues
         n = n_passed = n_failed = 0
         judged = [name for name, m in self.instances.items() if m.spec.needs_judge]
         retest = RetestTotals(judged) if self.plan.repeats > 1 and judged else None
         jury = JuryTotals(judged, [j["model"] for j in self.judge.info()]) if isinstance(self.judge, Jury) else None
-        for item in self.stream(source, input_format=input_format, strict=strict, tap=tap, totals=summary):
+        part.retest, part.jury = retest, jury
+        for item in self.stream(source, input_format=input_format, strict=strict, tap=tap, totals=part.totals):
             if type(item) is InputIssue:
                 issues.append(item)
             else:
@@ -297,12 +308,19 @@ class Evaluation:
             if type(item) is TraceResult and (keep_traces or (item.passed is False and len(failed) < FAILED_KEPT)):
                 kept = item if item.trace is None else item.replace(trace=None)  # inputs are not kept
                 (traces if keep_traces else failed).append(kept)
+        part.n, part.n_passed, part.n_failed = n, n_passed, n_failed
+        part.interrupted = self.interrupted
+        return part
+
+    def finish(self, part: RunPartial, source: Source, started: float) -> RunResult:
+        """The RunResult of an accumulated (or merged) run: summaries, intervals, pass@k, run info."""
         finished = time.time()
         run = {
             "assay_version": __version__,
             "started_at": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
             "duration_s": round(finished - started, 3),
-            "n_traces": n, "n_passed": n_passed, "n_failed": n_failed, "n_input_issues": len(issues),
+            "n_traces": part.n, "n_passed": part.n_passed, "n_failed": part.n_failed,
+            "n_input_issues": len(part.issues),
             "metrics": [{"name": n, "metric": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
                          "judge_calls": m.spec.judge_calls, "params": _params(m)} for n, m in self.instances.items()],
             "skipped_metrics": dict(self.skipped),
@@ -311,21 +329,24 @@ class Evaluation:
             "dimension_weights": {d: self.dims.weight(d) for d in sorted(set(self.dimension_of.values()))},
             "dimension_thresholds": {d: self.dims.threshold(d) for d in sorted(set(self.dimension_of.values()))},
         }
-        if self.judge is not None:
+        if part.judge is not None:
+            run["judge"] = {"model": getattr(self.judge, "model", type(self.judge).__name__), **part.judge}
+        elif self.judge is not None:
             run["judge"] = _judge_info(self.judge)
-        if self.interrupted:
+        if self.interrupted or part.interrupted:
             run["interrupted"] = True
         if isinstance(source, (str, Path)):
             run["inputs"] = [str(source)]
         elif isinstance(source, Sequence) and source and all(isinstance(s, (str, Path)) for s in source):
             run["inputs"] = [str(s) for s in source]
-        summaries = summary.finish()
+        summaries = part.totals.finish()
+        collector = part.totals.collector
         statistics = collector.finish(summaries) if collector is not None else {}
-        if retest is not None and (figures := retest.finish()):
+        if part.retest is not None and (figures := part.retest.finish()):
             statistics["test_retest"] = figures
-        if jury is not None and (figures := jury.finish()):
+        if part.jury is not None and (figures := part.jury.finish()):
             statistics["jury"] = figures
-        return RunResult(traces, summaries, run, issues, statistics, failed)
+        return RunResult(part.traces, summaries, run, part.issues, statistics, part.failed)
 
 
 STOP_GRACE_S = 3.0
