@@ -60,6 +60,23 @@ class Column:
         scores.append(score)
         self.passed.append(passed)
 
+    def extend(self, other: "Column", offset: int) -> None:
+        """Append *other*, whose trace positions start at *offset* (a later part of the run).
+
+        It stays dense (no positions) only if both are dense and this one covers every trace
+        before *offset*, as one pass would have kept it.
+        """
+        n = len(self.scores)
+        if self.positions is None and other.positions is None and n == offset:
+            pass
+        else:
+            if self.positions is None:
+                self.positions = array("i", range(n))
+            theirs = other.positions if other.positions is not None else array("i", range(len(other.scores)))
+            self.positions.extend(_shift(theirs, offset) if offset else theirs)
+        self.scores.extend(other.scores)
+        self.passed.extend(other.passed)
+
     def trace_positions(self, np: Any) -> Any:
         """The trace position of every score, as an index array (a slice when dense)."""
         if self.positions is None:
@@ -127,11 +144,8 @@ class StatisticsCollector:
         offset = len(self._task)
         self._task.extend(other._task)
         self._passed.extend(other._passed)
-        for name, (scores, positions, passed) in other._scores.items():
-            cols = self.columns(name)
-            cols[0].extend(scores)
-            cols[1].extend(_shift(positions, offset) if offset else positions)
-            cols[2].extend(passed)
+        for name, theirs in other._scores.items():
+            self.columns(name).extend(theirs, offset)
         return self
 
     def finish(self, summaries: dict[str, MetricSummary]) -> dict[str, Any]:
