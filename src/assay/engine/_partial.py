@@ -56,18 +56,23 @@ class RunPartial:
         return self
 
 
+_PER_WORKER = frozenset({"peak_concurrency", "concurrency_limit"})
+
+
 def merge_judge_stats(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
     """Sum two JudgeStats dicts (counts, tokens, cost, reasons); None when neither has one.
 
-    ``peak_concurrency`` and ``concurrency_limit`` are per worker: their sum bounds the run's
-    (the true global peak is what the provider, or the tests' scripted server, sees).
+    ``peak_concurrency`` and ``concurrency_limit`` are per worker: the merge keeps the largest
+    (the run's global peak is what the provider, or the tests' scripted server, sees).
     """
     if a is None or b is None:
         return dict(a or b) if (a or b) is not None else None
     out = dict(a)
     for key, value in b.items():
         mine = out.get(key)
-        if isinstance(value, dict):
+        if key in _PER_WORKER:
+            out[key] = max(mine or 0, value or 0)
+        elif isinstance(value, dict):
             merged = dict(mine or {})
             for k, v in value.items():
                 merged[k] = merged.get(k, 0) + v

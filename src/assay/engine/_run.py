@@ -97,6 +97,10 @@ _END = object()
 
 def _records(source: Source, input_format: str | None, strict: bool,
              tap: Any = None) -> Iterator[tuple[str, Trace | InputIssue]]:
+    shard_records = getattr(source, "shard_records", None)
+    if shard_records is not None:  # a worker's part of a distributed run (engine._shards.Shard)
+        yield from shard_records(strict)
+        return
     if isinstance(source, (str, Path)):
         yield from read_traces(source, input_format=input_format, strict=strict, tap=tap)
         return
@@ -159,6 +163,9 @@ class Evaluation:
             check_dimensions(weights, thresholds, {*DEFAULT_WEIGHTS, *DEFAULT_THRESHOLDS, *self.dimension_of.values(),
                                                    *(spec.dimension for spec in registry.specs())})
         self.window = window
+        self.judge_spec: tuple[str, dict[str, Any]] | None = None
+        """(model string, make_judge options) the judge was built from: what a distributed run's workers
+        build their own judges from (``evaluate`` and ``assay run`` set it)."""
 
     def _result(self, trace: Trace, loc: str, metrics: dict[str, Any], totals: RunTotals | None = None) -> TraceResult:
         if totals is None:
@@ -260,15 +267,23 @@ class Evaluation:
     def run(self, source: Source, *, input_format: str | None = None, strict: bool = False,
             keep_traces: bool = True, intervals: bool = True,
             on_result: Callable[[TraceResult | InputIssue], None] | None = None,
-            tap: Any = None, passk_tasks: str = "common") -> RunResult:
+            tap: Any = None, passk_tasks: str = "common", executor: Any = None) -> RunResult:
         """Evaluate everything.
 
         ``keep_traces=False`` keeps no per-trace results (stream them with ``on_result``) but
         the first ``FAILED_KEPT`` failed ones (``RunResult.failed``); ``intervals=False`` also
         drops the per-trace scores kept for intervals and pass@k, so memory stays constant
         whatever the run's size. ``passk_tasks``: "common" (pass@k curves on one task set) or "all"
-        (each k on every task with n >= k; labelled ``task_set: "all"``).
+        (each k on every task with n >= k; labelled ``task_set: "all"``). ``executor``: None or
+        "local" (this process), "dask" (a LocalCluster), "dask:tcp://HOST:8786" (an existing
+        cluster), a ``distributed.Client`` or an ``assay.engine.DaskExecutor``: the same result,
+        scored by the cluster's workers (README "Running on a cluster").
         """
+        if executor is not None and executor != "local":
+            from ._dask import run_distributed
+            return run_distributed(self, source, executor=executor, input_format=input_format, strict=strict,
+                                   keep_traces=keep_traces, intervals=intervals, on_result=on_result, tap=tap,
+                                   passk_tasks=passk_tasks)
         started = time.time()
         part = self.accumulate(source, input_format=input_format, strict=strict, keep_traces=keep_traces,
                                intervals=intervals, on_result=on_result, tap=tap, passk_tasks=passk_tasks)
@@ -445,32 +460,38 @@ def _shutdown(loop: asyncio.AbstractEventLoop) -> None:
 
 def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
              weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
-             input_format: str | None = None, strict: bool = False, **judge_options: Any) -> RunResult:
+             input_format: str | None = None, strict: bool = False, executor: Any = None,
+             **judge_options: Any) -> RunResult:
     """Score traces (paths, Trace objects or dicts) with metrics; returns a RunResult.
 
     ``judge`` is a model string (``"openai:gpt-4o-mini"``), a client object or an
     ``assay.judge.Judge``; ``judge_options`` go to ``assay.judge.make_judge``. A list of them is a
     jury (``assay.engine.Jury``: equal weights; build a Jury for weights or medians).
+    ``executor="dask"`` (or ``"dask:tcp://HOST:8786"``, a ``distributed.Client``) scores on a Dask
+    cluster: see ``Evaluation.run``.
     """
     if judge is None and judge_options:
         raise ConfigError(f"judge options {sorted(judge_options)} given without a judge")
+    spec = (judge, dict(judge_options)) if isinstance(judge, str) else None
     if isinstance(judge, (list, tuple)):  # a jury: one judge per item
         from ._jury import make_jury
         judge = make_jury(judge, **judge_options)
     elif judge is not None and (not hasattr(judge, "judge") or judge_options):
         from ..judge import make_judge
         judge = make_judge(judge, **judge_options)
-    return Evaluation(metrics, judge=judge, weights=weights, thresholds=thresholds).run(
-        traces, input_format=input_format, strict=strict)
+    evaluation = Evaluation(metrics, judge=judge, weights=weights, thresholds=thresholds)
+    evaluation.judge_spec = spec
+    return evaluation.run(traces, input_format=input_format, strict=strict, executor=executor)
 
 
 async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
                     weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
-                    input_format: str | None = None, strict: bool = False, **judge_options: Any) -> RunResult:
+                    input_format: str | None = None, strict: bool = False, executor: Any = None,
+                    **judge_options: Any) -> RunResult:
     """``evaluate`` for async code: awaitable without blocking the caller's event loop.
 
     The run happens in a worker thread with its own event loop (judge calls included): an async
     client object you pass as ``judge`` is used from that loop, not yours.
     """
     return await asyncio.to_thread(evaluate, traces, metrics, judge=judge, weights=weights, thresholds=thresholds,
-                                   input_format=input_format, strict=strict, **judge_options)
+                                   input_format=input_format, strict=strict, executor=executor, **judge_options)
