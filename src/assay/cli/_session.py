@@ -66,13 +66,15 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | lis
                 output: str | None, fmt: str, progress: bool | None, store: Path | None = None,
                 html: str | None = None, repeats: int = 1, intervals: bool = True,
                 max_errors: float | int = 0, progress_every: float = 10.0,
-                label: dict[str, Any] | None = None, judge_cards: tuple[str, ...] = ()) -> RunResult:
+                label: dict[str, Any] | None = None, judge_cards: tuple[str, ...] = (),
+                executor: str | None = None) -> RunResult:
     """Score ``paths``, streaming into ``store`` (when given) and the chosen output; ``html`` writes a report.
 
     ``progress``: None shows a bar on a terminal and a plain line every ``progress_every`` s
     elsewhere; True the same; False nothing. ``label``: the run's ``name`` and ``tags``, kept with
     its configuration in the store and the results. ``judge_cards``: --judge-card files or stored
-    ids (without any, the store's cards for this judge are used where they fit).
+    ids (without any, the store's cards for this judge are used where they fit). ``executor``: see
+    ``Evaluation.run``.
     """
     judge_obj = None
     if isinstance(judge, list):  # a jury (``jury`` in judge_options: its weights and score aggregate)
@@ -89,6 +91,8 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | lis
     cards = resolve_cards(judge_cards, store, judge_obj.model) if judge_obj is not None and not dry else ([], False)
     evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds, repeats=repeats,
                             attach_traces=store is not None or bool(html), cancel=threading.Event())
+    if isinstance(judge, str):
+        evaluation.judge_spec = (judge, dict(judge_options))  # what Dask workers build their judges from
     for p in paths:  # before the store records a run that cannot start
         if p != "-" and not os.path.exists(p):
             raise DataError("no such file", source=p)
@@ -102,7 +106,7 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | lis
             stack.enter_context(_stop_on_signals(evaluation.cancel))  # type: ignore[arg-type]
             result, report_traces = _scored(stack, evaluation, judge_obj, paths, tap, inputs, store, html, fmt,
                                             output, input_format, strict, intervals, progress, progress_every,
-                                            max_errors, label, cards)
+                                            max_errors, label, cards, executor)
     except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
         return stopped.result
     if html:
@@ -145,7 +149,8 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
             inputs: list[dict[str, Any]], store: Path | None, html: str | None, fmt: str, output: str | None,
             input_format: str | None, strict: bool, intervals: bool, progress: bool | None,
             progress_every: float, max_errors: float | int, label: dict[str, Any] | None = None,
-            cards: tuple[list[Any], bool] = ([], False)) -> tuple[RunResult, dict[str, Any]]:
+            cards: tuple[list[Any], bool] = ([], False),
+            executor: str | None = None) -> tuple[RunResult, dict[str, Any]]:
     """The run itself, with the store, the outputs and progress entered on ``stack``."""
     recorder = None
     if store is not None:
@@ -191,7 +196,7 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
     # read them back from); the table reads summaries and the first failed traces
     keep = fmt in ("json", "junit", "csv") or (bool(html) and store is None)
     result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=keep,
-                            intervals=intervals, on_result=on_result, tap=tap)
+                            intervals=intervals, on_result=on_result, tap=tap, executor=executor)
     inputs = tap.info()
     result.run["input_files"] = inputs
     result.run.update(_label(label))

@@ -70,6 +70,10 @@ Exit status:
                    "metric's pass rate corrected for the judge's measured error rates. Default: the stored "
                    "cards that fit this judge, metric, rubric version and threshold.")
 @click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="A tag for this run in the store (repeatable).")
+@click.option("--executor", default="local", show_default=True, metavar="local|dask[:ADDRESS]",
+              help="Where to score: this process, or Dask workers - 'dask' starts a local cluster (one worker "
+                   "per core), 'dask:tcp://HOST:8786' uses an existing one (needs assay[dask]). Same results; "
+                   "judge limits and budgets are split between the workers.")
 @judge_options
 @input_options
 @plugin_option
@@ -80,7 +84,8 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
             progress: bool | None, progress_every: float, store: str | None, no_store: bool, html: str | None, intervals: bool, repeats: int,
             max_errors: str, plugins: tuple[str, ...], debug: bool,
             run_name: str | None = None, tags: tuple[str, ...] = (), judge_cards: tuple[str, ...] = (),
-            judge_weights: tuple[float, ...] = (), jury_scores: str = "mean", **judge_flags: object) -> None:
+            judge_weights: tuple[float, ...] = (), jury_scores: str = "mean", executor: str = "local",
+            **judge_flags: object) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input,
     3 if the evaluation could not be done, 130 when interrupted."""
     from ..engine._config import discover_config, load_config, parse_weight
@@ -90,6 +95,9 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     from ._summary import dry_run_plan, judge_summary
     from ._session import run_session, store_path
 
+    from ..engine._dask import parse_executor
+
+    parse_executor(executor)  # a bad --executor is a usage error before anything runs
     limits = limits_from(judge_flags)
     cfg = load_config(config_path) if config_path else discover_config()
     if cfg.source is not None and not config_path:
@@ -128,7 +136,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
                              input_format=input_format, strict=strict, output=output, fmt=fmt,
                              progress=progress, progress_every=progress_every, store=store_file,
                              html=html, max_errors=tolerated, label=label,
-                             judge_cards=judge_cards)
+                             judge_cards=judge_cards, executor=executor)
     if result.run.get("interrupted"):
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])
