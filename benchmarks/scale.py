@@ -6,8 +6,9 @@ Two workloads, each timed in one process (``Evaluation.run``) and on a LocalClus
 (a) deterministic: N small traces (``deterministic.make_small_traces``, ~800 bytes, the five
     metrics of a hand-written script) in one JSON Lines file, split into byte-range shards;
 (b) judge-bound: M traces scored by ``answer_relevance`` against the scripted OpenAI-compatible
-    server (tests/support/judge_server.py, no latency: the judge stack's own CPU work - request
-    building, fencing, parsing, verdict validation - is what a process saturates on).
+    server (tests/support/judge_server.py, in its own process, no latency: the judge stack's own
+    CPU work - request building, fencing, parsing, verdict validation - is what a process
+    saturates on).
 
 Each line prints wall seconds, traces/s and the speed-up over one process, and whether the
 summaries and the statistics block (intervals, pass@k) are identical to the single-process run's.
@@ -77,33 +78,55 @@ def deterministic(path: Path, n: int, workers: list[int]) -> bool:
     return ok
 
 
+_SERVER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from tests.support.judge_server import JudgeServer, obj
+server = JudgeServer(lambda req: obj({"evidence": ["Water vapour condenses"], "reasoning": "on topic", "score": 4}))
+server.start()
+print(server.url, flush=True)
+for line in sys.stdin:  # 'peak': print the most requests in flight since the last 'peak', and reset
+    print(server.peak, len(server.requests), flush=True)
+    server.reset()
+server.stop()
+"""
+
+
 def judged(m: int, workers: list[int], concurrency: int) -> bool:
-    from tests.support.judge_server import JudgeServer, obj
+    """The scripted server runs in its own process, so it does not share the driver's GIL."""
+    import subprocess
+
+    from assay.judge import make_judge
 
     data = [{"id": f"r{i}", "task_id": f"q{i % 50}",
              "turns": [{"input": f"What causes rain? (case {i})", "output": "Water vapour condenses into droplets."}]}
             for i in range(m)]
-    print(f"(b) judge-bound: {m} traces x answer_relevance, scripted server, concurrency {concurrency}, no cache")
-    ok = True
-    with JudgeServer(lambda req: obj({"evidence": ["Water vapour condenses"], "reasoning": "on topic",
-                                      "score": 4})) as server:
-        spec = f"openai-compatible:scripted@{server.url}"
-        options = {"cache": False, "concurrency": concurrency}
-        from assay.judge import make_judge
+    print(f"(b) judge-bound: {m} traces x answer_relevance, scripted server (own process), concurrency "
+          f"{concurrency}, no cache")
+    server = subprocess.Popen([sys.executable, "-c", _SERVER, str(ROOT)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
 
-        ev = Evaluation(["answer_relevance"], judge=make_judge(spec, **options))
+    def peak() -> str:
+        server.stdin.write("peak\n")
+        server.stdin.flush()
+        top, n = server.stdout.readline().split()
+        return f"server peak {top}, {n} calls"
+
+    ok = True
+    try:
+        spec = f"openai-compatible:scripted@{server.stdout.readline().strip()}"
+        options = {"cache": False, "concurrency": concurrency}
         t = time.perf_counter()
-        single = ev.run(data, keep_traces=False)
+        single = Evaluation(["answer_relevance"], judge=make_judge(spec, **options)).run(data, keep_traces=False)
         base = time.perf_counter() - t
-        print(f"    1 process        {base:8.1f} s  {m / base:9.0f} traces/s  1.00x  server peak {server.peak}")
+        print(f"    1 process        {base:8.1f} s  {m / base:9.0f} traces/s  1.00x  {peak()}")
         for w in workers:
             cluster, client, _ = _cluster(w)
-            server.reset()
             try:
                 dist = Evaluation(["answer_relevance"], judge=make_judge(spec, **options))
                 dist.judge_spec = (spec, options)
                 t = time.perf_counter()
-                out = dist.run(data, keep_traces=False, executor=DaskExecutor(client, shard_items=max(50, m // 40)))
+                out = dist.run(data, keep_traces=False, executor=DaskExecutor(client))
                 took = time.perf_counter() - t
             finally:
                 client.close()
@@ -111,14 +134,17 @@ def judged(m: int, workers: list[int], concurrency: int) -> bool:
             same = _digest(out) == _digest(single)
             ok &= same
             print(f"    dask {w} worker{'s' if w > 1 else ' '}   {took:8.1f} s  {m / took:9.0f} traces/s  "
-                  f"{base / took:4.2f}x  server peak {server.peak} (limit {concurrency}), "
+                  f"{base / took:4.2f}x  {peak()} (limit {concurrency}), shards {out.run['executor']['shards']}, "
                   f"summaries {'identical' if same else 'DIFFER'}")
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
     return ok
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=200_000, help="small traces for (a)")
+    ap.add_argument("--n", type=int, default=200_000, help="small traces for (a); 0 skips it")
     ap.add_argument("--judged", type=int, default=1000, help="judged traces for (b); 0 skips it")
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--concurrency", type=int, default=16)
@@ -126,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         path = args.out or Path(tmp) / "small.jsonl"
-        ok = deterministic(path, args.n, args.workers)
+        ok = deterministic(path, args.n, args.workers) if args.n else True
         if args.judged:
             ok &= judged(args.judged, args.workers, args.concurrency)
     print("all summaries identical to the single-process runs" if ok else "SUMMARIES DIFFER")

@@ -81,6 +81,11 @@ def test_byte_range_shards_cut_at_line_starts_and_know_their_lines(tmp_path):
     assert shards[0].start == 0 and shards[-1].end is None
 
 
+def test_default_shard_sizes_give_every_worker_several_shards():
+    shards = plan_shards([{"id": f"x{i}"} for i in range(100)], spread=2)
+    assert len(shards) == 8 and [s.first_line for s in shards[:3]] == [1, 14, 27]
+
+
 def test_sharded_run_equals_a_single_process_run(client, tmp_path):
     p = tmp_path / "t.jsonl"
     p.write_text("\n".join(_traces(600, bad_every=97)) + "\n")

@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..model import TraceResult
 from ._partial import RunPartial, merge_judge_stats
-from ._shards import SHARD_BYTES, SHARD_ITEMS, Shard, plan_shards
+from ._shards import Shard, plan_shards
 
 INSTALL = "pip install 'assay[dask]'"
 
@@ -40,16 +40,18 @@ class DaskExecutor:
     """Where and how a run is spread: a scheduler address (None: a new LocalCluster) or a Client.
 
     ``shard_bytes``: target size of a JSON Lines byte-range shard; ``shard_items``: records per
-    shard of an in-memory input; ``n_workers``: processes of the LocalCluster (default: one per core).
+    shard of an in-memory input (default for both: at least four shards per worker, at most
+    SHARD_BYTES / SHARD_ITEMS); ``n_workers``: processes of the LocalCluster (default: one per core).
     """
 
     target: Any = None
-    shard_bytes: int = SHARD_BYTES
-    shard_items: int = SHARD_ITEMS
+    shard_bytes: int | None = None
+    shard_items: int | None = None
     n_workers: int | None = None
 
     def __post_init__(self) -> None:
-        if self.shard_bytes < 1 or self.shard_items < 1:
+        if (self.shard_bytes is not None and self.shard_bytes < 1) or (self.shard_items is not None
+                                                                       and self.shard_items < 1):
             raise ConfigError(f"shard sizes must be positive, got shard_bytes={self.shard_bytes!r}, "
                               f"shard_items={self.shard_items!r}")
 
@@ -162,8 +164,8 @@ def run_distributed(evaluation: Any, source: Any, *, executor: Any, input_format
     spread = parse_executor(executor)
     if spread is None:
         raise ConfigError("run_distributed needs a Dask executor")
-    shards = plan_shards(source, input_format, shard_bytes=spread.shard_bytes, shard_items=spread.shard_items,
-                         tap=tap)
+    if isinstance(source, str) and source == "-" or isinstance(source, (list, tuple)) and "-" in source:
+        plan_shards(["-"])  # the error, before a cluster is started
     client, owned = _client(spread)
     try:
         nthreads = client.nthreads()
@@ -172,6 +174,8 @@ def run_distributed(evaluation: Any, source: Any, *, executor: Any, input_format
         spec, slots = _spec(evaluation, keep_traces=keep_traces, stream=on_result is not None,
                             intervals=intervals, passk_tasks=passk_tasks, strict=strict,
                             threads=threads, processes=processes)
+        shards = plan_shards(source, input_format, shard_bytes=spread.shard_bytes, shard_items=spread.shard_items,
+                             tap=tap, spread=slots)
         part = _drive(client, spec, shards, slots, evaluation, on_result)
         address = getattr(client.scheduler, "address", None) if spread.target is not None else None
     finally:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ SHARD_BYTES = 8 << 20
 small enough that a lost worker's retry repeats little and results reach the driver steadily."""
 SHARD_ITEMS = 5000
 """In-memory inputs: records per shard."""
+MIN_SHARD_BYTES = 64 << 10
 _CHUNK = 1 << 20
 BYTE_SPLIT_FORMATS = frozenset({"assay"})
 """Formats whose JSON Lines files hold one whole trace per line (safe to cut between lines)."""
@@ -117,12 +119,14 @@ def _shift_index(loc: str, item: Any, shift: int) -> tuple[str, Any]:
     return loc, item
 
 
-def plan_shards(source: Any, input_format: str | None = None, *, shard_bytes: int = SHARD_BYTES,
-                shard_items: int = SHARD_ITEMS, tap: Any = None) -> list[Shard]:
+def plan_shards(source: Any, input_format: str | None = None, *, shard_bytes: int | None = None,
+                shard_items: int | None = None, tap: Any = None, spread: int = 1) -> list[Shard]:
     """The shards of a run's input, in input order.
 
-    Files are read once here (through ``tap``, so the CLI's input hashes and sizes are taken as
-    they are in a single process) to find the line starts the byte ranges are cut at.
+    Sizes left None are chosen so that each of the *spread* workers scoring at once gets at least
+    four shards (a small input still uses every worker), up to SHARD_BYTES / SHARD_ITEMS. Files
+    are read once here (through ``tap``, so the CLI's input hashes and sizes are taken as they
+    are in a single process) to find the line starts the byte ranges are cut at.
     """
     if isinstance(source, (str, Path)):
         paths: list[str] | None = [str(source)]
@@ -130,11 +134,20 @@ def plan_shards(source: Any, input_format: str | None = None, *, shard_bytes: in
         items = list(source)
         paths = [str(p) for p in items] if items and all(isinstance(p, (str, Path)) for p in items) else None
         if paths is None:
+            if shard_items is None:
+                shard_items = max(1, min(SHARD_ITEMS, -(-len(items) // (4 * spread))))
             return [Shard(i, items=items[lo:lo + shard_items], first_line=lo + 1)
                     for i, lo in enumerate(range(0, len(items), shard_items))] or [Shard(0, items=[])]
     shards: list[Shard] = []
     for path in paths:
-        for start, end, line, fmt in _file_ranges(path, input_format, shard_bytes, tap):
+        size = shard_bytes
+        if size is None:
+            try:
+                total = os.path.getsize(path)
+            except OSError:
+                total = SHARD_BYTES  # _file_ranges says what is wrong with the path
+            size = max(MIN_SHARD_BYTES, min(SHARD_BYTES, -(-total // (4 * spread))))
+        for start, end, line, fmt in _file_ranges(path, input_format, size, tap):
             shards.append(Shard(len(shards), path, fmt, start, end, line))
     return shards
 
