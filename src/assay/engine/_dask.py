@@ -164,6 +164,10 @@ def run_distributed(evaluation: Any, source: Any, *, executor: Any, input_format
     spread = parse_executor(executor)
     if spread is None:
         raise ConfigError("run_distributed needs a Dask executor")
+    judged = any(m.spec.needs_judge for m in evaluation.instances.values())
+    if judged and (evaluation.plan.repeats > 1 or type(evaluation.judge).__name__ == "Jury"):
+        raise ConfigError("--repeats with judge metrics and judge juries do not run on the dask executor yet (their "
+                          "test-retest and agreement figures do not merge across workers); use --executor local")
     if isinstance(source, str) and source == "-" or isinstance(source, (list, tuple)) and "-" in source:
         plan_shards(["-"])  # the error, before a cluster is started
     client, owned = _client(spread)
