@@ -22,8 +22,8 @@ from pathlib import Path
 from assay import evaluate
 from assay.judge import make_judge
 
-REPLY = json.dumps({"evidence": ["ref R0001"], "reasoning": "The booking was confirmed with a reference.",
-                    "score": 5})
+REPLY = json.dumps({"evidence": ["the Italian place near the station"],  # found: the quote check passes
+                    "reasoning": "The booking was confirmed with a reference.", "score": 5})
 
 
 async def instant(messages: list[dict]) -> str:
