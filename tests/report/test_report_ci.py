@@ -86,6 +86,8 @@ def test_cli_formats_keep_exit_statuses(tmp_path, fmt):
     assert r.exit_code == 0 and ("<testsuites" in r.stdout if fmt == "junit" else r.stdout.startswith("trace_id,"))
     out = tmp_path / f"out.{fmt}"
     r = invoke("run", str(bad), "-m", "tool_selection_accuracy", "-f", fmt, "-o", str(out))
+    assert r.exit_code == 1 and "1 trace(s) failed" in r.stdout  # the table is still shown; -q keeps stdout empty
+    r = invoke("run", str(bad), "-m", "tool_selection_accuracy", "-f", fmt, "-o", str(out), "-q")
     assert r.exit_code == 1 and r.stdout == "" and "1 failed" in r.stderr
     text = out.read_text()
     assert ('failures="1"' in text) if fmt == "junit" else (text.count("\n") == 3 and ",failed," in text)

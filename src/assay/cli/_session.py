@@ -63,12 +63,16 @@ def open_store(store: str | None) -> RunStore:
 
 def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | list[str] | None, judge_options: dict[str, Any],
                 weights: dict[str, float], thresholds: dict[str, float], input_format: str | None, strict: bool,
-                output: str | None, fmt: str, progress: bool | None, store: Path | None = None,
-                html: str | None = None, repeats: int = 1, intervals: bool = True,
+                outputs: list[tuple[str, str, str]], fmt: str | None, progress: bool | None, store: Path | None = None,
+                repeats: int = 1, intervals: bool = True,
                 max_errors: float | int = 0, progress_every: float = 10.0,
                 label: dict[str, Any] | None = None, judge_cards: tuple[str, ...] = (),
                 executor: str | None = None) -> RunResult:
-    """Score ``paths``, streaming into ``store`` (when given) and the chosen output; ``html`` writes a report.
+    """Score ``paths``, streaming into ``store`` (when given), the ``outputs`` (``(path, format, flag)``; html
+    is the report) and stdout (``fmt``: json, jsonl, junit or csv are written there; table or None: nothing).
+
+    Every output path is checked before any scoring; each file is written atomically once the run is
+    done (jsonl streams into a temporary file renamed at the end), none when it is interrupted.
 
     ``progress``: None shows a bar on a terminal and a plain line every ``progress_every`` s
     elsewhere; True the same; False nothing. ``label``: the run's ``name`` and ``tags``, kept with
@@ -89,6 +93,7 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | lis
         raise ConfigError("--judge-card given but no judge: pass --judge (the card is for one judge)")
     dry = bool(judge_options.get("dry_run"))  # a plan has no verdicts to correct
     cards = resolve_cards(judge_cards, store, judge_obj.model) if judge_obj is not None and not dry else ([], False)
+    html = [path for path, f, _ in outputs if f == "html"]
     evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds, repeats=repeats,
                             attach_traces=store is not None or bool(html), cancel=threading.Event())
     if isinstance(judge, str):
@@ -96,17 +101,16 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | lis
     for p in paths:  # before the store records a run that cannot start
         if p != "-" and not os.path.exists(p):
             raise DataError("no such file", source=p)
-    for flag, path in (("-o", output), ("--html", html)):  # before any scoring or judge spending
-        if path:
-            check_writable(path, flag)
+    for path, _, flag in outputs:  # before any scoring or judge spending
+        check_writable(path, flag)
     tap = InputTap(paths)  # hashes and sizes taken while the inputs are scored: each is read once
     inputs = [{"path": p, "sha256": None, "bytes": None} for p in tap.paths]
     try:
         with ExitStack() as stack:
             stack.enter_context(_stop_on_signals(evaluation.cancel))  # type: ignore[arg-type]
-            result, report_traces = _scored(stack, evaluation, judge_obj, paths, tap, inputs, store, html, fmt,
-                                            output, input_format, strict, intervals, progress, progress_every,
-                                            max_errors, label, cards, executor)
+            result, report_traces = _scored(stack, evaluation, judge_obj, paths, tap, inputs, store, bool(html),
+                                            fmt, outputs, input_format, strict, intervals, progress,
+                                            progress_every, max_errors, label, cards, executor)
     except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
         return stopped.result
     if html:
@@ -114,7 +118,8 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | lis
         shown = result
         if not result.traces and store is not None and result.run.get("run_id"):
             shown = RunStore(store).load(result.run["run_id"])  # -f jsonl kept no traces in memory
-        write_report(html, shown, traces=report_traces)
+        for path in html:
+            write_report(path, shown, traces=report_traces)
     return result
 
 
@@ -146,9 +151,10 @@ def _stop_on_signals(cancel: threading.Event) -> Iterator[None]:
 
 
 def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: list[str], tap: InputTap,
-            inputs: list[dict[str, Any]], store: Path | None, html: str | None, fmt: str, output: str | None,
-            input_format: str | None, strict: bool, intervals: bool, progress: bool | None,
-            progress_every: float, max_errors: float | int, label: dict[str, Any] | None = None,
+            inputs: list[dict[str, Any]], store: Path | None, html: bool, fmt: str | None,
+            outputs: list[tuple[str, str, str]], input_format: str | None, strict: bool, intervals: bool,
+            progress: bool | None, progress_every: float, max_errors: float | int,
+            label: dict[str, Any] | None = None,
             cards: tuple[list[Any], bool] = ([], False),
             executor: str | None = None) -> tuple[RunResult, dict[str, Any]]:
     """The run itself, with the store, the outputs and progress entered on ``stack``."""
@@ -159,9 +165,9 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
             config={**_run_config(evaluation, input_format, strict), **_label(label)}))
     report_traces: dict[str, Any] = {}
     stored_inputs = {"passed": 0, "other": 0}
-    sink = None
+    sinks = [stack.enter_context(atomic_write(path)) for path, f, _ in outputs if f == "jsonl"]
     if fmt == "jsonl":
-        sink = stack.enter_context(atomic_write(output)) if output else sys.stdout.buffer
+        sinks.append(sys.stdout.buffer)
     callbacks = []
     if evaluation.attach_traces:
         def keep(item: TraceResult | InputIssue) -> None:
@@ -171,10 +177,12 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
             if html and trace is not None and _worth_keeping(item, report_traces):  # type: ignore[arg-type]
                 report_traces[item.source or item.id] = trace  # type: ignore[union-attr]
         callbacks.append(keep)
-    if sink is not None:
+    if sinks:
         def write(item: TraceResult | InputIssue) -> None:
             if isinstance(item, TraceResult):
-                sink.write(encode_trace(item) + b"\n")
+                line = encode_trace(item) + b"\n"
+                for sink in sinks:
+                    sink.write(line)
         callbacks.append(write)
     stats = getattr(judge_obj, "stats", None)
     planned = plan_inputs(evaluation, paths, input_format) if stats is not None else None
@@ -194,7 +202,8 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
 
     # per-trace results are kept only for whole-document outputs (and a report with no store to
     # read them back from); the table reads summaries and the first failed traces
-    keep = fmt in ("json", "junit", "csv") or (bool(html) and store is None)
+    whole = {f for _, f, _ in outputs} | {fmt}
+    keep = bool(whole & {"json", "junit", "csv"}) or (html and store is None)
     result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=keep,
                             intervals=intervals, on_result=on_result, tap=tap, executor=executor)
     inputs = tap.info()
@@ -216,20 +225,37 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
         raise _Interrupted(result)
     if recorder is not None:
         recorder.finish(result)
-    if fmt == "jsonl" and sink is not None:
-        sink.write(encode_summary_record(result) + b"\n")
-        sink.flush()
-    elif fmt in ("json", "junit", "csv"):
-        from ..report import to_csv, to_junit
-        data = encode_run(result, indent=2) + b"\n" if fmt == "json" else (
-            to_junit(result) if fmt == "junit" else to_csv(result)).encode("utf-8")
-        if output:
-            write_atomic(output, data)
-        else:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
+    if sinks:
+        summary = encode_summary_record(result) + b"\n"
+        for sink in sinks:
+            sink.write(summary)
+            sink.flush()
+    for path, f, _ in outputs:
+        if f in ("json", "junit", "csv", "table"):
+            write_atomic(path, _document(result, f))
+    if fmt in ("json", "junit", "csv"):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(_document(result, fmt))
+        sys.stdout.buffer.flush()
     return result, report_traces
+
+
+def _document(result: RunResult, fmt: str) -> bytes:
+    """The whole-run outputs: json, junit, csv, or the table as plain text (``-o results.txt``)."""
+    if fmt == "json":
+        return encode_run(result, indent=2) + b"\n"
+    if fmt == "table":
+        import io
+
+        from rich.console import Console
+
+        from ._render import table
+        buf = io.StringIO()
+        table(result, Console(file=buf, width=100, color_system=None, force_terminal=False, emoji=False,
+                              highlight=False))
+        return buf.getvalue().encode("utf-8")
+    from ..report import to_csv, to_junit
+    return (to_junit(result) if fmt == "junit" else to_csv(result)).encode("utf-8")
 
 
 STORED_INPUTS_PASSED, STORED_INPUTS_OTHER = 1000, 10_000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from ._input_options import input_options, input_warnings, limits_from
 from ._judge_options import judge_options, pop_judge_options
 
 
-_SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit", ".csv": "csv", ".json": "json"}
+FORMATS = ("table", "json", "jsonl", "junit", "csv", "html")
+_SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit", ".csv": "csv", ".json": "json",
+                   ".html": "html", ".htm": "html", ".txt": "table"}
 
 EPILOG = """\b
 Exit status:
@@ -33,11 +36,16 @@ Exit status:
                    "instance, so one metric can run twice with different parameters (results: 'NAME@LABEL').")
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="TOML or JSON config file (default: the nearest assay.toml, or pyproject.toml with [tool.assay], "
                    "in this directory or a parent).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write results to this file.")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "jsonl", "junit", "csv"]), default=None,
-              help="Output format (default: table on the terminal; into --output, from its suffix: .jsonl, "
-                   ".xml (junit), .csv, else json). junit: JUnit XML, "
-                   "one test case per trace x metric; csv: one row per trace x metric.")
+@click.option("-o", "--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
+              help="Write results to this file (repeatable: -o r.jsonl -o r.html). Its format follows the suffix: "
+                   ".json, .jsonl/.ndjson, .csv, .xml (JUnit), .html/.htm (the HTML report), .txt (the table); "
+                   "another suffix takes -f, else json. The table is still printed (-q: not).")
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Output format (default: table on the terminal; into -o, from its suffix). An -o whose suffix "
+                   "names another format is an error. junit: JUnit XML, one test case per trace x metric; "
+                   "csv: one row per trace x metric; html: the report (needs -o).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print no results table or failed-trace list, only the one-line count (on stderr).")
 @click.option("--input-format", default=None, help="Input format (default: detected).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input record.")
 @click.option("--judge", "judge", multiple=True, envvar="ASSAY_JUDGE",
@@ -79,8 +87,8 @@ Exit status:
 @plugin_option
 @debug_option
 @handle_errors
-def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str | None, output: str | None,
-            fmt: str | None, input_format: str | None, strict: bool, judge: tuple[str, ...], weights: tuple[str, ...],
+def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str | None, outputs: tuple[str, ...],
+            fmt: str | None, quiet: bool, input_format: str | None, strict: bool, judge: tuple[str, ...], weights: tuple[str, ...],
             progress: bool | None, progress_every: float, store: str | None, no_store: bool, html: str | None, intervals: bool, repeats: int,
             max_errors: str, plugins: tuple[str, ...], debug: bool,
             run_name: str | None = None, tags: tuple[str, ...] = (), judge_cards: tuple[str, ...] = (),
@@ -125,7 +133,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
         tolerated = parse_max_errors(max_errors)
     except ValueError as exc:
         raise ConfigError(f"--max-errors: {exc}") from None
-    fmt = fmt or (_SUFFIX_FORMATS.get(Path(output).suffix.lower(), "json") if output else "table")
+    stdout_fmt, files = plan_outputs(outputs, fmt, html, quiet)
     dry = bool(judge_opts.get("dry_run"))
     store_file = None if dry else store_path(store, no_store)  # a dry run is a plan, not a run
     label = {"name": run_name, "tags": _parse_tags(tags)}
@@ -133,31 +141,32 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
         result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judges,
                              judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,
                              intervals=intervals,
-                             input_format=input_format, strict=strict, output=output, fmt=fmt,
+                             input_format=input_format, strict=strict, outputs=files, fmt=stdout_fmt,
                              progress=progress, progress_every=progress_every, store=store_file,
-                             html=html, max_errors=tolerated, label=label,
+                             max_errors=tolerated, label=label,
                              judge_cards=judge_cards, executor=executor)
     if result.run.get("interrupted"):
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])
     if dry:
         result.run["dry_run"] = True
-        click.echo(dry_run_plan(result.run), err=fmt != "table")  # stdout stays the results' when they go there
-    elif fmt == "table":
+        click.echo(dry_run_plan(result.run), err=stdout_fmt not in ("table", None))  # stdout stays the results'
+    elif stdout_fmt == "table":
         _render.table(result)
-    elif output:
+    elif quiet or stdout_fmt is None:
         click.echo(_render.one_line(result), err=True)
     summary = judge_summary(result.run)
     if summary:
         click.echo(summary, err=True)
     from ._cards import correction_lines
     for line in correction_lines(result):
-        click.echo(line, err=fmt != "table")
+        click.echo(line, err=stdout_fmt != "table")
     if result.run.get("run_id"):
         click.echo(f"run {result.run['run_id']} stored in {store_file} (assay runs show {result.run['run_id']})",
                    err=True)
-    if html:
-        click.echo(f"report written to {html}", err=True)
+    if files:
+        click.echo("; ".join(f"report written to {path}" if f == "html" else f"{f} results written to {path}"
+                             for path, f, _ in files), err=True)
     for issue in result.input_issues[:20]:
         click.echo(f"skipped {issue}", err=True)
     if len(result.input_issues) > 20:
@@ -170,6 +179,37 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if status == "could_not_evaluate":
         click.echo(f"could not evaluate: {why}", err=True)
     sys.exit(EXIT_STATUS[status])
+
+
+def plan_outputs(outputs: tuple[str, ...], fmt: str | None, html: str | None,
+                 quiet: bool = False) -> tuple[str | None, list[tuple[str, str, str]]]:
+    """What goes to stdout (a format, or None) and the files to write as ``(path, format, flag)``.
+
+    Each ``-o`` takes its format from its suffix; ``-f`` names the format of files whose suffix
+    names none, and contradicting a suffix is an error (nothing is scored). Without ``-o`` stdout
+    gets ``-f`` (default: the table); with ``-o`` it gets the table unless ``quiet``.
+    """
+    from ..errors import ConfigError
+
+    if fmt == "html" and not outputs:
+        raise ConfigError("-f html writes a file: give -o report.html (or --html report.html)")
+    files: list[tuple[str, str, str]] = []
+    seen: dict[str, str] = {}
+    for flag, path in [*(("-o", o) for o in outputs), *((("--html", html),) if html else ())]:
+        suffix = Path(path).suffix.lower()
+        implied = "html" if flag == "--html" else _SUFFIX_FORMATS.get(suffix)
+        if fmt and implied and implied != fmt and flag == "-o":
+            raise ConfigError(f"-f {fmt} contradicts -o {path!r}: a {suffix} file gets {implied}; "
+                              f"drop -f, or give the file a suffix that names {fmt}")
+        key = os.path.abspath(path)
+        if key in seen:
+            raise ConfigError(f"{flag} {path!r}: the same file is already an output ({seen[key]}); "
+                              "give each output its own file")
+        seen[key] = f"{flag} {path}"
+        files.append((path, implied or fmt or "json", flag))
+    if not outputs:
+        return (None if quiet and (fmt or "table") == "table" else fmt or "table"), files
+    return (None if quiet else "table"), files
 
 
 def interrupted_line(result: Any) -> str:
