@@ -21,7 +21,7 @@ install: $(STAMP)
 demo: $(STAMP)
 	@mkdir -p out
 	# exit status 1 means some traces failed a threshold: expected on the example data
-	$(BIN)/assay run examples/traces.jsonl --no-store --output out/demo.json --html out/report.html || [ $$? -eq 1 ]
+	$(BIN)/assay run examples/traces.jsonl --no-store -q -o out/demo.json -o out/report.html || [ $$? -eq 1 ]
 	$(BIN)/assay run examples/traces.jsonl || [ $$? -eq 1 ]
 	@echo "results: out/demo.json   report: out/report.html (open it in a browser)"
 
@@ -31,7 +31,7 @@ test: $(STAMP)
 
 screenshot: $(STAMP)
 	@mkdir -p out
-	$(BIN)/assay run examples/traces.jsonl --no-store --output out/demo.json || [ $$? -eq 1 ]
+	$(BIN)/assay run examples/traces.jsonl --no-store -q -o out/demo.json || [ $$? -eq 1 ]
 	$(BIN)/assay report out/demo.json -o out/report.html --screenshot out/report.png
 	@echo "screenshot: out/report.png"
 

@@ -17,8 +17,8 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 ASSAY = [sys.executable, "-m", "assay"]
 
 
-def _in_pty(args: list[str], cols: int = 80, rows: int = 60) -> str:
-    """Run ``args`` on a pseudo-terminal of ``cols`` x ``rows``; the screen text, escapes removed."""
+def _in_pty(args: list[str], cols: int = 80, rows: int = 60, raw: bool = False, cwd: Path | None = None) -> str:
+    """Run ``args`` on a pseudo-terminal of ``cols`` x ``rows``; the screen text, escapes removed (``raw``: kept)."""
     import fcntl
     import struct
     import termios
@@ -27,7 +27,7 @@ def _in_pty(args: list[str], cols: int = 80, rows: int = 60) -> str:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
     env["TERM"] = "xterm-256color"
-    proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True, cwd=cwd)
     os.close(slave)
     chunks = []
     while True:
@@ -43,7 +43,8 @@ def _in_pty(args: list[str], cols: int = 80, rows: int = 60) -> str:
         chunks.append(data)
     proc.wait(timeout=30)
     os.close(master)
-    return ANSI.sub("", b"".join(chunks).decode("utf-8", "replace")).replace("\r\n", "\n")
+    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return text if raw else ANSI.sub("", text)
 
 
 def _names() -> list[str]:
@@ -82,3 +83,41 @@ def test_run_table_fits_80_columns_in_a_pipe():
     out = subprocess.run([*ASSAY, "run", str(EXAMPLES), "--no-store"], capture_output=True, text=True, env=env)
     assert out.returncode == 1
     _check(out.stdout, _names())
+
+
+needs_pty = pytest.mark.skipif(not hasattr(pty, "openpty") or sys.platform == "win32", reason="needs a POSIX pty")
+
+
+@needs_pty
+def test_with_outputs_the_terminal_still_gets_the_table_and_the_failed_list(tmp_path):
+    screen = _in_pty([*ASSAY, "run", str(EXAMPLES), "--no-store", "--no-progress", "-o", "r.jsonl", "-o", "r.html"],
+                     cwd=tmp_path)
+    _check(screen, _names())
+    assert "4 trace(s) failed" in screen and "  support-refund-2 " in screen
+    assert screen.rstrip().splitlines()[-1] == "jsonl results written to r.jsonl; report written to r.html"
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 13  # 12 traces and the summary record
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+
+
+@needs_pty
+def test_quiet_leaves_only_the_count_on_the_terminal(tmp_path):
+    screen = _in_pty([*ASSAY, "run", str(EXAMPLES), "--no-store", "--no-progress", "-q", "-o", "r.json"], cwd=tmp_path)
+    assert screen.strip().splitlines() == ["12 traces: 8 passed, 4 failed, 0 unscored; 0 input records skipped",
+                                           "json results written to r.json"]
+
+
+@needs_pty
+def test_user_data_prints_as_written_no_highlighting_markup_or_emoji(tmp_path):
+    import json
+
+    weird = "order-42 :x: [red]boom[/red] /tmp/a.txt"
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps({"id": weird, "turns": [{"input": "q", "output": "a", "tool_calls": [{"name": "bad"}]}],
+                             "expected": {"tool_calls": [{"name": "search"}]}}) + "\n")
+    raw = _in_pty([*ASSAY, "run", str(p), "--no-store", "--no-progress", "-m", "tool_selection_accuracy"], cols=120,
+                  raw=True)
+    assert weird in raw  # one run of plain characters: no colour code inside the digits or the path, no emoji
+    assert "\u274c" not in raw
+    assert "1 trace(s) failed" in ANSI.sub("", raw)
+    line = next(x for x in raw.splitlines() if "tool_selection_accuracy 0.00<0.70" in x)
+    assert "0.00<0.70" in line  # scores are not highlighted as numbers either

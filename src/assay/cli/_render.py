@@ -26,15 +26,32 @@ def one_line(result: RunResult) -> str:
             f"{r['n_traces'] - r['n_passed'] - r['n_failed']} unscored; {r['n_input_issues']} input records skipped")
 
 
-def table(result: RunResult, console: Any = None) -> None:
-    """The summary table, grouped by dimension, with full metric names: it fits 80 columns for names up to
-    26 characters (longer ones wrap, never cut), each interval on one line, counts as numbers (0, not blank)."""
-    from rich import box
+def plain_console(**kw: Any) -> Any:
+    """A rich console that leaves user data alone: no number/path highlighting, no ``:name:`` emoji."""
     from rich.console import Console
+    return Console(highlight=False, emoji=False, **kw)
+
+
+def _text(*parts: Any) -> Any:
+    """``Text`` from ``(string, style)`` pairs or plain strings: user data is never parsed as markup or emoji."""
+    from rich.text import Text
+    return Text.assemble(*parts)
+
+
+def table(result: RunResult, console: Any = None, *, judge_line: bool = True) -> None:
+    """The summary table, grouped by dimension, with full metric names: it fits 80 columns for names up to
+    26 characters (longer ones wrap, never cut), each interval on one line, counts as numbers (0, not blank).
+
+    Trace ids, metric names, sources, reasons and model names are user data: they go in as ``Text``,
+    so ``[red]``, ``:x:`` or digits in them print as written. ``judge_line``: end with the judge's calls,
+    errors and cost (``assay run`` prints that line on stderr instead, unwrapped)."""
+    from rich import box
     from rich.padding import Padding
     from rich.table import Table
 
-    console = console or Console()
+    from ._summary import judge_summary
+
+    console = console or plain_console()
     t = Table(title="assay results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
               padding=0, show_edge=False)  # the box draws one space between columns
     t.add_column("metric", justify="left", overflow="fold")
@@ -45,40 +62,45 @@ def table(result: RunResult, console: Any = None) -> None:
         by_dim.setdefault(s.dimension, []).append(name)
     nulls: dict[str, list[str]] = {}
     for dim, names in by_dim.items():
-        t.add_row(f"[bold]{dim}:[/]", *[""] * 7)
+        t.add_row(_text((f"{dim}:", "bold")), *[""] * 7)
         for name in names:
             s = result.summary[name]
             style = "" if s.pass_rate is None else ("green" if s.pass_rate == 1 else "red" if s.pass_rate < 0.5 else "yellow")
             rate = "—" if s.pass_rate is None else f"{100 * s.pass_rate:.0f}{_pct_ci(s.pass_rate_ci)}"
             if s.n == 0:
                 nulls.setdefault(s.null_reason or "no score", []).append(name)
-            t.add_row(name, str(s.n), str(s.n_tasks if s.n_tasks is not None else 0 if s.n == 0 else "—"), str(s.n_null), str(s.n_errored),
-                      _fmt(s.mean, 2) + _ci(s.mean_ci), f"[{style}]{rate}[/]" if style else rate, _fmt(s.threshold, 2))
+            t.add_row(_text(name), str(s.n), str(s.n_tasks if s.n_tasks is not None else 0 if s.n == 0 else "—"),
+                      str(s.n_null), str(s.n_errored), _fmt(s.mean, 2) + _ci(s.mean_ci), _text((rate, style)),
+                      _fmt(s.threshold, 2))
     console.print(t)
     console.print("[dim]n: traces scored, from that many distinct tasks (the intervals rest on tasks); null: no "
-                  "score; err: metric or judge failed; pass% [CI]: pass rate and interval in %; thr: threshold[/]")
+                  "score; err: metric or judge failed; pass% [CI]: pass rate and interval in %; thr: threshold[/]",
+                  highlight=False)
     for why, names in nulls.items():  # why a metric shows no score at all, said here and not only in JSON/HTML
-        console.print(f"[yellow]no score[/] for {', '.join(names)}: {why}")
+        console.print(_text(("no score", "yellow"), f" for {', '.join(names)}: {why}"))
     by_reason: dict[str, list[str]] = {}
     for name, why in result.run.get("skipped_metrics", {}).items():
         by_reason.setdefault(why, []).append(name)
     for why, names in by_reason.items():  # once per reason, not per metric or trace
-        console.print(f"[dim]skipped {len(names)} metric(s) ({', '.join(names)}): {why}[/]")
+        console.print(_text((f"skipped {len(names)} metric(s) ({', '.join(names)}): {why}", "dim")))
     failed = [tr for tr in result.traces if tr.passed is False] or result.failed
     n_failed = len(failed) if result.traces else result.run.get("n_failed", len(failed))
     if failed:
-        console.print(f"\n[bold red]{n_failed} trace(s) failed[/]")
+        console.print()
+        console.print(_text((f"{n_failed} trace(s) failed", "bold red")))
         for tr in failed[:10]:
             bad = [f"{n} {_fmt(r.score, 2)}<{_fmt(r.threshold, 2)}" for n, r in tr.metrics.items() if r.passed is False]
             dims = [f"{d} {_fmt(v.score, 2)}<{v.threshold:.2f}" for d, v in tr.dimensions.items() if v.passed is False]
-            console.print(Padding(f"[bold]{tr.id}[/]" + (f" [dim]{tr.source}[/]" if tr.source else ""), (0, 0, 0, 2), expand=False))
-            console.print(Padding(", ".join(bad + [f"dimension {x}" for x in dims]), (0, 0, 0, 4), expand=False))
+            console.print(Padding(_text((str(tr.id), "bold"), *((" ", (str(tr.source), "dim")) if tr.source else ())),
+                                  (0, 0, 0, 2), expand=False))
+            console.print(Padding(_text(", ".join(bad + [f"dimension {x}" for x in dims])), (0, 0, 0, 4), expand=False))
         if n_failed > 10:
-            console.print(f"  ... and {n_failed - 10} more")
-    judge = result.run.get("judge")
-    if judge:
-        console.print(f"\njudge {judge.get('model')}: " + ", ".join(f"{k} {v}" for k, v in judge.items() if k != "model"))
-    console.print(one_line(result))
+            console.print(f"  ... and {n_failed - 10} more", highlight=False)
+    summary = judge_summary(result.run) if judge_line else None
+    if summary:
+        console.print()
+        console.print(_text(summary))
+    console.print(_text(one_line(result)))
 
 
 def _when(iso: str | None) -> str:
@@ -109,10 +131,9 @@ def runs_table(infos: list[Any], console: Any = None) -> None:
     from pathlib import PurePath
 
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    console = console or plain_console()
     labelled = any(_name(r) or _tags(r) for r in infos)
     t = Table(title="assay runs", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=0,
               show_edge=False)
@@ -129,15 +150,15 @@ def runs_table(infos: list[Any], console: Any = None) -> None:
         rate = "—" if r.pass_rate is None else f"{r.pass_rate:.0%}"
         cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
         style = _status_style(r.status)
-        row = [r.id, _when(r.started_at)[:16], inputs, str(r.n_traces), rate, str(len(r.metrics)), _judge_of(r), cost,
-               f"[{style}]{r.status}[/]" if style else r.status]
+        row = [r.id, _when(r.started_at)[:16], _text(inputs), str(r.n_traces), rate, str(len(r.metrics)),
+               _text(_judge_of(r)), cost, _text((r.status, style))]
         if labelled and wide:
-            row.append(" ".join(x for x in (_name(r), _tags(r)) if x))
+            row.append(_text(" ".join(x for x in (_name(r), _tags(r)) if x)))
         t.add_row(*row)
     if labelled and not wide:  # narrow terminal: names and tags under the table rather than squeezed into it
         t.caption_justify = "left"
-        t.caption = "\n".join(f"{r.id}  {_name(r)}" + (f"  ({_tags(r)})" if _tags(r) else "") for r in infos
-                              if _name(r) or _tags(r))
+        t.caption = _text("\n".join(f"{r.id}  {_name(r)}" + (f"  ({_tags(r)})" if _tags(r) else "") for r in infos
+                                    if _name(r) or _tags(r)))
     console.print(t)
     if not infos:
         console.print("[dim]no runs stored yet: `assay run` records every run[/]")
@@ -145,37 +166,34 @@ def runs_table(infos: list[Any], console: Any = None) -> None:
 
 def run_detail(info: Any, result: RunResult, console: Any = None) -> None:
     """``assay runs show``: the run's information, its metrics and configuration, then the summary table."""
-    from rich.console import Console
-
-    console = console or Console()
-    style = _status_style(info.status)
+    console = console or plain_console()
     title = f"run {info.id}" + (f" ({_name(info)})" if _name(info) else "")
-    console.print(f"[bold]{title}[/]  [{style}]{info.status}[/]" if style else f"[bold]{title}[/]  {info.status}")
+    console.print(_text((title, "bold"), "  ", (info.status, _status_style(info.status))))
     if _tags(info):
-        console.print(f"tags {_tags(info)}")
+        console.print(_text(f"tags {_tags(info)}"))
     console.print(f"started {_when(info.started_at)} UTC" + (f", finished {_when(info.finished_at)}" if info.finished_at else ""))
     for i in info.inputs:
         digest = f"  sha256 {i['sha256'][:16]}…" if i.get("sha256") else ""
-        console.print(f"input {i.get('path')}{digest}")
-    console.print("judge " + (", ".join(f"{k} {v}" for k, v in info.judge.items()) if info.judge else "none"))
+        console.print(_text(f"input {i.get('path')}{digest}"))
+    console.print(_text("judge " + (str(info.judge.get("model")) if info.judge else "none")))
     cost = "—" if info.cost_usd is None else f"${info.cost_usd:.4f}"
     console.print(f"tokens {info.tokens}, cost {cost}")
     if info.metrics:
         console.print(f"metrics ({len(info.metrics)}):")
         for m in info.metrics:
             params = ", ".join(f"{k}={v}" for k, v in (m.get("params") or {}).items())
-            console.print(f"  {m.get('name')}" + (f" v{m['version']}" if m.get("version") else "")
-                          + (f"  [dim]{params}[/]" if params else ""), highlight=False)
+            console.print(_text(f"  {m.get('name')}" + (f" v{m['version']}" if m.get("version") else ""),
+                                *((("  " + params, "dim"),) if params else ())))
     config = info.config or {}
     for key in ("dimension_weights", "dimension_thresholds"):
         if config.get(key):
-            console.print(f"{key.replace('_', ' ')}: " + ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) else
-                                                                  f"{k} {v}" for k, v in config[key].items()))
+            console.print(_text(f"{key.replace('_', ' ')}: " + ", ".join(
+                f"{k} {v:g}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in config[key].items())))
     for key in ("input_format", "strict"):
         if config.get(key):
-            console.print(f"{key.replace('_', ' ')}: {config[key]}")
+            console.print(_text(f"{key.replace('_', ' ')}: {config[key]}"))
     if info.error:
-        console.print(f"[red]error: {info.error}[/]")
+        console.print(_text((f"error: {info.error}", "red")))
     if info.status in ("running", "incomplete", "failed", "interrupted"):
         console.print(f"[yellow]{info.n_traces} trace(s) recorded; summaries below cover those only[/]")
     table(result, console)

@@ -23,14 +23,23 @@ def judge_summary(run: dict[str, Any]) -> str | None:
     if skipped.get("budget reached"):
         parts.append(f"budget reached: {skipped['budget reached']} not evaluated")
     parts.append(f"{j.get('input_tokens', 0) + j.get('output_tokens', 0):,} tokens")
-    if j.get("unpriced_calls") and not j.get("cost_usd"):
-        parts.append(f"cost unknown for {j.get('model')}")
-    elif j.get("calls"):
-        extra = f" (+{j['unpriced_calls']} calls unpriced)" if j.get("unpriced_calls") else ""
-        parts.append(f"${j.get('cost_usd', 0.0):.4f}{extra}")
-    else:
-        parts.append("$0 (nothing sent)")
+    parts.append(_spent(j))
     return f"judge {j.get('model')}: " + ", ".join(parts)
+
+
+def _spent(j: dict[str, Any]) -> str:
+    """The cost, never a made-up ``$0.0000``: unknown when a call had no price, none when nothing was answered."""
+    cost, unpriced = j.get("cost_usd") or 0.0, j.get("unpriced_calls") or 0
+    if unpriced and not cost:
+        return f"cost unknown (no price for {j.get('model')})"
+    if not j.get("calls"):
+        return "$0 (nothing sent)"
+    if not cost:
+        if not (j.get("input_tokens") or j.get("output_tokens")):
+            return "no cost counted (no call was answered)"
+        return "$0 (a local server or a model priced at 0)"
+    extra = f" (+{unpriced} calls unpriced)" if unpriced else ""
+    return (f"${cost:.4f}" if cost >= 0.00005 else f"${cost:.2g}") + extra
 
 
 def dry_run_plan(run: dict[str, Any]) -> str:

@@ -152,7 +152,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
         result.run["dry_run"] = True
         click.echo(dry_run_plan(result.run), err=stdout_fmt not in ("table", None))  # stdout stays the results'
     elif stdout_fmt == "table":
-        _render.table(result)
+        _render.table(result, judge_line=False)
     elif quiet or stdout_fmt is None:
         click.echo(_render.one_line(result), err=True)
     summary = judge_summary(result.run)
