@@ -30,7 +30,7 @@ _ENGINE = ("Evaluation", "aevaluate", "calibrate", "evaluate")
 def __getattr__(name: str) -> object:
     """The engine (and asyncio under it, ~50 ms) loads on first use, not on ``import assay``."""
     if name in _ENGINE:
-        from . import engine
+        from . import _api, engine
 
-        return getattr(engine, name)
+        return getattr(_api if name != "Evaluation" else engine, name)  # _api: evaluate with store=
     raise AttributeError(f"module 'assay' has no attribute {name!r}")

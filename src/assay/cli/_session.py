@@ -6,7 +6,6 @@ where they meet: a run streams into the store while it is scored, and reports lo
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import signal
@@ -24,6 +23,7 @@ from ..engine._calls import plan_inputs
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
 from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
+from ..store._recording import STORED_INPUTS_OTHER, STORED_INPUTS_PASSED, InputBudget, given, judge_model, metric_specs, run_config
 from ._cards import apply as apply_cards, resolve_cards
 from ._progress import RunProgress
 
@@ -161,10 +161,10 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
     recorder = None
     if store is not None:
         recorder = stack.enter_context(RunStore(store).start(
-            inputs=inputs, metrics=_metric_specs(evaluation), judge=_judge_model(judge_obj),
-            config={**_run_config(evaluation, input_format, strict), **_label(label)}))
+            inputs=inputs, metrics=metric_specs(evaluation), judge=judge_model(judge_obj),
+            config=run_config(evaluation, input_format, strict, label)))
     report_traces: dict[str, Any] = {}
-    stored_inputs = {"passed": 0, "other": 0}
+    store_input = InputBudget(STORED_INPUTS_PASSED, STORED_INPUTS_OTHER)  # this module's, so tests can lower them
     sinks = [stack.enter_context(atomic_write(path)) for path, f, _ in outputs if f == "jsonl"]
     if fmt == "jsonl":
         sinks.append(sys.stdout.buffer)
@@ -173,7 +173,7 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
         def keep(item: TraceResult | InputIssue) -> None:
             trace = item.trace if isinstance(item, TraceResult) else None
             if recorder is not None:
-                recorder.add(item, trace if trace is not None and _store_input(item, stored_inputs) else None)
+                recorder.add(item, trace if trace is not None and store_input(item) else None)
             if html and trace is not None and _worth_keeping(item, report_traces):  # type: ignore[arg-type]
                 report_traces[item.source or item.id] = trace  # type: ignore[union-attr]
         callbacks.append(keep)
@@ -208,7 +208,7 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
                             intervals=intervals, on_result=on_result, tap=tap, executor=executor)
     inputs = tap.info()
     result.run["input_files"] = inputs
-    result.run.update(_label(label))
+    result.run.update(given(label))
     result.run["max_errors"] = max_errors
     if planned is not None:
         result.run["planned_judge_calls"] = planned.total
@@ -258,47 +258,11 @@ def _document(result: RunResult, fmt: str) -> bytes:
     return (to_junit(result) if fmt == "junit" else to_csv(result)).encode("utf-8")
 
 
-STORED_INPUTS_PASSED, STORED_INPUTS_OTHER = 1000, 10_000
-"""Input traces written to the run store per run: the first passing ones and the failed or unscored
-ones, so a report of a stored run can show what went wrong without the store growing by the full
-input size on every run (results are always stored)."""
-
-
-def _store_input(item: TraceResult, counts: dict[str, int]) -> bool:
-    key, cap = ("passed", STORED_INPUTS_PASSED) if item.passed is True else ("other", STORED_INPUTS_OTHER)
-    if counts[key] >= cap:
-        return False
-    counts[key] += 1
-    return True
-
-
 def _worth_keeping(item: TraceResult, kept: dict[str, Any]) -> bool:
     """Input traces held in memory for --html: as many as the report has views for, plus failed ones up to
     twice that (the report shows failed traces first), so memory follows what is shown, not the run's size."""
     from ..report import MAX_VIEWS
     return len(kept) < MAX_VIEWS or (item.passed is not True and len(kept) < 2 * MAX_VIEWS)
-
-
-def _metric_specs(evaluation: Evaluation) -> list[dict[str, Any]]:
-    return [{"name": n, "metric": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
-             "params": {f.name: getattr(m, f.name) for f in dataclasses.fields(m) if f.init}}
-            for n, m in evaluation.instances.items()]
-
-
-def _label(label: dict[str, Any] | None) -> dict[str, Any]:
-    """The run's name and tags, only those given."""
-    return {k: v for k, v in (label or {}).items() if v}
-
-
-def _run_config(evaluation: Evaluation, input_format: str | None, strict: bool) -> dict[str, Any]:
-    dims = sorted(set(evaluation.dimension_of.values()))
-    return {"dimension_weights": {d: evaluation.dims.weight(d) for d in dims},
-            "dimension_thresholds": {d: evaluation.dims.threshold(d) for d in dims},
-            "skipped_metrics": dict(evaluation.skipped), "input_format": input_format, "strict": strict}
-
-
-def _judge_model(judge: Any) -> dict[str, Any] | None:
-    return None if judge is None else {"model": getattr(judge, "model", type(judge).__name__)}
 
 
 def make_report(ref: str, output: str, *, store: str | None = None, comparison: str | None = None,

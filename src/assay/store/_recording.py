@@ -1,0 +1,112 @@
+"""Running an Evaluation into the store: what ``assay run`` and ``assay.evaluate(store=True)`` share.
+
+The store sits above the engine, so this is where a run and its record meet: the metric specs,
+judge and configuration kept with each run, and a run that streams every result into the store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..engine import Evaluation
+from ..model import InputIssue, RunResult, TraceResult
+from ._db import RunStore
+from ._inputs import InputTap
+from ._paths import default_store_path
+
+STORED_INPUTS_PASSED, STORED_INPUTS_OTHER = 1000, 10_000
+"""Input traces written to the run store per run: the first passing ones and the failed or unscored
+ones, so a report of a stored run can show what went wrong without the store growing by the full
+input size on every run (results are always stored)."""
+
+
+def metric_specs(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """Each metric instance's name, metric, version, dimension and parameters: enough to rerun it."""
+    return [{"name": n, "metric": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
+             "params": {f.name: getattr(m, f.name) for f in dataclasses.fields(m) if f.init}}
+            for n, m in evaluation.instances.items()]
+
+
+def run_config(evaluation: Evaluation, input_format: str | None, strict: bool,
+               label: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The configuration kept with a run: weights, thresholds, skipped metrics, input options, name and tags."""
+    dims = sorted(set(evaluation.dimension_of.values()))
+    return {"dimension_weights": {d: evaluation.dims.weight(d) for d in dims},
+            "dimension_thresholds": {d: evaluation.dims.threshold(d) for d in dims},
+            "skipped_metrics": dict(evaluation.skipped), "input_format": input_format, "strict": strict,
+            **given(label)}
+
+
+def given(label: dict[str, Any] | None) -> dict[str, Any]:
+    """The run's name and tags, only those given."""
+    return {k: v for k, v in (label or {}).items() if v}
+
+
+def judge_model(judge: Any) -> dict[str, Any] | None:
+    return None if judge is None else {"model": getattr(judge, "model", type(judge).__name__)}
+
+
+class InputBudget:
+    """Which input traces go into the store with their results (see ``STORED_INPUTS_*``)."""
+
+    def __init__(self, passed: int = STORED_INPUTS_PASSED, other: int = STORED_INPUTS_OTHER) -> None:
+        self.caps = {"passed": passed, "other": other}
+        self.counts = {"passed": 0, "other": 0}
+
+    def __call__(self, item: TraceResult) -> bool:
+        key = "passed" if item.passed is True else "other"
+        cap = self.caps[key]
+        if self.counts[key] >= cap:
+            return False
+        self.counts[key] += 1
+        return True
+
+
+def store_file(store: bool | str | os.PathLike[str]) -> Path | None:
+    """``store=True``: the default store ($ASSAY_STORE, None when it is ``off``); a path: that file."""
+    if store is True:
+        return default_store_path()
+    return Path(store).expanduser()  # type: ignore[arg-type]
+
+
+def record_evaluation(evaluation: Evaluation, source: Any, store: Path, *, input_format: str | None = None,
+                      strict: bool = False, label: dict[str, Any] | None = None,
+                      on_result: Callable[[TraceResult | InputIssue], None] | None = None) -> RunResult:
+    """Run ``evaluation`` over ``source`` while streaming every result into ``store``, as ``assay run`` does.
+
+    The run is listed by ``assay runs`` and loadable by ``load_run``; ``result.run["run_id"]`` names
+    it. ``source`` paths are hashed while read; Trace objects or dicts are recorded as "(python)".
+    """
+    paths = _paths(source)
+    tap = InputTap(paths) if paths is not None else None
+    inputs = ([{"path": p, "sha256": None, "bytes": None} for p in tap.paths] if tap is not None
+              else [{"path": "(python)", "sha256": None, "bytes": None}])
+    keep_input = InputBudget()
+    with RunStore(store).start(inputs=inputs, metrics=metric_specs(evaluation), judge=judge_model(evaluation.judge),
+                               config=run_config(evaluation, input_format, strict, label)) as recorder:
+        def record(item: TraceResult | InputIssue) -> None:
+            trace = item.trace if isinstance(item, TraceResult) else None
+            recorder.add(item, trace if trace is not None and keep_input(item) else None)  # type: ignore[arg-type]
+            if on_result is not None:
+                on_result(item)
+
+        result = evaluation.run(source, input_format=input_format, strict=strict, on_result=record, tap=tap)
+        if tap is not None:
+            result.run["input_files"] = tap.info()
+        result.run.update(given(label))
+        result.run["run_id"] = recorder.run_id
+        recorder.finish(result)
+    return result
+
+
+def _paths(source: Any) -> list[str] | None:
+    """The file paths in ``source`` when it is a path or a list of paths, else None (in-memory traces)."""
+    if isinstance(source, (str, os.PathLike)):
+        return [str(source)]
+    if isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
+        return [str(s) for s in source]
+    return None
