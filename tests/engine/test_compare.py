@@ -76,7 +76,7 @@ def test_unpaired_traces_are_listed_and_cli_exits_1_on_regression(reg, tmp_path)
     out = json.loads(r.stdout)
     assert out["metrics"]["meta_score"]["regression"] is True
     r = CliRunner().invoke(main, ["compare", str(pa), str(pa)])
-    assert r.exit_code == 0 and "no significant regression" in r.stdout
+    assert r.exit_code == 0 and "no significant regression" in r.stdout and not res["inconclusive"]
     r = CliRunner().invoke(main, ["compare", str(pa), str(tmp_path / "nope.json")])
     assert r.exit_code == 2 and "Error:" in r.stderr
 
@@ -134,7 +134,9 @@ def test_two_clusters_warn_that_significance_is_unreachable(reg, tmp_path):
     pb.write_text(json.dumps(b.to_dict()))
     out = json.loads(CliRunner().invoke(main, ["compare", str(pa), str(pb), "-f", "json"]).stdout)
     assert out["cannot_reach_significance"] and out["exit_reason"].startswith("inconclusive")
-    table = CliRunner().invoke(main, ["compare", str(pa), str(pb)], env={"COLUMNS": "100"}).stdout
+    r = CliRunner().invoke(main, ["compare", str(pa), str(pb)], env={"COLUMNS": "100"})
+    assert r.exit_code == 3 and out["inconclusive"] is True  # a gate that cannot see a regression does not pass
+    table = r.stdout
     assert "too few tasks" in table and "smallest achievable p is 0.5 (1 after Holm over 2 metrics)" in " ".join(
         table.split()) and "inconclusive" in table.splitlines()[-1]
 
@@ -189,3 +191,18 @@ def test_compare_table_does_not_truncate_the_verdict_in_a_terminal(reg, tmp_path
     assert re.search(r"meta_score +0\.\d{3} +0\.\d{3} +[-+]0\.\d{3} +\d\.\d{4} +\d\.\d{4} +120 +not significant",
                      text), text
     assert "…" not in text
+
+
+def test_report_baseline_takes_the_flag_its_duplicate_error_names(reg, tmp_path):
+    a = make_run(reg, 0.0, 0.05, 43, n_tasks=10)
+    d = a.to_dict()
+    d["traces"].append(dict(d["traces"][0]))
+    pa, pb, html = tmp_path / "a.json", tmp_path / "dup.json", tmp_path / "r.html"
+    pa.write_text(json.dumps(a.to_dict()))
+    pb.write_text(json.dumps(d))
+    r = CliRunner().invoke(main, ["report", str(pb), "--baseline", str(pa), "-o", str(html)])
+    assert r.exit_code == 2 and "--allow-duplicate-ids" in r.stderr and not html.exists()
+    r = CliRunner().invoke(main, ["report", str(pb), "--baseline", str(pa), "-o", str(html),
+                                  "--allow-duplicate-ids", "first"])
+    assert r.exit_code == 0, r.output
+    assert "<h2>Comparison</h2>" in html.read_text()

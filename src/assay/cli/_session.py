@@ -267,7 +267,7 @@ def _worth_keeping(item: TraceResult, kept: dict[str, Any]) -> bool:
 
 def make_report(ref: str, output: str, *, store: str | None = None, comparison: str | None = None,
                 baseline: str | None = None, title: str | None = None, max_traces: int | None = None,
-                screenshot: str | None = None) -> RunResult:
+                screenshot: str | None = None, duplicates: str | None = None) -> RunResult:
     """``assay report``: load the run (id, prefix, latest, results file) and its traces; write HTML (and PNG).
 
     The comparison section comes from ``comparison`` (a JSON file) or is computed against ``baseline``.
@@ -285,7 +285,7 @@ def make_report(ref: str, output: str, *, store: str | None = None, comparison: 
     comp = base_run = None
     if baseline:
         base_run = load_run(baseline, store=store)
-        comp = compare_runs(base_run, result)
+        comp = compare_runs(base_run, result, duplicates=duplicates)
     if comparison:
         try:
             comp = json.loads(Path(comparison).read_text(encoding="utf-8"))

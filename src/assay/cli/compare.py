@@ -1,6 +1,7 @@
-"""``assay compare``: is run B better or worse than run A? Exits 1 on a significant regression.
+"""``assay compare``: is run B better or worse than run A? Exits 1 on a significant regression, 3 when
+the comparison is inconclusive (too few paired tasks for any metric to reach significance).
 
-The last line says why it exits as it does, including when the design cannot reach significance.
+The last line says why it exits as it does.
 """
 
 from __future__ import annotations
@@ -9,10 +10,18 @@ import sys
 
 import click
 
-from ._common import EXIT_FAILED, EXIT_OK, debug_option, handle_errors
+from ._common import EXIT_FAILED, EXIT_NOT_EVALUATED, EXIT_OK, debug_option, handle_errors
+
+EPILOG = """\b
+Exit status:
+  0  no significant regression
+  1  a significant regression (Holm-corrected over the metrics)
+  2  usage or input error (a run not found, repeated trace ids without --allow-duplicate-ids)
+  3  inconclusive: with this few paired tasks no metric can reach significance at --alpha,
+     so the comparison could not have shown a regression (`assay plan` says how many are needed)"""
 
 
-@click.command("compare")
+@click.command("compare", epilog=EPILOG)
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--alpha", default=0.05, show_default=True, help="Family-wise error rate (Holm).")
@@ -40,4 +49,4 @@ def command(run_a: str, run_b: str, alpha: float, delta: float, seed: int, holm_
         click.echo(dumps(result, indent=2))
     else:
         comparison_table(result)
-    sys.exit(EXIT_FAILED if result["regressions"] else EXIT_OK)
+    sys.exit(EXIT_FAILED if result["regressions"] else EXIT_NOT_EVALUATED if result.get("inconclusive") else EXIT_OK)

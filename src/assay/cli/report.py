@@ -17,6 +17,9 @@ from ._common import debug_option, handle_errors
               help='Comparison JSON to include: {"metrics": {name: {"delta", "ci_low", "ci_high", "p_value", ...}}}.')
 @click.option("--baseline", default=None, metavar="RUN",
               help="Compare against this run (id or results file) and include the comparison section.")
+@click.option("--allow-duplicate-ids", "duplicates", type=click.Choice(["first", "last", "mean"]), default=None,
+              help="With --baseline: pair ids repeated within a run by the first or last trace, or the mean of "
+                   "their scores (default: refuse, listing them).")
 @click.option("--title", default=None, help="Page title.")
 @click.option("--max-traces", type=click.IntRange(min=1), default=2000, show_default=True,
               help="Traces shown in the table and as views (failed ones are kept first).")
@@ -25,10 +28,10 @@ from ._common import debug_option, handle_errors
 @debug_option
 @handle_errors
 def command(run: str, output: str, store: str | None, comparison: str | None, baseline: str | None,
-            title: str | None, max_traces: int, screenshot: str | None, debug: bool) -> None:
+            duplicates: str | None, title: str | None, max_traces: int, screenshot: str | None, debug: bool) -> None:
     """Write an HTML report of RUN: a run id, unique prefix, latest, latest~N, or a results file."""
     from ._session import make_report
 
-    make_report(run, output, store=store, comparison=comparison, baseline=baseline, title=title,
+    make_report(run, output, store=store, comparison=comparison, baseline=baseline, duplicates=duplicates, title=title,
                 max_traces=max_traces, screenshot=screenshot)
     click.echo(f"report written to {output}" + (f", screenshot {screenshot}" if screenshot else ""), err=True)

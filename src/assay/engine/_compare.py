@@ -142,9 +142,10 @@ def compare_runs(a: RunResult, b: RunResult, *, alpha: float = 0.05, level: floa
             + (f" ({r0['min_p_achievable']:.4g} after Holm over {m} metrics)" if r0["in_holm_family"] and m > 1
                else "") + "; pair more tasks")
     regressions = [n for n, r in rows.items() if r["regression"] and r["in_holm_family"]]
+    inconclusive = not regressions and bool(unreachable) and set(unreachable) >= set(family)
     if regressions:
         reason = f"significant regression: {', '.join(regressions)}"
-    elif unreachable and set(unreachable) >= set(family):
+    elif inconclusive:
         reason = "inconclusive: the design cannot reach significance (too few paired tasks)"
     else:
         reason = "no significant regression" + (f" (cannot reach significance for {', '.join(unreachable)})"
@@ -160,6 +161,7 @@ def compare_runs(a: RunResult, b: RunResult, *, alpha: float = 0.05, level: floa
         "duplicate_ids": {"rule": duplicates, "a": dups["a"], "b": dups["b"]} if duplicates else None,
         "regressions": regressions,
         "cannot_reach_significance": unreachable,
+        "inconclusive": inconclusive,  # no metric in the family could show a difference: not a pass
         "exit_reason": reason,
         "warnings": warnings,
     }
