@@ -108,18 +108,16 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | lis
     try:
         with ExitStack() as stack:
             stack.enter_context(_stop_on_signals(evaluation.cancel))  # type: ignore[arg-type]
-            result, report_traces = _scored(stack, evaluation, judge_obj, paths, tap, inputs, store, bool(html),
+            result, report_traces, digest = _scored(stack, evaluation, judge_obj, paths, tap, inputs, store, bool(html),
                                             fmt, outputs, input_format, strict, intervals, progress,
                                             progress_every, max_errors, label, cards, executor)
     except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
         return stopped.result
-    if html:
+    if html:  # from the digest of the stream: memory follows what the page shows, not the run's size
         from ..report import write_report
-        shown = result
-        if not result.traces and store is not None and result.run.get("run_id"):
-            shown = RunStore(store).load(result.run["run_id"])  # -f jsonl kept no traces in memory
+        shown = digest.result(result)
         for path in html:
-            write_report(path, shown, traces=report_traces)
+            write_report(path, shown, traces=report_traces, scores=digest)
     return result
 
 
@@ -156,7 +154,7 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
             progress: bool | None, progress_every: float, max_errors: float | int,
             label: dict[str, Any] | None = None,
             cards: tuple[list[Any], bool] = ([], False),
-            executor: str | None = None) -> tuple[RunResult, dict[str, Any]]:
+            executor: str | None = None) -> tuple[RunResult, dict[str, Any], Any]:
     """The run itself, with the store, the outputs and progress entered on ``stack``."""
     recorder = None
     if store is not None:
@@ -164,6 +162,10 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
             inputs=inputs, metrics=metric_specs(evaluation), judge=judge_model(judge_obj),
             config=run_config(evaluation, input_format, strict, label)))
     report_traces: dict[str, Any] = {}
+    digest = None
+    if html:
+        from ..report import MAX_TRACES, ReportDigest
+        digest = ReportDigest(MAX_TRACES)
     store_input = InputBudget(STORED_INPUTS_PASSED, STORED_INPUTS_OTHER)  # this module's, so tests can lower them
     sinks = [stack.enter_context(atomic_write(path)) for path, f, _ in outputs if f == "jsonl"]
     if fmt == "jsonl":
@@ -174,8 +176,10 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
             trace = item.trace if isinstance(item, TraceResult) else None
             if recorder is not None:
                 recorder.add(item, trace if trace is not None and store_input(item) else None)
-            if html and trace is not None and _worth_keeping(item, report_traces):  # type: ignore[arg-type]
-                report_traces[item.source or item.id] = trace  # type: ignore[union-attr]
+            if digest is not None and isinstance(item, TraceResult):
+                digest.add(item)
+                if trace is not None and _worth_keeping(item, report_traces):
+                    report_traces[item.source or item.id] = trace
         callbacks.append(keep)
     if sinks:
         def write(item: TraceResult | InputIssue) -> None:
@@ -200,10 +204,10 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
         for cb in callbacks:
             cb(item)
 
-    # per-trace results are kept only for whole-document outputs (and a report with no store to
-    # read them back from); the table reads summaries and the first failed traces
+    # per-trace results are kept only for whole-document outputs (the report has its digest); the
+    # table reads summaries and the first failed traces
     whole = {f for _, f, _ in outputs} | {fmt}
-    keep = bool(whole & {"json", "junit", "csv"}) or (html and store is None)
+    keep = bool(whole & {"json", "junit", "csv"})
     result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=keep,
                             intervals=intervals, on_result=on_result, tap=tap, executor=executor)
     inputs = tap.info()
@@ -237,7 +241,7 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
         sys.stdout.flush()
         sys.stdout.buffer.write(_document(result, fmt))
         sys.stdout.buffer.flush()
-    return result, report_traces
+    return result, report_traces, digest
 
 
 def _document(result: RunResult, fmt: str) -> bytes:

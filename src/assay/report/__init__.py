@@ -9,6 +9,7 @@ forbids any network access) and escapes everything that comes from the evaluated
 """
 
 from ._ci import to_csv, to_junit
+from ._digest import ReportDigest
 from ._page import MAX_TRACES, MAX_VIEWS, render_report, write_report
 
-__all__ = ["MAX_TRACES", "MAX_VIEWS", "render_report", "to_csv", "to_junit", "write_report"]
+__all__ = ["MAX_TRACES", "MAX_VIEWS", "ReportDigest", "render_report", "to_csv", "to_junit", "write_report"]

@@ -48,9 +48,13 @@ def _items(t: TraceResult, trace: Any) -> list[Markup]:
     return out
 
 
-def failures(result: RunResult, viewed: Sequence[int], traces: Mapping[str, Any] | None) -> Markup | None:
-    """The section, or None when no trace failed or errored; links go to the trace views in ``viewed``."""
+def failures(result: RunResult, viewed: Sequence[int], traces: Mapping[str, Any] | None,
+             counts: tuple[int, int] | None = None) -> Markup | None:
+    """The section, or None when no trace failed or errored; links go to the trace views in ``viewed``.
+
+    ``counts``: (failed or errored, all) traces of the run when ``result`` holds only some of them."""
     bad = [i for i, t in enumerate(result.traces) if trace_status(t) in ("fail", "error")]
+    n_bad, n_all = counts or (len(bad), len(result.traces))
     if not bad:
         return None
     viewable = set(viewed)
@@ -65,8 +69,8 @@ def failures(result: RunResult, viewed: Sequence[int], traces: Mapping[str, Any]
         entries.append(h("li", h("div", h("span", st, class_=f"badge {st}"), " ", h("strong", link), " ",
                                   h("span", where, class_="meta"), class_="failure-head"),
                          h("ul", _items(t, trace_for(t, traces)), class_="failure-items"), class_="failure", data_i=i + 1))
-    more = len(bad) - len(entries)
+    more = n_bad - len(entries)
     note = h("p", f"{more} more failed traces not listed; filter the traces table by verdict to see them.",
              class_="meta") if more else None
-    return h("section", h("h2", f"Failures ({len(bad)} of {len(result.traces)} traces)"),
+    return h("section", h("h2", f"Failures ({n_bad} of {n_all} traces)"),
              h("ol", entries, class_="failures"), note, id="failures")

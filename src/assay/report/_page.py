@@ -15,6 +15,7 @@ from .._files import write_atomic
 from .._version import __version__
 from ..model import RunResult
 from . import _failures, _judge, _passk, _sections, _traces
+from ._digest import ReportDigest
 from ._html import Markup, esc, h, join
 
 MAX_TRACES = 2000
@@ -59,7 +60,7 @@ def _asset(name: str) -> str:
 def render_report(result: RunResult, *, traces: Mapping[str, Any] | None = None,
                   comparison: Mapping[str, Any] | None = None, title: str | None = None,
                   max_traces: int = MAX_TRACES, max_views: int = MAX_VIEWS,
-                  baseline: RunResult | None = None) -> str:
+                  baseline: RunResult | None = None, scores: ReportDigest | None = None) -> str:
     """One self-contained HTML page for ``result``.
 
     ``traces`` maps a result's ``source`` (``file:line``) or trace id to its input Trace (or trace
@@ -72,24 +73,28 @@ def render_report(result: RunResult, *, traces: Mapping[str, Any] | None = None,
 
     The table lists up to ``max_traces`` traces and up to ``max_views`` of them get a trace view
     (failed and errored first), so the page's size follows what it shows, not the run's size.
+    ``scores``: the ``ReportDigest`` a streamed run was fed to, with ``result`` its ``digest.result(run)``
+    (the kept traces only): the distributions and counts then cover every trace of the run.
     """
     run_id = result.run.get("run_id")
     title = title or ("assay report" + (f" · {run_id}" if run_id else ""))
     shown, hidden = _traces.select(result.traces, max_traces)
+    total = len(result.traces) if scores is None else scores.n_traces
+    hidden += total - len(result.traces)
     viewed = _traces.pick_views(result, shown, max_views)
     sections: list[Any] = [_sections.header(result, title)]
-    fails = _failures.failures(result, viewed, traces)
+    fails = _failures.failures(result, viewed, traces, None if scores is None else (scores.n_bad, total))
     comp = _sections.comparison(comparison, result, baseline)
     passk = _passk.pass_k(result)
-    dims = _sections.dimensions(result)
+    dims = _sections.dimensions(result, scores)
     judge = _judge.judge_section(result)
     toc = [("#failures", "Failures", fails), ("#comparison", "Comparison", comp), ("#dimensions", "Dimensions", dims), ("#metrics", "Metrics", True), ("#judge", "Judge", judge),
            ("#pass-k", "pass@k", passk), ("#traces", "Traces", result.traces), ("#issues", "Input issues",
                                                                                  result.input_issues)]
     sections.insert(0, h("nav", [h("a", label, href=href) for href, label, present in toc if present], class_="toc"))
-    sections += [fails, comp, dims, _sections.metrics(result), judge, passk]
+    sections += [fails, comp, dims, _sections.metrics(result, scores), judge, passk]
     if result.traces:
-        sections += [_traces.table(result, shown, hidden), _traces.views(result, viewed, traces, total=len(shown))]
+        sections += [_traces.table(result, shown, hidden, total), _traces.views(result, viewed, traces, total=len(shown))]
     sections.append(_sections.issues(result))
     nonce = secrets.token_urlsafe(18)
     return _PAGE.substitute(

@@ -86,16 +86,20 @@ def _card(label: str, value: str, note: str, state: str = "") -> Markup:
              h("div", note, class_="card-note"), class_=f"card {state}".strip())
 
 
-def dimensions(result: RunResult) -> Markup | None:
-    per: dict[str, list[Any]] = {}
+def dimensions(result: RunResult, scores: Any = None) -> Markup | None:
+    """Score distributions per dimension; ``scores`` (a ``ReportDigest``) has them for a streamed run."""
+    per: dict[str, Any] = {}
     thresholds: dict[str, Any] = {}
-    for t in result.traces:
-        for d, s in t.dimensions.items():
-            per.setdefault(d, []).append(s.score)
-            thresholds[d] = s.threshold
+    if scores is not None:
+        per, thresholds, overall = scores.dimension_scores, scores.dimension_thresholds, list(scores.overall)
+    else:
+        for t in result.traces:
+            for d, s in t.dimensions.items():
+                per.setdefault(d, []).append(s.score)
+                thresholds[d] = s.threshold
+        overall = [t.overall for t in result.traces if t.overall is not None]
     if not per:
         return None
-    overall = [t.overall for t in result.traces if t.overall is not None]
     cards = [_dist_card("overall", "weighted mean over dimensions", overall, None, None, None, None)]
     for d in sorted(per):
         vals = [v for v in per[d] if num(v) is not None]
@@ -125,10 +129,13 @@ HIST_LEGEND = [("rect", "bar pass", "scores at or above the threshold"), ("rect"
                ("line", "mean-line", "mean"), ("rect", "ci-band", "interval of the mean")]
 
 
-def metrics(result: RunResult) -> Markup:
-    scores: dict[str, list[Any]] = {}
+def metrics(result: RunResult, digest: Any = None) -> Markup:
+    """The metric table, pass-rate forest and score histograms; ``digest`` has the scores of a streamed run."""
+    scores: dict[str, Any] = {}
     tasks: dict[str, set[str]] = {}
-    for t in result.traces:
+    if digest is not None:
+        scores, tasks = digest.metric_scores, digest.metric_tasks
+    for t in result.traces if digest is None else ():
         for name, r in t.metrics.items():
             scores.setdefault(name, []).append(r.score)
             if r.score is not None:
@@ -148,7 +155,7 @@ def metrics(result: RunResult) -> Markup:
         extra = h("div", "pass rate ", h("strong", pct(s.pass_rate)), " ", interval(s.pass_rate_ci, 2, percent=True),
                   f" · {s.n_passed}/{s.n} passed", behind, f" · {s.n_null} null" if s.n_null else None,
                   f" ({s.n_errored} errored)" if s.n_errored else None, class_="stat")
-        cards.append(_dist_card(name, s.dimension, scores.get(name, []), s.threshold, s.mean, s.mean_ci, extra,
+        cards.append(_dist_card(name, s.dimension, list(scores.get(name, ())), s.threshold, s.mean, s.mean_ci, extra,
                                 id_=f"metric-{slug(name)}"))
     head = h("tr", [h("th", c, title=t) for c, t in (
         ("metric", None), ("dimension", None), ("n", "traces with a score"),

@@ -43,7 +43,7 @@ def trace_for(t: TraceResult, traces: Mapping[str, Any] | None) -> Trace | None:
     return found if isinstance(found, Trace) else None
 
 
-def table(result: RunResult, shown: list[int], hidden: int) -> Markup:
+def table(result: RunResult, shown: list[int], hidden: int, total: int | None = None) -> Markup:
     names = list(result.summary) or sorted({n for t in result.traces for n in t.metrics})
     options = [h("option", "any metric (trace verdict)", value="")] + [h("option", n, value=n) for n in names]
     statuses = [("", "all"), ("pass", "passed"), ("fail", "failed"), ("error", "errored"), ("null", "no score")]
@@ -84,7 +84,7 @@ def table(result: RunResult, shown: list[int], hidden: int) -> Markup:
                       cells, data_st=st, data_text=f"{t.id} {t.task_id}".lower(), data_view=f"trace-{i + 1}"))
     note = h("p", f"{hidden} more traces not shown (failed and errored traces are kept first).",
              class_="meta") if hidden else None
-    return h("section", h("h2", f"Traces ({len(result.traces)})"), controls, note,
+    return h("section", h("h2", f"Traces ({len(result.traces) if total is None else total})"), controls, note,
              h("div", h("table", h("thead", head), h("tbody", rows), class_="traces", id="trace-table"),
                class_="scroll"),
              h("p", "Click a column header to sort; the filter also applies to the trace views below.",
