@@ -107,7 +107,9 @@ def test_a_writer_crash_leaves_every_previous_output_intact(tmp_path, monkeypatc
     def crash(result):
         raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
 
-    monkeypatch.setattr("assay.cli._session.to_csv", crash)
+    import assay.report as report
+
+    monkeypatch.setattr(report, "to_csv", crash)  # the CLI imports the writer from the package when it writes
     r = CliRunner().invoke(main, ["run", str(traces(tmp_path)), "--no-store", "-m", "tool_selection_accuracy",
                                   "-o", str(jsonl), "-o", str(csv_out)])
     assert r.exit_code == 3 and "internal error: UnicodeEncodeError" in r.stderr
