@@ -142,7 +142,8 @@ def compare_runs(a: RunResult, b: RunResult, *, alpha: float = 0.05, level: floa
             + (f" ({r0['min_p_achievable']:.4g} after Holm over {m} metrics)" if r0["in_holm_family"] and m > 1
                else "") + "; pair more tasks")
     regressions = [n for n, r in rows.items() if r["regression"] and r["in_holm_family"]]
-    inconclusive = not regressions and bool(unreachable) and set(unreachable) >= set(family)
+    # no metric in the family could have shown a difference (too few pairs, or none): not a pass
+    inconclusive = not regressions and not any(rows[n]["can_reach_significance"] for n in family)
     if regressions:
         reason = f"significant regression: {', '.join(regressions)}"
     elif inconclusive:
