@@ -13,7 +13,7 @@ from typing import Any
 
 from .engine import Evaluation
 from .engine import evaluate as _evaluate
-from .engine._run import Source
+from .engine._run import Source, resolve_judge
 from .errors import ConfigError
 from .model import RunResult
 
@@ -26,7 +26,8 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     """Score traces (paths, Trace objects or dicts) with metrics; returns a RunResult.
 
     ``judge`` is a model string (``"openai:gpt-4o-mini"``), a client object or an
-    ``assay.judge.Judge``; ``judge_options`` go to ``assay.judge.make_judge``. ``store=True``
+    ``assay.judge.Judge``; ``judge_options`` go to ``assay.judge.make_judge``; a list of them is a
+    jury. ``store=True``
     records the run in the run store (``$ASSAY_STORE``, else the user data dir; nothing when
     ``ASSAY_STORE=off``), ``store="runs.sqlite3"`` in that file; ``name`` and ``tags`` label it
     for ``assay runs``, and ``result.run["run_id"]`` names it.
@@ -39,12 +40,8 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     from .store._recording import record_evaluation, store_file
 
     path = store_file(store)
-    if judge is None and judge_options:
-        raise ConfigError(f"judge options {sorted(judge_options)} given without a judge")
-    if judge is not None and (not hasattr(judge, "judge") or judge_options):
-        from .judge import make_judge
-        judge = make_judge(judge, **judge_options)
-    evaluation = Evaluation(metrics, judge=judge, weights=weights, thresholds=thresholds, attach_traces=path is not None)
+    evaluation = Evaluation(metrics, judge=resolve_judge(judge, judge_options), weights=weights,
+                            thresholds=thresholds, attach_traces=path is not None)
     if path is None:  # ASSAY_STORE=off: the run is not recorded, as with `assay run`
         return evaluation.run(traces, input_format=input_format, strict=strict)
     return record_evaluation(evaluation, traces, path, input_format=input_format, strict=strict,
@@ -56,7 +53,8 @@ async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, jud
                     input_format: str | None = None, strict: bool = False,
                     store: bool | str | os.PathLike[str] = False, name: str | None = None,
                     tags: Mapping[str, str] | None = None, **judge_options: Any) -> RunResult:
-    """``evaluate`` for async code: runs on the caller's loop."""
+    """``evaluate`` for async code: awaitable without blocking the caller's event loop (it runs in a
+    worker thread with its own loop, judge calls included)."""
     return await asyncio.to_thread(evaluate, traces, metrics, judge=judge, weights=weights, thresholds=thresholds,
                                    input_format=input_format, strict=strict, store=store, name=name, tags=tags,
                                    **judge_options)

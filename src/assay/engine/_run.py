@@ -470,18 +470,24 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     ``executor="dask"`` (or ``"dask:tcp://HOST:8786"``, a ``distributed.Client``) scores on a Dask
     cluster: see ``Evaluation.run``.
     """
+    spec = (judge, dict(judge_options)) if isinstance(judge, str) else None
+    evaluation = Evaluation(metrics, judge=resolve_judge(judge, judge_options), weights=weights,
+                            thresholds=thresholds)
+    evaluation.judge_spec = spec  # what Dask workers build their judges from
+    return evaluation.run(traces, input_format=input_format, strict=strict, executor=executor)
+
+
+def resolve_judge(judge: Any, judge_options: Mapping[str, Any]) -> Any:
+    """``evaluate``'s ``judge`` argument as a judge: a model string, client, Judge, or a list of them (a jury)."""
     if judge is None and judge_options:
         raise ConfigError(f"judge options {sorted(judge_options)} given without a judge")
-    spec = (judge, dict(judge_options)) if isinstance(judge, str) else None
     if isinstance(judge, (list, tuple)):  # a jury: one judge per item
         from ._jury import make_jury
-        judge = make_jury(judge, **judge_options)
-    elif judge is not None and (not hasattr(judge, "judge") or judge_options):
+        return make_jury(judge, **judge_options)
+    if judge is not None and (not hasattr(judge, "judge") or judge_options):
         from ..judge import make_judge
-        judge = make_judge(judge, **judge_options)
-    evaluation = Evaluation(metrics, judge=judge, weights=weights, thresholds=thresholds)
-    evaluation.judge_spec = spec
-    return evaluation.run(traces, input_format=input_format, strict=strict, executor=executor)
+        return make_judge(judge, **judge_options)
+    return judge
 
 
 async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
