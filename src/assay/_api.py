@@ -22,7 +22,7 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
              weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
              input_format: str | None = None, strict: bool = False,
              store: bool | str | os.PathLike[str] = False, name: str | None = None,
-             tags: Mapping[str, str] | None = None, **judge_options: Any) -> RunResult:
+             tags: Mapping[str, str] | None = None, executor: Any = None, **judge_options: Any) -> RunResult:
     """Score traces (paths, Trace objects or dicts) with metrics; returns a RunResult.
 
     ``judge`` is a model string (``"openai:gpt-4o-mini"``), a client object or an
@@ -36,25 +36,25 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
         if name is not None or tags:
             raise ConfigError("name= and tags= label a stored run: pass store=True (or a store path) too")
         return _evaluate(traces, metrics, judge=judge, weights=weights, thresholds=thresholds,
-                         input_format=input_format, strict=strict, **judge_options)
+                         input_format=input_format, strict=strict, executor=executor, **judge_options)
     from .store._recording import record_evaluation, store_file
 
     path = store_file(store)
     evaluation = Evaluation(metrics, judge=resolve_judge(judge, judge_options), weights=weights,
                             thresholds=thresholds, attach_traces=path is not None)
     if path is None:  # ASSAY_STORE=off: the run is not recorded, as with `assay run`
-        return evaluation.run(traces, input_format=input_format, strict=strict)
+        return evaluation.run(traces, input_format=input_format, strict=strict, executor=executor)
     return record_evaluation(evaluation, traces, path, input_format=input_format, strict=strict,
-                             label={"name": name, "tags": dict(tags or {})})
+                             label={"name": name, "tags": dict(tags or {})}, executor=executor)
 
 
 async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
                     weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
                     input_format: str | None = None, strict: bool = False,
                     store: bool | str | os.PathLike[str] = False, name: str | None = None,
-                    tags: Mapping[str, str] | None = None, **judge_options: Any) -> RunResult:
+                    tags: Mapping[str, str] | None = None, executor: Any = None, **judge_options: Any) -> RunResult:
     """``evaluate`` for async code: awaitable without blocking the caller's event loop (it runs in a
     worker thread with its own loop, judge calls included)."""
     return await asyncio.to_thread(evaluate, traces, metrics, judge=judge, weights=weights, thresholds=thresholds,
                                    input_format=input_format, strict=strict, store=store, name=name, tags=tags,
-                                   **judge_options)
+                                   executor=executor, **judge_options)

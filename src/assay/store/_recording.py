@@ -75,7 +75,8 @@ def store_file(store: bool | str | os.PathLike[str]) -> Path | None:
 
 def record_evaluation(evaluation: Evaluation, source: Any, store: Path, *, input_format: str | None = None,
                       strict: bool = False, label: dict[str, Any] | None = None,
-                      on_result: Callable[[TraceResult | InputIssue], None] | None = None) -> RunResult:
+                      on_result: Callable[[TraceResult | InputIssue], None] | None = None,
+                      executor: Any = None) -> RunResult:
     """Run ``evaluation`` over ``source`` while streaming every result into ``store``, as ``assay run`` does.
 
     The run is listed by ``assay runs`` and loadable by ``load_run``; ``result.run["run_id"]`` names
@@ -94,7 +95,8 @@ def record_evaluation(evaluation: Evaluation, source: Any, store: Path, *, input
             if on_result is not None:
                 on_result(item)
 
-        result = evaluation.run(source, input_format=input_format, strict=strict, on_result=record, tap=tap)
+        result = evaluation.run(source, input_format=input_format, strict=strict, on_result=record, tap=tap,
+                                executor=executor)
         if tap is not None:
             result.run["input_files"] = tap.info()
         result.run.update(given(label))
