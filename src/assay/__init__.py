@@ -32,5 +32,5 @@ def __getattr__(name: str) -> object:
     if name in _ENGINE:
         from . import _api, engine
 
-        return getattr(_api if name != "Evaluation" else engine, name)  # _api: evaluate with store=
+        return getattr(_api if name in ("evaluate", "aevaluate") else engine, name)  # _api: evaluate with store=
     raise AttributeError(f"module 'assay' has no attribute {name!r}")
