@@ -80,6 +80,39 @@ def _model_label(model: Any) -> str:
     return type(model).__name__
 
 
+
+def load_datasets(retriever: Any, kwargs: Mapping[str, Any], who: str) -> list[Dataset]:
+    """Fair Forge's ``retriever`` argument (a Retriever class or instance, or Datasets) as Datasets."""
+    r = retriever
+    if isinstance(r, type):
+        if not issubclass(r, Retriever) and not callable(getattr(r, "load_dataset", None)):
+            raise ConfigError(f"{who}: retriever {r.__name__} has no load_dataset()")
+        r = r(**kwargs)
+    elif kwargs:
+        raise ConfigError(f"{who}: unknown options {sorted(kwargs)!r} (they go to the retriever "
+                          "class, but an instance was given)")
+    items = r.load_dataset() if callable(getattr(r, "load_dataset", None)) else r
+    if not isinstance(items, Iterable) or isinstance(items, (str, bytes, Mapping)):
+        raise ConfigError(f"{who}: expected a Retriever (class or instance) or a list of Datasets, got {r!r}")
+    out = []
+    for i, d in enumerate(items):
+        try:
+            out.append(d if isinstance(d, Dataset) else Dataset.model_validate(
+                d.model_dump() if isinstance(d, pydantic.BaseModel) else d))
+        except pydantic.ValidationError as exc:
+            raise ConfigError(f"{who}: dataset {i} is not a Fair Forge Dataset: {exc}") from None
+    return out
+
+
+def judge_of(model: Any, structured: bool, bos: str, eos: str) -> Any:
+    """Fair Forge's ``model`` argument as an assay judge (LangChain models unwrapped as Fair Forge does)."""
+    if callable(getattr(model, "ainvoke", None)):
+        if structured:
+            return make_judge(model, name=_model_label(model))
+        return make_judge(_Unwrapping(model, bos, eos), name=_model_label(model), structured=False)
+    return make_judge(model)
+
+
 class Agentic:
     """Fair Forge's Agentic metric: is every interaction of each conversation answered correctly?
 
@@ -142,34 +175,10 @@ class Agentic:
 
     # -- the pieces ----------------------------------------------------------------------------
     def datasets(self) -> list[Dataset]:
-        r = self.retriever
-        if isinstance(r, type):
-            if not issubclass(r, Retriever) and not callable(getattr(r, "load_dataset", None)):
-                raise ConfigError(f"Agentic: retriever {r.__name__} has no load_dataset()")
-            r = r(**self.retriever_kwargs)
-        elif self.retriever_kwargs:
-            raise ConfigError(f"Agentic: unknown options {sorted(self.retriever_kwargs)!r} (they go to the retriever "
-                              "class, but an instance was given)")
-        items = r.load_dataset() if callable(getattr(r, "load_dataset", None)) else r
-        if not isinstance(items, Iterable) or isinstance(items, (str, bytes, Mapping)):
-            raise ConfigError(f"Agentic: expected a Retriever (class or instance) or a list of Datasets, got {r!r}")
-        out = []
-        for i, d in enumerate(items):
-            try:
-                out.append(d if isinstance(d, Dataset) else Dataset.model_validate(
-                    d.model_dump() if isinstance(d, pydantic.BaseModel) else d))
-            except pydantic.ValidationError as exc:
-                raise ConfigError(f"Agentic: dataset {i} is not a Fair Forge Dataset: {exc}") from None
-        return out
+        return load_datasets(self.retriever, self.retriever_kwargs, "Agentic")
 
     def judge(self) -> Any:
-        model = self.model
-        if callable(getattr(model, "ainvoke", None)):
-            if self.use_structured_output:
-                return make_judge(model, name=_model_label(model))
-            return make_judge(_Unwrapping(model, self.bos_json_clause, self.eos_json_clause),
-                              name=_model_label(model), structured=False)
-        return make_judge(model)
+        return judge_of(self.model, self.use_structured_output, self.bos_json_clause, self.eos_json_clause)
 
     def _evaluation(self) -> Evaluation:
         return Evaluation([self.metric], judge=self.judge())

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
 from typing import Any
-
-import pydantic
 
 from ...engine._run import _drive
 from ...errors import AssayError, ConfigError
-from ...judge import make_judge
 from ...metrics.pairwise import PairwiseJudged, get_pairwise, pairwise_metric
 from ...model import MetricResult, Trace, Turn, TurnExpected
 from .. import _display
-from ._agentic import _model_label, _Unwrapping
-from .core.retriever import Retriever
+from ._agentic import judge_of, load_datasets
 from .schemas.best_of import BestOfContest, BestOfMetric
 from .schemas.common import Dataset
 
@@ -75,34 +70,10 @@ class BestOf:
 
     # -- the pieces ----------------------------------------------------------------------------
     def datasets(self) -> list[Dataset]:
-        r = self.retriever
-        if isinstance(r, type):
-            if not issubclass(r, Retriever) and not callable(getattr(r, "load_dataset", None)):
-                raise ConfigError(f"BestOf: retriever {r.__name__} has no load_dataset()")
-            r = r(**self.retriever_kwargs)
-        elif self.retriever_kwargs:
-            raise ConfigError(f"BestOf: unknown options {sorted(self.retriever_kwargs)!r} (they go to the retriever "
-                              "class, but an instance was given)")
-        items = r.load_dataset() if callable(getattr(r, "load_dataset", None)) else r
-        if not isinstance(items, Iterable) or isinstance(items, (str, bytes, Mapping)):
-            raise ConfigError(f"BestOf: expected a Retriever (class or instance) or a list of Datasets, got {r!r}")
-        out = []
-        for i, d in enumerate(items):
-            try:
-                out.append(d if isinstance(d, Dataset) else Dataset.model_validate(
-                    d.model_dump() if isinstance(d, pydantic.BaseModel) else d))
-            except pydantic.ValidationError as exc:
-                raise ConfigError(f"BestOf: dataset {i} is not a Fair Forge Dataset: {exc}") from None
-        return out
+        return load_datasets(self.retriever, self.retriever_kwargs, "BestOf")
 
     def judge(self) -> Any:
-        model = self.model
-        if callable(getattr(model, "ainvoke", None)):
-            if self.use_structured_output:
-                return make_judge(model, name=_model_label(model))
-            return make_judge(_Unwrapping(model, self.bos_json_clause, self.eos_json_clause),
-                              name=_model_label(model), structured=False)
-        return make_judge(model)
+        return judge_of(self.model, self.use_structured_output, self.bos_json_clause, self.eos_json_clause)
 
     @staticmethod
     def answers(datasets: list[Dataset]) -> dict[str, dict[str, Trace]]:
