@@ -26,20 +26,22 @@ class DuplicateIds:
         self._locs = array("q")
         self._sources: list[str] = []
         self._candidates: dict[int, str] = {}
+        self._source_bits = -1 << _LINE_BITS  # (no source yet: as the index -1 packed before)
 
     def source(self, name: str) -> None:
         self._sources.append(name)
+        self._source_bits = (len(self._sources) - 1) << _LINE_BITS
 
     def add(self, trace_id: str, line: int | None) -> None:
         h = hash(trace_id)
-        bit = h & (_BITS - 1)
-        byte, mask = bit >> 3, 1 << (bit & 7)
-        if self._filter[byte] & mask:
+        byte, mask = (h & (_BITS - 1)) >> 3, 1 << (h & 7)
+        f = self._filter
+        if f[byte] & mask:
             self._candidates[h] = trace_id
         else:
-            self._filter[byte] |= mask
+            f[byte] |= mask
         self._hashes.append(h)
-        self._locs.append(((len(self._sources) - 1) << _LINE_BITS) | (line or 0))
+        self._locs.append(self._source_bits | (line or 0))
 
     def _where(self, loc: int) -> str:
         source, line = self._sources[loc >> _LINE_BITS], loc & ((1 << _LINE_BITS) - 1)

@@ -12,7 +12,10 @@ import re
 from collections.abc import Iterator
 from typing import IO, Any
 
+import msgspec
+
 from ..model import InputIssue, Trace, TraceValidationError
+from ..model._trace import _decoder
 from ._errors import json_type
 from ._limits import RecordError, check_value, current, reject_constant, too_deep
 from ._sniff import inspect
@@ -80,13 +83,22 @@ def trace_from_value(obj: Any, source: str, line: int | None) -> Trace | InputIs
 
 def read_native(stream: IO[bytes], source: str) -> Iterator[Record]:
     """Every trace of a native file, in whichever of the three shapes it comes."""
+    decode = _decoder(Trace).decode
     for item in iter_values(stream, source, raw_lines=True):
-        if isinstance(item, InputIssue):
+        if type(item) is tuple:  # a JSON Lines line that passed the cheap checks, undecoded
+            lineno, line = item
+            if line[:1] == b"{":  # the usual record: decoded here, any failure explained by parse_trace
+                try:
+                    trace = decode(line)
+                except (msgspec.MsgspecError, RecursionError):
+                    trace = parse_trace(line, source, lineno)
+                yield f"{source}:{lineno}", trace
+            elif line.lstrip(b"\xef\xbb\xbf \t")[:1] == b"[":
+                yield from _list_line(line, source, lineno)
+            else:
+                yield f"{source}:{lineno}", parse_trace(line, source, lineno)
+        elif isinstance(item, InputIssue):
             yield f"{source}:{item.line}", item
-        elif isinstance(item.value, bytes) and item.value.lstrip(b"\xef\xbb\xbf \t")[:1] == b"[":
-            yield from _list_line(item.value, source, item.line)
-        elif isinstance(item.value, bytes):  # a JSON Lines line that passed the cheap checks
-            yield f"{source}:{item.line}", parse_trace(item.value, source, item.line)
         elif item.mode == "lines" and isinstance(item.value, list):  # decoded by the text checks
             yield from _list_elements(item.value, source, item.line)
         else:

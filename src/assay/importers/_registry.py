@@ -217,11 +217,12 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
             name = input_format or detect_format(head, source)
             try:
                 for loc, item in _under(limits, _IMPORTERS[name].read(stream, source)):
-                    if isinstance(item, Trace) and not item.turns and _empty(item):
-                        item = _empty_issue(item, loc, source)
-                    if isinstance(item, Trace):
+                    is_trace = type(item) is Trace or isinstance(item, Trace)
+                    if is_trace and not item.turns and _empty(item):  # type: ignore[union-attr]
+                        item, is_trace = _empty_issue(item, loc, source), False  # type: ignore[arg-type]
+                    if is_trace:
                         tail = loc[loc.rfind(":") + 1:]
-                        dups.add(item.id, int(tail) if tail.isdigit() else None)  # type: ignore[arg-type]
+                        dups.add(item.id, int(tail) if tail.isdigit() else None)  # type: ignore[union-attr]
                     elif strict:
                         raise DataError(item.message, source=item.source, line=item.line, field=item.field)
                     yield loc, item

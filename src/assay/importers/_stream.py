@@ -81,12 +81,13 @@ def byte_chunks(stream: IO[bytes]) -> Iterator[bytes]:
 
 
 def iter_values(stream: IO[bytes] | Iterable[bytes], source: str, *, unwrap: tuple[str, ...] = (),
-                raw_lines: bool = False, limits: Limits | None = None) -> Iterator[Value | InputIssue]:
+                raw_lines: bool = False, limits: Limits | None = None) -> Iterator[Any]:
     """Yield every JSON value of the file, or an InputIssue where one cannot be read.
 
-    With ``raw_lines`` a JSON Lines file yields each line's bytes undecoded when the cheap checks
-    show it is within the limits (the native reader validates them straight from bytes); other
-    lines come decoded. ``limits`` defaults to those set by ``reading_limits``.
+    With ``raw_lines`` a JSON Lines file yields each line that the cheap checks show is within the
+    limits as a plain ``(line number, bytes)`` tuple, undecoded (the native reader validates it
+    straight from bytes; no Value per record); other lines come decoded. ``limits`` defaults to
+    those set by ``reading_limits``.
     """
     limits = limits or _limits.current()
     chunks = byte_chunks(stream) if hasattr(stream, "read") else iter(stream)  # type: ignore[arg-type]
@@ -155,7 +156,8 @@ def _complete(line: bytes) -> bool:
         return False
 
 
-def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool, limits: Limits) -> Iterator[Value | InputIssue]:
+def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool,
+                limits: Limits) -> Iterator[Value | InputIssue | tuple[int, bytes]]:
     max_string, max_depth, replace = limits.max_string_bytes, limits.max_depth, limits.on_bad_text == "replace"
     for lineno, line in enumerate(_split_lines(chunks, limits.max_record_bytes), 1):
         if type(line) is int:
@@ -164,7 +166,7 @@ def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool, limits: Limits)
         if lineno == 1 and line.startswith(_BOM):
             line = line[len(_BOM):]
         line = line.rstrip(b"\r\n")  # so that an error at the end of the line gets its column
-        if not line.strip():
+        if not line or line.isspace():  # (the same test as `not line.strip()`, without a copy of the line)
             continue
         if raw and len(line) <= max_string and not (replace and (not line.isascii() or _ESCAPE.search(line))):
             # lone surrogates and bad bytes need no check here: msgspec rejects them, and the
@@ -172,7 +174,7 @@ def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool, limits: Limits)
             if depth_exceeds(line, max_depth):
                 yield _issue(source, lineno, _limits.too_deep(limits))
             else:
-                yield Value(line, lineno)
+                yield lineno, line
             continue
         parsed = parse_line(line, source, lineno, limits)
         yield parsed if isinstance(parsed, InputIssue) else Value(parsed, lineno)

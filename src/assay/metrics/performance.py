@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
@@ -76,9 +77,29 @@ class LatencyScore:
             return ctx.null(Warning.MISSING_DATA, "no latency recorded (latency_ms on the trace or its turns)")
         if latency < 0 or not math.isfinite(latency):
             return ctx.null(Warning.INVALID_DATA, f"latency must be a non-negative number, got {latency!r}")
-        s = 1.0 if latency <= self.threshold_ms else self.threshold_ms / latency
-        return ctx.result(s, f"{latency:.0f} ms against a {self.threshold_ms:.0f} ms budget",
-                            details={"latency_ms": latency})
+        budget = self.threshold_ms
+        s = 1.0 if latency <= budget else budget / latency
+        return ctx.result(s, _LATENCY_REASON % (latency, _budget_text(budget)), details={"latency_ms": latency})
+
+
+_LATENCY_REASON = "%.0f ms against a %s ms budget"
+"""f"{latency:.0f} ms against a {threshold_ms:.0f} ms budget", the budget formatted once per value (the
+reason is built for every trace)."""
+
+
+@lru_cache(maxsize=64)
+def _budget_text(budget: float) -> str:
+    return f"{budget:.0f}"
+
+
+def _g(x: float) -> str:
+    """``f"{x:g}"``; an int below a million (token counts) formats as ``str``, which is the same text."""
+    return str(x) if type(x) is int and -1000000 < x < 1000000 else format(x, "g")
+
+
+_USAGE_REASON = "quality %.2f (%s); %s %s = %.2fx expected"
+"""f"quality {quality:.2f} ({source}); {what} {used:g} = {ratio:.2f}x expected" (%-formatting is the
+same text, made faster)."""
 
 
 def _usage_efficiency(ctx: MetricContext, key: str, used: Any, what: str, expected: float,
@@ -92,8 +113,8 @@ def _usage_efficiency(ctx: MetricContext, key: str, used: Any, what: str, expect
         return ctx.null(warning or Warning.MISSING_DATA, source)
     s = efficiency(quality, used, expected, exponent)
     ratio = used / expected
-    return ctx.result(s, f"quality {quality:.2f} ({source}); {what} {used:g} = {ratio:.2f}x expected",
-                        details={key: used, "quality_score": quality, "quality_source": source, "ratio": ratio})
+    return ctx.result(s, _USAGE_REASON % (quality, source, what, _g(used), ratio),
+                      details={key: used, "quality_score": quality, "quality_source": source, "ratio": ratio})
 
 
 @metric("token_efficiency", dimension="performance", requires=("usage",), after=QUALITY_METRICS,

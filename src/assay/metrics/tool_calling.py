@@ -192,8 +192,8 @@ class ToolSelectionAccuracy:
         if exp_names == act_names:
             if not exp_names:
                 return ctx.result(1.0, "no tools expected and none called")
-            return ctx.result(1.0, f"{len(exp_names)} matched of {len(exp_names)} expected and called",
-                                details={"matched": len(exp_names), "missing": [], "unexpected": []})
+            n = len(exp_names)
+            return ctx.result(1.0, _all_matched(n), details={"matched": n, "missing": [], "unexpected": []})
         missing, extra = multiset_diff(exp_names, act_names)
         e, a = len(exp_names), len(act_names)
         matched = e - len(missing)
@@ -230,7 +230,7 @@ class ToolSequenceCorrectness:
             names = v.names()
             if names[0] == names[1] and names[1]:  # one segment, called as expected: what the loop gives
                 n = len(names[1])
-                return ctx.result(1.0, f"{n} of {n} calls match in order",
+                return ctx.result(1.0, _all_in_order(n),
                                   details={"common": n, "length": n, "order_ignored": False})
         common = total = 0
         unordered = False
@@ -281,7 +281,7 @@ class ParameterQuality:
         if len(expected) == len(actual) and _all_as_expected(expected, actual):
             # each expected call takes the first unused same-name call when its arguments match
             # fully, so this is what the matching below finds: every call scores 1.0
-            return ctx.result(1.0, f"mean argument match 1.00 over {len(expected)} expected calls",
+            return ctx.result(1.0, _all_arguments(len(expected)),
                               details={"per_call": [1.0] * len(expected), "extra_call_scale": 1.0})
         by_name: dict[str, list[int]] = {}
         for i, n in enumerate(v.names()[1]):
@@ -335,6 +335,24 @@ class ParameterQuality:
         if notes:
             reason += "; " + "; ".join(notes)
         return ctx.result(mean * scale, reason, details={"per_call": per_call, "extra_call_scale": scale})
+
+
+@lru_cache(maxsize=256)
+def _all_matched(n: int) -> str:
+    """tool_selection_accuracy's reason when all n calls match (made once per n, not per trace)."""
+    return f"{n} matched of {n} expected and called"
+
+
+@lru_cache(maxsize=256)
+def _all_in_order(n: int) -> str:
+    """tool_sequence_correctness's reason when all n calls come as expected."""
+    return f"{n} of {n} calls match in order"
+
+
+@lru_cache(maxsize=256)
+def _all_arguments(n: int) -> str:
+    """parameter_quality's reason when all n calls have the expected arguments."""
+    return f"mean argument match 1.00 over {n} expected calls"
 
 
 def _all_as_expected(expected: Sequence[Any], actual: Sequence[ToolCall]) -> bool:

@@ -28,7 +28,7 @@ _NULL = 0x40
 """Status bit: no score."""
 _F64 = struct.Struct("<d")
 _ROWS: dict[int, struct.Struct] = {}
-"""A row of n passing scores: n x (index, status 0, float64), packed in one call."""
+"""A row of n passing scores (keyed by 3n): n x (index, status 0, float64), packed in one call."""
 INSERT_RESULT = ("INSERT INTO results (run_id, seq, trace_id, task_id, trial, source, passed, scores, extra) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 INSERT_INPUT = "INSERT INTO inputs (run_id, seq, trace) VALUES (?, ?, ?)"
@@ -77,17 +77,19 @@ class RowCodec:
         if not keep_all:  # the common row: every result a passing score with nothing else to keep
             index, thresholds = self.index, self.thresholds
             args: list[Any] = []
+            append = args.append
             for name, r in t.metrics.items():
                 i = index.get(name)
-                if i is None or i > 255 or r.passed is not True or r.score is None or r.warning is not None \
-                        or r.judge_calls or r.threshold != thresholds[i]:
+                if i is None or r.passed is not True or r.warning is not None or r.judge_calls \
+                        or r.threshold != thresholds[i] or i > 255:
                     break
-                args += (i, 0, r.score)
+                append(i)
+                append(0)
+                append(r.score)  # (passed is True: a score)
             else:
-                n = len(args) // 3
-                row = _ROWS.get(n)
+                row = _ROWS.get(len(args))
                 if row is None:
-                    row = _ROWS[n] = struct.Struct("<" + "BBd" * n)
+                    row = _ROWS[len(args)] = struct.Struct("<" + "BBd" * (len(args) // 3))
                 return row.pack(*args), None
         out = bytearray()
         extra: dict[str, Any] | None = None

@@ -36,7 +36,7 @@ class RunRecorder:
         self._issues: list[tuple[Any, ...]] = []
         self._inputs: list[tuple[Any, ...]] = []
         self._seq = self._issue_seq = 0
-        self._counts = {"n_traces": 0, "n_passed": 0, "n_failed": 0, "n_issues": 0, "tokens": 0}
+        self._passed = self._failed = self._tokens = 0
         self._cost: float | None = None
         self._last_flush = time.monotonic()
 
@@ -69,23 +69,23 @@ class RunRecorder:
         if isinstance(item, InputIssue):
             self._issues.append((self.run_id, self._issue_seq, dumps(item)))
             self._issue_seq += 1
-            self._counts["n_issues"] += 1
         else:
             codec = self._codec
             scores, extra = codec.pack(item, keep_all=trace is not None)  # a stored input keeps every reason
-            self._results.append((self.run_id, self._seq, item.id, None if item.task_id == item.id else item.task_id,
-                                  item.trial, codec.source(item.source),
-                                  None if item.passed is None else int(item.passed), scores, extra))
+            passed, seq = item.passed, self._seq
+            self._results.append((self.run_id, seq, item.id, None if item.task_id == item.id else item.task_id,
+                                  item.trial, codec.source(item.source), None if passed is None else int(passed),
+                                  scores, extra))
             if trace is not None:
-                self._inputs.append((self.run_id, self._seq, trace.model_dump_json()))
-            self._seq += 1
-            c = self._counts
-            c["n_traces"] += 1
-            c["n_passed"] += item.passed is True
-            c["n_failed"] += item.passed is False
+                self._inputs.append((self.run_id, seq, trace.model_dump_json()))
+            self._seq = seq + 1
+            if passed is True:
+                self._passed += 1
+            elif passed is False:
+                self._failed += 1
             for r in item.metrics.values():
                 if r.tokens or r.cost_usd is not None:  # judged results (the rest carry neither)
-                    c["tokens"] += r.tokens
+                    self._tokens += r.tokens
                     if r.cost_usd is not None:
                         self._cost = (self._cost or 0.0) + r.cost_usd
         if (len(self._results) + len(self._issues) >= self._batch_size
@@ -97,7 +97,8 @@ class RunRecorder:
         conn = self._conn
         if conn is None:
             return
-        cols = {**self._counts, "cost_usd": self._cost, "updated_at": utcnow(), **columns}
+        cols = {"n_traces": self._seq, "n_passed": self._passed, "n_failed": self._failed, "n_issues": self._issue_seq,
+                "tokens": self._tokens, "cost_usd": self._cost, "updated_at": utcnow(), **columns}
         with write_transaction(conn):
             if self._results:
                 conn.executemany(INSERT_RESULT, self._results)
