@@ -218,8 +218,7 @@ class RunTotals(SummaryBuilder):
         super().__init__(dimension_of, thresholds)
         self._dims, self._collector = dims, collector
         self._slots: dict[str, list[Any]] = {}
-        """name -> [summary, dimension, its interval column's ``add`` or None, score buffer or None, scored,
-        passed]."""
+        """name -> [summary, dimension, its interval column or None, score buffer or None, scored, passed]."""
         self._traces = 0
 
     @property
@@ -229,12 +228,12 @@ class RunTotals(SummaryBuilder):
     def _slot(self, name: str) -> list[Any]:
         s = self.summaries[name] = MetricSummary(name=name, dimension=self._dimension_of.get(name, "custom"),
                                                  threshold=self._thresholds.get(name))
-        add = buf = None
+        col = buf = None
         if self._collector is None:
             buf = self._buffers[name] = array("d")
         else:
-            add = self._collector.columns(name).add
-        slot = self._slots[name] = [s, self._dimension_of.get(name, "custom"), add, buf, 0, 0]
+            col = self._collector.columns(name)
+        slot = self._slots[name] = [s, self._dimension_of.get(name, "custom"), col, buf, 0, 0]
         return slot
 
     def _new(self, name: str) -> MetricSummary:
@@ -265,11 +264,14 @@ class RunTotals(SummaryBuilder):
             else:
                 acc[0] += score
                 acc[1] += 1
-            add = slot[2]
-            if add is not None:
-                add(score, passed is True, pos)
-            else:
+            col = slot[2]
+            if col is None:
                 slot[3].append(score)
+            elif col.positions is None and len(col.scores) == pos:  # Column.add's dense case, inlined
+                col.scores.append(score)
+                col.passed.append(passed is True)
+            else:
+                col.add(score, passed is True, pos)
             if r.warning is not None or r.judge_calls:
                 self._rare(slot[0], r)
         verdict = _verdict(sums, any_failed, self._dims)
