@@ -94,6 +94,23 @@ def test_duplicate_ids_are_warned_with_both_locations(in_tmp: Path) -> None:
     assert "Warning: x.jsonl:3: duplicate trace id 'a', first at x.jsonl:1" in r.output and r.exit_code == 0
 
 
+def test_duplicates_found_across_scan_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report scans the stored hashes a block at a time: repeats in other blocks, a third occurrence
+    and filter-bit collisions between different ids (candidates that are no duplicates) all read right."""
+    from assay.importers import _duplicates
+
+    monkeypatch.setattr(_duplicates, "_SCAN", 3)
+    monkeypatch.setattr(_duplicates, "_BITS", 8)  # 8 filter bits: most ids collide without being equal
+    d = _duplicates.DuplicateIds()
+    d.source("x.jsonl")
+    for n, i in enumerate(["a", "b", "c", "d", "a", "e", "f", "g", "b", "h", "a"], 1):
+        d.add(i, n)
+    assert d.report() == [
+        "x.jsonl:5: duplicate trace id 'a', first at x.jsonl:1; results and comparisons will hold both",
+        "x.jsonl:9: duplicate trace id 'b', first at x.jsonl:2; results and comparisons will hold both",
+        "x.jsonl:11: duplicate trace id 'a', first at x.jsonl:1; results and comparisons will hold both"]
+
+
 def test_many_duplicates_are_summarised(in_tmp: Path) -> None:
     Path("x.jsonl").write_text("".join(line({"id": f"t{i % 30}", "turns": [{"input": "a"}]}) for i in range(90)))
     with warnings.catch_warnings(record=True) as caught:

@@ -13,8 +13,10 @@ from typing import Any
 
 SCALE_BITS = 1074
 """2**-1074 is the smallest positive double: every finite double is a whole number of these."""
-_CHUNK = 1 << 25
-"""Elements per vectorised step: 26-bit halves of 53-bit mantissas sum exactly in float64 below 2**27 of them."""
+_CHUNK = 1 << 16
+"""Elements per vectorised step (~4 MB of temporaries, whatever the run's size: the sum is taken when a
+run finishes, so a larger step would make the peak memory grow with the run). Exactness needs fewer
+than 2**27: the 26-bit halves of 53-bit mantissas sum exactly in float64 below that."""
 
 
 def exact_units(values: Any) -> int:
@@ -28,13 +30,12 @@ def exact_units(values: Any) -> int:
 
     a = np.frombuffer(values, dtype=np.float64) if isinstance(values, (bytes, bytearray, memoryview)) or \
         hasattr(values, "typecode") else np.asarray(values, dtype=np.float64)
-    if a.size == 0:
-        return 0
-    if not np.isfinite(a).all():
-        raise ValueError("exact_units: values must be finite")
     total = 0
     for start in range(0, a.size, _CHUNK):
-        m, e = np.frexp(a[start:start + _CHUNK])  # x = m * 2**e, 0.5 <= |m| < 1 (m = 0 for 0)
+        part_values = a[start:start + _CHUNK]
+        if not np.isfinite(part_values).all():
+            raise ValueError("exact_units: values must be finite")
+        m, e = np.frexp(part_values)  # x = m * 2**e, 0.5 <= |m| < 1 (m = 0 for 0)
         mant = (m * 9007199254740992.0).astype(np.int64)  # * 2**53: exact, |mant| < 2**53
         # x = mant * 2**(e - 53) = mant * 2**(e + 1021) units; e + 1021 >= -52 (subnormals)
         idx = (e + 1073).astype(np.intp)  # shift + 52 >= 0

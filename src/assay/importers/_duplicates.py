@@ -2,8 +2,9 @@
 
 Memory is ~16 bytes per trace (a 64-bit hash and a packed location) plus a fixed 4 MB filter:
 an id whose filter bit is already set is a candidate and keeps its text; at the end of the
-read the hashes are sorted (numpy, imported only when there is a candidate) and each id seen
-twice is one warning naming where it first appeared and where it came again.
+read the stored hashes are scanned for the candidates' (numpy, imported only when there is a
+candidate) and each id seen twice is one warning naming where it first appeared and where it
+came again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from ..errors import InputWarning
 
 _BITS = 1 << 25
 _LINE_BITS = 40
+_SCAN = 1 << 16
+"""Stored hashes looked at per step when the duplicates are reported."""
 MAX_SHOWN = 20
 """Duplicates warned about one by one; the rest are counted in one more warning."""
 
@@ -48,21 +51,24 @@ class DuplicateIds:
         return f"{source}:{line}" if line else source
 
     def report(self) -> list[str]:
-        """One message per repeated occurrence of an id, in input order (all of them)."""
+        """One message per repeated occurrence of an id, in input order (all of them).
+
+        Only the hashes of candidates can repeat (the second occurrence of a hash finds its filter
+        bit set), so the stored hashes are scanned a block at a time for those alone: the memory
+        this takes does not grow with the number of traces read.
+        """
         if not self._candidates:
             return []
         import numpy as np
 
         hashes = np.frombuffer(self._hashes, dtype=np.int64)
-        order = np.argsort(hashes, kind="stable")
-        ranked = hashes[order]
-        repeat = np.flatnonzero(ranked[1:] == ranked[:-1]) + 1  # positions (in sorted order) of repeats
-        if not repeat.size:
-            return []
-        # the first occurrence of each repeated hash: the start of its run in sorted order
-        starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
-        first_of = starts[np.searchsorted(starts, repeat, side="right") - 1]
-        events = sorted(zip(order[repeat].tolist(), order[first_of].tolist()))
+        wanted = np.fromiter(self._candidates, dtype=np.int64, count=len(self._candidates))
+        where: dict[int, list[int]] = {}  # candidate hash -> its positions, in input order
+        for start in range(0, hashes.size, _SCAN):
+            block = hashes[start:start + _SCAN]
+            for pos in (np.flatnonzero(np.isin(block, wanted)) + start).tolist():
+                where.setdefault(int(hashes[pos]), []).append(pos)
+        events = sorted((again, seen[0]) for seen in where.values() if len(seen) > 1 for again in seen[1:])
         locs, out = self._locs, []
         for again, first in events:
             h = int(self._hashes[again])
