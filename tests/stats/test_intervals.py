@@ -208,3 +208,22 @@ def test_bounded_interval_contains_its_estimate_inside_unit_interval(values, gro
         r = bounded_mean_interval(values, clusters)
         assert 0.0 <= r.low <= r.estimate <= r.high <= 1.0
         assert r.high > r.low  # never zero width, even when every value is the same
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from([0.0, 1.0, 0.1, 0.7, 1 / 3, 2.0 ** -30])),
+                min_size=1, max_size=300), st.booleans())
+def test_cluster_totals_skip_the_sort_only_where_order_cannot_matter(pairs, flags_only):
+    """Whole-number values (pass flags) are summed without the canonical sort; the sums must be those
+    of the sorted summation, and fractional values are still summed in the sorted order."""
+    import numpy as np
+
+    from assay.stats._intervals import cluster_totals
+
+    ids = np.array([c for c, _ in pairs], dtype=np.int64)
+    values = np.array([float(v >= 0.5) if flags_only else v for _, v in pairs])
+    sums, counts = cluster_totals(np, values, ids)
+    _, inv = np.unique(ids, return_inverse=True)
+    order = np.lexsort((values, inv))
+    assert sums.tobytes() == np.bincount(inv[order], weights=values[order]).tobytes()
+    assert counts.tolist() == np.bincount(inv).tolist()

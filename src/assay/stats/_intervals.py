@@ -126,6 +126,17 @@ def _distinct(ids: Any) -> int:
     return len(set(ids))
 
 
+def _exact_in_any_order(np: Any, values: Any) -> bool:
+    """Whether every partial sum of *values* is exact (whole numbers whose magnitudes sum below 2**53,
+    such as pass flags), so that their sums come out the same in any order and need no sort."""
+    values = np.asarray(values)
+    if values.dtype.kind == "b":
+        return True
+    if values.dtype.kind not in "iuf" or (values.dtype.kind == "f" and not bool(np.all(np.trunc(values) == values))):
+        return False
+    return float(np.abs(values.astype(np.float64)).sum()) < 2.0 ** 53
+
+
 def cluster_totals(np, values, cluster_ids):
     """Per-cluster sums and counts, clusters in canonical order, summed in a canonical order."""
     if _int_array(np, cluster_ids):  # large runs hand in integer ids: group without Python objects
@@ -134,8 +145,9 @@ def cluster_totals(np, values, cluster_ids):
             _, inv = np.unique(cluster_ids, return_inverse=True)
         else:
             inv = ranks[cluster_ids]
-        order = np.lexsort((values, inv))
-        values, inv = values[order], inv[order]
+        if not _exact_in_any_order(np, values):
+            order = np.lexsort((values, inv))
+            values, inv = values[order], inv[order]
         g = int(inv.max()) + 1 if len(inv) else 0
         return np.bincount(inv, weights=values, minlength=g), np.bincount(inv, minlength=g)
     index: dict[Hashable, int] = {}
