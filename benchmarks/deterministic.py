@@ -29,6 +29,8 @@ in three modes (default: store and intervals; ``--no-store -o x.jsonl``; ``--no-
 
     python benchmarks/deterministic.py --small --n 200000
     python benchmarks/deterministic.py --small --rss-only --n 1000000 --out /tmp/small-1m.jsonl
+    python benchmarks/deterministic.py --small --n 1000000 --out /tmp/small-1m.jsonl --reuse \
+        --rss-sizes 100000,200000,500000,1000000     # is memory flat? peak RSS as N grows
 """
 
 from __future__ import annotations
@@ -223,17 +225,28 @@ def run_child(cmd: list[str]) -> tuple[float, float, float, int]:
     return wall, usage.ru_utime + usage.ru_stime, rss, proc.returncode
 
 
-def small_case(path: Path, n: int, rss_only: bool = False) -> None:
+def _load() -> str:
+    """The host's load average (1, 5, 15 min): these figures come from a shared machine."""
+    import os
+
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def small_case(path: Path, n: int, rss_only: bool = False, rss_sizes: list[int] | None = None) -> None:
     """The small-trace case: json.loads, the hand-written loop and assay's three modes, as ratios."""
     assay = [sys.executable, "-m", "assay", "run", str(path), *(a for m in SMALL_METRICS for a in ("-m", m))]
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store.sqlite3"
+        if rss_sizes:
+            _rss_growth(path, assay, rss_sizes, Path(tmp))
+            return
         if rss_only:
             wall, cpu, rss, _ = run_child([*assay, "--store", str(store)])
             print(f"assay run (default flags, store and intervals): {n} traces in {wall:.1f}s wall, {cpu:.1f}s CPU; "
                   f"peak RSS {rss:.0f} MB (target < 300 MB at 1,000,000); store {_store_bytes(store) / (5 * n):.0f} "
-                  "bytes per metric result")
+                  f"bytes per metric result ({_load()})")
             return
+        print(_load())
         # json.loads is timed again next to every row (the machine's speed drifts on a shared host):
         # each ratio is against the json.loads rate measured just before that row
         rows = [("hand-written loop", [sys.executable, str(Path(__file__).with_name("handwritten_loop.py")), str(path),
@@ -249,8 +262,33 @@ def small_case(path: Path, n: int, rss_only: bool = False) -> None:
             wall, cpu, rss, _ = run_child(cmd)
             print(f"{label + ':':26} {n / cpu:9,.0f} traces/s per CPU second ({n / cpu / json_rate:.3f} of json.loads "
                   f"at {json_rate:,.0f} lines/s)   wall {wall:5.1f}s  peak RSS {rss:4.0f} MB")
-        print(f"json.loads over the run: {min(json_rates):,.0f}-{max(json_rates):,.0f} lines/s per CPU second")
+        print(f"json.loads over the run: {min(json_rates):,.0f}-{max(json_rates):,.0f} lines/s per CPU second; {_load()}")
         print(f"store: {_store_bytes(store) / (5 * n):.0f} bytes per metric result (target <= 100)")
+
+
+def _rss_growth(path: Path, assay: list[str], sizes: list[int], tmp: Path) -> None:
+    """Peak RSS of the default run (store and intervals) over the first N traces of the file, for each N.
+
+    What has to grow: the interval columns (8 + 1 bytes per score, 9 per trace) and the duplicate-id
+    hashes (16 bytes per trace), ~70 bytes per trace with 5 metrics; anything more is a leak.
+    """
+    rows = []
+    for size in sorted(sizes):
+        part = tmp / f"first-{size}.jsonl"
+        with open(path, "rb") as src, open(part, "wb") as dst:
+            for i, line in enumerate(src):
+                if i >= size:
+                    break
+                dst.write(line)
+        store = tmp / f"store-{size}.sqlite3"
+        wall, cpu, rss, _ = run_child([*assay[:4], str(part), *assay[5:], "--store", str(store)])
+        part.unlink()
+        rows.append((size, rss))
+        print(f"default run, {size:>9,} traces: peak RSS {rss:5.0f} MB   ({cpu:.1f}s CPU)")
+    if len(rows) > 1:
+        (n0, r0), (n1, r1) = rows[0], rows[-1]
+        print(f"growth {n0:,} -> {n1:,}: {(r1 - r0) * 1024 * 1024 / (n1 - n0):.0f} bytes per trace "
+              f"(the interval columns and duplicate-id hashes: ~70); {_load()}")
 
 
 def _store_bytes(store: Path) -> int:
@@ -268,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="JSONL file to write (default: a temporary file)")
     ap.add_argument("--reuse", action="store_true", help="reuse --out if it exists with the right line count")
     ap.add_argument("--rss-only", action="store_true", help="only stream the file through assay; report peak RSS")
+    ap.add_argument("--rss-sizes", default=None,
+                    help="with --small: peak RSS of the default run over the first N traces, for each N in "
+                         "this comma-separated list (e.g. 100000,200000,500000,1000000; --n must be >= the largest)")
     ap.add_argument("--profile", action="store_true", help="cProfile the assay run; print the top 30 functions")
     ap.add_argument("--intervals", action="store_true",
                     help="also time a default run (keeps per-trace scores for intervals and pass@k)")
@@ -288,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"generated {args.n} traces in {time.perf_counter() - t0:.1f}s: {path} "
                   f"({path.stat().st_size / 1e6:.1f} MB)")
         if args.small:
-            small_case(path, args.n, rss_only=args.rss_only)
+            small_case(path, args.n, rss_only=args.rss_only,
+                       rss_sizes=[int(x) for x in args.rss_sizes.split(",")] if args.rss_sizes else None)
             return 0
         if args.rss_only:
             n, wall, cpu, _ = bench_assay(path, intervals=args.intervals)
