@@ -241,9 +241,9 @@ def score_intervals(scores: Any, passed: Any, clusters: Any, level: float = 0.95
 
     if len(scores) == 0:
         return None, None
-    flags = np.asarray(passed, dtype=np.float64)
-    return (bounded_mean_interval(np.asarray(scores, dtype=np.float64), clusters, level=level),
-            bounded_mean_interval(flags, clusters, level=level))
+    mean = bounded_mean_interval(np.asarray(scores, dtype=np.float64), clusters, level=level)
+    flags = np.asarray(passed, dtype=np.float64)  # (made after the mean's interval: one metric's temporaries at a time)
+    return mean, bounded_mean_interval(flags, clusters, level=level)
 
 
 def passk_curve(tasks: Any, successes: Any, level: float = 0.95, task_set: str = "common",

@@ -143,8 +143,8 @@ def cluster_totals(np, values, cluster_ids):
         ranks = _index_ranks(np, cluster_ids)
         if ranks is None:
             _, inv = np.unique(cluster_ids, return_inverse=True)
-        else:
-            inv = ranks[cluster_ids]
+        else:  # int32 ranks where they fit: 4 bytes per value less in the gather and the sort below
+            inv = (ranks.astype(np.int32) if len(ranks) < 2**31 else ranks)[cluster_ids]
         if not _exact_in_any_order(np, values):
             order = np.lexsort((values, inv))
             values, inv = values[order], inv[order]
