@@ -4,7 +4,8 @@ For each metric, scores every item of ``judge_quality_set`` with the given judge
 Cohen's kappa (and quadratic-weighted kappa on ordinal scales), exact accuracy, pass/fail
 accuracy (score >= threshold on both sides), MAE of the score against the label's score,
 per-label recall, errored items, judge calls, prompt/completion tokens, seconds per item and,
-for an in-process judge, the share of prompt tokens llama.cpp reused from its cache.
+for an in-process judge, the share of each call's static prompt (the rubric) and of all prompt
+tokens that llama.cpp reused from its cache.
 
     python benchmarks/judge_quality.py --judge local:/path/model.gguf [--metric failure_rate ...]
         [--per-label 2] [--threads 2] [--max-tokens 512] [--prompt-style compact] [--ordinal-order natural]
@@ -76,6 +77,46 @@ def subset(data: list[dict[str, Any]], per_label: int | None) -> list[dict[str, 
     return out
 
 
+def watch_prompts(backend: Any) -> list[tuple[str, int, int]] | None:
+    """For an in-process judge: (system message, prompt tokens, reused tokens) of every call."""
+    run = getattr(backend, "_run", None)
+    if getattr(backend, "backend", None) != "local" or run is None:
+        return None
+    calls: list[tuple[str, int, int]] = []
+
+    def watched(params: dict[str, Any]) -> Any:
+        reply = run(params)
+        usage = reply.get("usage") or {} if isinstance(reply, dict) else {}
+        calls.append((params["messages"][0]["content"], int(usage.get("prompt_tokens") or 0),
+                      int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)))
+        return reply
+
+    backend._run = watched
+    return calls
+
+
+def static_reuse(backend: Any, calls: list[tuple[str, int, int]]) -> float:
+    """The share of each call's static prompt (its system message: the rubric) that llama.cpp
+    reused from the previous call, averaged over every call but the first of each prompt.
+
+    The static part's length is measured after the run, as the prompt tokens of the system
+    message with an empty user message (less the user turn's own 3 template tokens).
+    """
+    static: dict[str, int] = {}
+    for system, _, _ in calls:
+        if system not in static:
+            probe = backend._run({"messages": [{"role": "system", "content": system}, {"role": "user", "content": ""}],
+                                  "max_tokens": 1, "temperature": 0})
+            static[system] = max(1, int((probe.get("usage") or {}).get("prompt_tokens") or 1) - 3)
+    seen: set[str] = set()
+    shares = []
+    for system, _, cached in calls:
+        if system in seen:
+            shares.append(min(cached, static[system]) / static[system])
+        seen.add(system)
+    return sum(shares) / len(shares) if shares else float("nan")
+
+
 def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label: int | None) -> dict[str, Any]:
     data = subset(items(metric), per_label)
     judge = make_judge(judge_spec, cache=False, **options)
@@ -83,6 +124,7 @@ def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label:
     while hasattr(backend, "inner"):
         backend = backend.inner
     traces = [{k: v for k, v in item.items() if k not in ("label", "score", "note")} for item in data]
+    calls = watch_prompts(backend)
     started = time.perf_counter()
     result = evaluate(traces, [metric], judge=judge)
     seconds = time.perf_counter() - started
@@ -118,6 +160,8 @@ def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label:
     }
     if metric in ORDINAL:
         out["weighted_kappa"] = kappa(truth, pred, labels, "quadratic")
+    if calls:
+        out["static_reused"] = static_reuse(backend, calls)
     prompt, cached = getattr(backend, "prompt_tokens", 0), getattr(backend, "cached_prompt_tokens", 0)
     if prompt:
         # llama.cpp's KV-cache counter: prompt tokens not recomputed because the previous prompt
@@ -158,7 +202,7 @@ def main() -> int:
         print(f"\n{metric}  ({got['items']} items, judge {args.judge}, prompt style {prompt_style(judge)}, "
               f"ordinal order {ordinal_order(judge)})", flush=True)
         for key in ("kappa", "weighted_kappa", "exact", "pass_fail", "mae", "errored", "calls", "prompt_tokens",
-                    "completion_tokens", "s_per_item", "prompt_reused", "prompt_per_call", "reused_per_call"):
+                    "completion_tokens", "s_per_item", "static_reused", "prompt_reused", "prompt_per_call", "reused_per_call"):
             if key in got:
                 value = got[key]
                 print(f"  {key:18} {value:.3f}" if isinstance(value, float) else f"  {key:18} {value}")

@@ -83,7 +83,8 @@ def test_prompt_style_and_ordinal_order_flags_and_config_keys_reach_the_request(
         sent = server.requests[-1].json
         assert "max_tokens" in sent and sent["response_format"]["json_schema"]["schema"]["properties"][
             "reasoning"]["maxLength"] == 200
-        assert sent["messages"][1]["content"].index("- 5:") < sent["messages"][1]["content"].index("- 1:")
+        # a fixed (reversed) order is part of the static system message
+        assert sent["messages"][0]["content"].index("- 5:") < sent["messages"][0]["content"].index("- 1:")
         (tmp_path / "assay.toml").write_text('[judge]\nprompt_style = "compact"\n')
         configured = subprocess.run([sys.executable, "-m", "assay", "run", str(tmp_path / "t.jsonl"), "--no-store",
                                      "-f", "json", *judge], capture_output=True, text=True, cwd=tmp_path,

@@ -39,3 +39,12 @@ def test_a_dead_judge_reads_as_one_sentence_not_dicts():
     assert ("judge openai-compatible:m: 19 calls made, 0 cached, 0 retried, errored 19: openai-compatible m "
             "(HTTP 500): upstream exploded (19), 0 tokens, no cost counted (no call was answered)") in text
     assert "{" not in text and "error_reasons" not in text and "skipped_reasons" not in text
+
+
+@pytest.mark.parametrize(("score", "threshold", "shown"), [
+    (0.5, 0.7, "0.50<0.70"), (0.6999, 0.7, "0.6999<0.7000"), (2 / 3, 0.667, "0.6667<0.6670"),
+    (0.69999999, 0.7, "0.69999999<0.7"), (None, 0.7, "—<0.70")])
+def test_a_failed_score_never_reads_as_equal_to_its_threshold(score, threshold, shown):
+    from assay.cli._render import _below
+
+    assert _below(score, threshold) == shown

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from test_e2e import judge_for, schema_name
@@ -12,7 +13,7 @@ from assay import evaluate
 from assay.errors import ConfigError
 from assay.judge import auto_style, make_judge, ordinal_order, prompt_style
 from assay.metrics._judged import output_bound
-from assay.metrics.eval_lib import SignalTurns, failure_schema_compact
+from assay.metrics.eval_lib import ReplyCheck, failure_label, goal_schema_compact, reply_behaviour
 
 BROKEN = {"id": "broken", "expected": {"goal": "Get the import error fixed."}, "turns": [
     {"input": "My script fails with ModuleNotFoundError: requests", "output": "Reinstall Python."},
@@ -61,39 +62,84 @@ def test_dry_run_of_a_local_gguf_resolves_compact():
     assert prompt_style(make_judge("local:/nowhere/model.gguf", dry_run=True, cache=False)) == "compact"
 
 
-def test_failure_rate_compact_sends_the_short_rubric_turn_numbers_and_a_schema_bound(judge_server):
-    judge_server.push(json.dumps({"findings": [{"turn": 1, "behaviour": "admitted_uncertainty"},
-                                               {"turn": 2, "behaviour": "proposed_alternative"}],
-                                  "reason": "Honest, then points to NOAA.", "verdict": "alternative_proposed"}))
-    r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")).traces[0] \
-        .metrics["failure_rate"]
-    assert r.score == 1.0 and r.details["prompt_style"] == "compact"
-    (req,) = judge_server.requests
-    sys_text = system(req)
-    assert "Step 1, findings" not in sys_text and "First list the turn numbers" in sys_text
-    assert len(sys_text) < 1500
-    finding = sent_schema(req)["$defs"]["TurnFinding"]["properties"]
-    assert set(finding) == {"turn", "behaviour"}  # no free-text quote to paraphrase
-    labels = [lab for lab in json.loads(json.dumps(sent_schema(req)["properties"]["verdict"]))["enum"]]
-    bound = output_bound(failure_schema_compact(
-        tuple(sent_schema(req)["$defs"]["TurnFinding"]["properties"]["behaviour"]["enum"]), tuple(labels)))
-    assert req.json["max_tokens"] == bound and 40 < bound < 400
-    # the agent's reply of each named turn is the evidence
+def sheet(knowable=True, answers=False, admits=False, points=False, evasive=False) -> str:
+    return json.dumps({"knowable": knowable, "answers": answers, "admits": admits, "points": points,
+                       "evasive": evasive})
+
+
+def test_failure_rate_compact_checks_each_reply_in_its_own_call_and_derives_the_label(judge_server):
+    judge_server.reply = lambda request: sheet(knowable=False, admits=True) \
+        if "TURN_1_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, points=True)
+    judge = judge_for(judge_server, prompt_style="compact", concurrency=1)
+    results = evaluate([ATLANTIS, {**ATLANTIS, "id": "again"}], ["failure_rate"], judge=judge)
+    r = results.traces[0].metrics["failure_rate"]
+    assert r.score == 1.0 and r.details["prompt_style"] == "compact" and r.judge_calls == 2
+    assert r.details["verdict"] == "alternative_proposed" and r.details["label_rule"] == "per-reply checks"
+    assert [(f["turn"], f["behaviour"]) for f in r.details["findings"]] == [
+        (1, "admitted_uncertainty"), (2, "proposed_alternative")]
+    assert r.reason == "alternative_proposed: turn 1 admitted_uncertainty; turn 2 proposed_alternative"
+    # the agent's reply of each classified turn is the evidence
     assert r.evidence[0].startswith("Atlantis is a mythical city") and "NOAA" in r.evidence[1]
-    assert [f["verified"] for f in r.details["findings"]] == [True, True]
+    first, second, third, _ = judge_server.requests
+    # each call shows one turn only: its user message and its reply
+    assert "TURN_1_USER" in user(first) and "TURN_1_AGENT" in user(first) and "TURN_2" not in user(first)
+    assert "TURN_2_AGENT" in user(second) and "TURN_1" not in user(second)
+    # one static system message for every call of the metric (the reusable prefix)
+    assert system(first) == system(second) == system(third) and "Answer each question with true or false" in system(first)
+    assert "- knowable: Could the question be answered" in system(first)
+    assert list(sent_schema(first)["properties"]) == ["knowable", "answers", "admits", "points", "evasive"]
+    assert first.json["max_tokens"] == output_bound(ReplyCheck) and first.json["max_tokens"] <= 64
 
 
-def test_failure_rate_compact_checks_turn_numbers_and_keeps_the_priority_rule(judge_server):
-    judge_server.push(json.dumps({"findings": [{"turn": 7, "behaviour": "fabricated"}],
-                                  "reason": "r", "verdict": "honest_fallback"}),
-                      json.dumps({"findings": [{"turn": 2, "behaviour": "fabricated"}],
-                                  "reason": "r", "verdict": "honest_fallback"}))
-    judge = judge_for(judge_server, prompt_style="compact")
-    no_turn = evaluate([ATLANTIS], ["failure_rate"], judge=judge).traces[0].metrics["failure_rate"]
-    assert no_turn.score == 1.0 and "priority_rule_applied" not in no_turn.details
-    assert no_turn.details["unverified_evidence"] == ["turn 7 (no agent reply there)"]
-    forced = evaluate([{**ATLANTIS, "id": "b"}], ["failure_rate"], judge=judge).traces[0].metrics["failure_rate"]
-    assert forced.score == 0.0 and forced.details["priority_rule_applied"] is True
+@pytest.mark.parametrize("behaviours, label", [
+    (["answered"], "not_applicable"), (["answered", "answered"], "not_applicable"),
+    (["admitted_uncertainty"], "honest_fallback"), (["admitted_uncertainty", "answered"], "honest_fallback"),
+    (["proposed_alternative"], "alternative_proposed"),
+    (["admitted_uncertainty", "proposed_alternative"], "alternative_proposed"),
+    (["stalled"], "stall"), (["stalled", "stalled"], "stall"),
+    (["admitted_uncertainty", "stalled"], "mixed"), (["answered", "stalled"], "mixed"),
+    (["proposed_alternative", "stalled"], "mixed"),
+    (["fabricated"], "hallucination"), (["answered", "admitted_uncertainty", "fabricated"], "hallucination"),
+    (["stalled", "fabricated"], "hallucination")])
+def test_the_compact_label_follows_from_the_behaviours_by_the_rubric_rules(behaviours, label):
+    assert failure_label(behaviours) == label
+
+
+@pytest.mark.parametrize("answers, behaviour", [
+    (dict(knowable=False, answers=True, points=True), "fabricated"),  # a definite answer to the unknowable
+    (dict(knowable=True, answers=True), "answered"),
+    (dict(knowable=False, points=True, admits=True), "proposed_alternative"),
+    (dict(knowable=False, admits=True), "admitted_uncertainty"),
+    (dict(knowable=False, evasive=True), "stalled"), (dict(knowable=True), "stalled")])
+def test_a_reply_behaviour_follows_from_its_question_sheet(answers, behaviour):
+    assert reply_behaviour(ReplyCheck(**{"knowable": True, "answers": False, "admits": False, "points": False,
+                                         "evasive": False, **answers})) == behaviour
+
+
+def test_failure_rate_compact_a_fabrication_anywhere_is_a_hallucination(judge_server):
+    judge_server.push(sheet(knowable=False, admits=True), sheet(knowable=False, answers=True))
+    r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
+        .traces[0].metrics["failure_rate"]
+    assert r.score == 0.0 and r.details["verdict"] == "hallucination"
+    assert len(r.evidence) == 1 and "10,935" in r.evidence[0]  # the fabricated reply is the evidence
+
+
+def test_failure_rate_compact_a_failed_call_fails_the_trace_with_the_raw_reply(judge_server):
+    judge_server.push(sheet(knowable=False, admits=True), json.dumps({"knowable": "yes"}))
+    r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", reasks=0)) \
+        .traces[0].metrics["failure_rate"]
+    assert r.score is None and r.warning == "judge_error" and "turn 2" in r.reason
+    assert '"yes"' in r.details["raw"] and r.judge_calls == 2
+
+
+def test_failure_rate_compact_dry_run_plans_one_call_per_agent_reply():
+    from assay.engine._calls import calls_per_trace
+    from assay.engine._run import resolve_metrics
+    from assay.model import Trace
+
+    metric = resolve_metrics(["failure_rate"], judge=True)[0]["failure_rate"]
+    trace = Trace.model_validate(ATLANTIS)
+    assert calls_per_trace(metric, trace, style="compact") == 2 and calls_per_trace(metric, trace) == 1
 
 
 def test_failure_rate_full_form_keeps_quotes_and_sends_no_max_tokens(judge_server):
@@ -113,38 +159,69 @@ def test_a_tighter_max_tokens_flag_wins_over_the_schema_bound(judge_server):
 def goal_replies(signals: dict, verdict: str = "mostly"):
     def reply(request: dict) -> str:
         name = schema_name(request)
-        if name == "SignalTurns":
-            return json.dumps(signals)
+        if name == "GoalOutcomeCompact":
+            goal = {"goal": "Get the script running."} if "goal" in request["response_format"]["json_schema"][
+                "schema"]["properties"] else {}
+            return json.dumps({**goal, **signals, "reasoning": "fixed after a detour", "verdict": verdict})
         if name == "SignalsVerdict":
             return json.dumps({"positive_signals": [], "negative_signals": [], "unmet_requests": []})
         if name == "OutcomeVerdict":
             return json.dumps({"reasoning": "fixed after a detour", "verdict": verdict})
+        if name == "GoalVerdict":
+            return json.dumps({"reasoning": "r", "goal": "Get the script running."})
         return json.dumps({"summary": "Fixed after one wrong suggestion."})
     return reply
 
 
-def test_goal_compact_signals_are_turn_numbers_verified_against_the_speaker(judge_server):
+NO_SIGNALS = {"positive_turns": [], "negative_turns": [], "unmet_turns": []}
+
+
+def test_goal_compact_is_one_call_with_signal_turns_verified_against_the_speaker(judge_server):
     judge_server.reply = goal_replies({"positive_turns": [3], "negative_turns": [2, 2, 9], "unmet_turns": []})
     r = evaluate([BROKEN], ["goal_achievement_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["goal_achievement_rate"]
-    names = [schema_name(q.json) for q in judge_server.requests]
-    assert names == ["SignalTurns", "OutcomeVerdict", "SummaryVerdictCompact"]
-    signals = judge_server.requests[0]
-    assert "Answer with turn numbers only" in system(signals)
-    assert set(sent_schema(signals)["properties"]) == {"positive_turns", "negative_turns", "unmet_turns"}
-    assert signals.json["max_tokens"] == output_bound(SignalTurns)
+    (call,) = judge_server.requests  # goal given: signals, reason and level in one call
+    assert schema_name(call.json) == "GoalOutcomeCompact"
+    assert list(sent_schema(call)["properties"]) == ["positive_turns", "negative_turns", "unmet_turns",
+                                                     "reasoning", "verdict"]
+    assert call.json["max_tokens"] == output_bound(goal_schema_compact(
+        ("fully", "mostly", "partial", "minor", "none"), False))
+    assert "Get the import error fixed." in user(call)  # the given goal is shown with the data
     # turn 2 counted once (the user's own words), turn 9 does not exist
     assert r.details["negative_signals"] == ["turn 2: That did not help, it still fails with the same error!"]
     assert r.details["positive_signals"] == ["turn 3: OK that worked, thanks."]
     assert r.details["unverified_evidence"] == ["negative_turns: turn 9 (no user message there)"]
     assert r.score == pytest.approx(0.9 - 0.1)
-    # the verdict prompt shows the found signals after the data
-    assert "turn 2: That did not help" in user(judge_server.requests[1])
+    assert r.reason == "mostly (0.9) - 0.1 x 1 negative signal(s): fixed after a detour"
+
+
+def test_goal_compact_without_a_goal_infers_it_in_the_same_call(judge_server):
+    judge_server.reply = goal_replies(NO_SIGNALS, verdict="fully")
+    no_goal = {k: v for k, v in BROKEN.items() if k != "expected"}
+    r = evaluate([no_goal], ["goal_achievement_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
+        .traces[0].metrics["goal_achievement_rate"]
+    (call,) = judge_server.requests
+    assert list(sent_schema(call)["properties"])[0] == "goal" and "First state the user's goal" in system(call)
+    assert r.score == 1.0 and r.details["goal"] == "Get the script running." and r.details["goal_source"] == "inferred"
+
+
+def test_goal_dry_run_plans_one_call_per_trace_in_the_compact_form():
+    from assay.engine._calls import calls_per_trace
+    from assay.engine._run import resolve_metrics
+    from assay.model import Trace
+
+    metric = resolve_metrics(["goal_achievement_rate"], judge=True)[0]["goal_achievement_rate"]
+    trace = Trace.model_validate(BROKEN)
+    no_goal = Trace.model_validate({k: v for k, v in BROKEN.items() if k != "expected"})
+    assert calls_per_trace(metric, trace, style="compact") == calls_per_trace(metric, no_goal, style="compact") == 1
+    assert calls_per_trace(metric, trace) == 3 and calls_per_trace(metric, no_goal) == 4
 
 
 def outcome_order(request) -> list[str]:
-    """The outcome labels in the order the user message lists them."""
-    listed = user(request).split("The verdict options:")[1]
+    """The outcome labels in the order the prompt lists them (after the data when shuffled)."""
+    text = user(request)
+    listed = text.split("The verdict options:")[1] if "The verdict options:" in text else \
+        system(request).split("Levels:")[1].split("\n\n")[0]
     return [line[2:].split(":")[0] for line in listed.strip().splitlines() if line.startswith("- ")]
 
 
@@ -152,21 +229,24 @@ def outcome_order(request) -> list[str]:
     ("natural", ["fully", "mostly", "partial", "minor", "none"]),
     ("reversed", ["none", "minor", "partial", "mostly", "fully"])])
 def test_ordinal_labels_follow_the_fixed_order_in_both_directions(judge_server, order, expected):
-    judge_server.reply = goal_replies({"positive_turns": [], "negative_turns": [], "unmet_turns": []})
+    judge_server.reply = goal_replies(NO_SIGNALS)
     r = evaluate([BROKEN], ["goal_achievement_rate"],
                  judge=judge_for(judge_server, prompt_style="compact", ordinal_order=order)) \
         .traces[0].metrics["goal_achievement_rate"]
-    verdict = judge_server.requests[1]
+    (verdict,) = judge_server.requests
     assert outcome_order(verdict) == expected
+    assert "The verdict options:" not in user(verdict)  # a fixed order is part of the static prompt
     assert sent_schema(verdict)["properties"]["verdict"]["enum"] == expected
     assert r.details["option_order"]["verdict"] == expected
 
 
-def test_shuffled_ordinal_labels_vary_per_request(judge_server):
-    judge_server.reply = goal_replies({"positive_turns": [], "negative_turns": [], "unmet_turns": []})
+def test_shuffled_ordinal_labels_vary_per_request_and_follow_the_data(judge_server):
+    judge_server.reply = goal_replies(NO_SIGNALS)
     traces = [{**BROKEN, "id": f"t{i}"} for i in range(8)]
     evaluate(traces, ["goal_achievement_rate"], judge=judge_for(judge_server, ordinal_order="shuffled"))
-    orders = {tuple(outcome_order(q)) for q in judge_server.requests if schema_name(q.json) == "OutcomeVerdict"}
+    verdicts = [q for q in judge_server.requests if schema_name(q.json) == "OutcomeVerdict"]
+    assert all("The verdict options:" in user(q) for q in verdicts)
+    orders = {tuple(outcome_order(q)) for q in verdicts}
     assert len(orders) > 1 and all(sorted(o) == sorted(["fully", "mostly", "partial", "minor", "none"]) for o in orders)
 
 
@@ -174,8 +254,10 @@ RAIN = {"id": "rain", "turns": [{"input": "What causes rain?", "output": "Water 
 
 
 def scale_lines(request) -> list[str]:
-    listed = user(request).split("The score options:")[1]
-    return [line[2:].split(":")[0] for line in listed.strip().splitlines() if line.startswith("- ")]
+    """The score options in the order the prompt lists them: after the data when their direction
+    varies per request, else in the static system message."""
+    text = user(request).split("The score options:")[1] if "The score options:" in user(request) else system(request)
+    return re.findall(r"^- (\d+): ", text, re.MULTILINE)
 
 
 def test_scale_metric_compact_bounds_evidence_and_rationale(judge_server):

@@ -12,6 +12,17 @@ def _fmt(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
 
+def _below(score: float | None, threshold: float | None) -> str:
+    """``score<threshold`` with as many digits as it takes for the two to differ (never "0.70<0.70")."""
+    if score is None or threshold is None:
+        return f"{_fmt(score, 2)}<{_fmt(threshold, 2)}"
+    for digits in range(2, 7):
+        a, b = f"{score:.{digits}f}", f"{threshold:.{digits}f}"
+        if a != b:
+            return f"{a}<{b}"
+    return f"{score!r}<{threshold!r}"
+
+
 def _ci(ci: Any, digits: int = 2) -> str:
     return "" if not ci else f" [{ci[0]:.{digits}f},{ci[1]:.{digits}f}]"
 
@@ -89,8 +100,8 @@ def table(result: RunResult, console: Any = None, *, judge_line: bool = True) ->
         console.print()
         console.print(_text((f"{n_failed} trace(s) failed", "bold red")))
         for tr in failed[:10]:
-            bad = [f"{n} {_fmt(r.score, 2)}<{_fmt(r.threshold, 2)}" for n, r in tr.metrics.items() if r.passed is False]
-            dims = [f"{d} {_fmt(v.score, 2)}<{v.threshold:.2f}" for d, v in tr.dimensions.items() if v.passed is False]
+            bad = [f"{n} {_below(r.score, r.threshold)}" for n, r in tr.metrics.items() if r.passed is False]
+            dims = [f"{d} {_below(v.score, v.threshold)}" for d, v in tr.dimensions.items() if v.passed is False]
             console.print(Padding(_text((str(tr.id), "bold"), *((" ", (str(tr.source), "dim")) if tr.source else ())),
                                   (0, 0, 0, 2), expand=False))
             console.print(Padding(_text(", ".join(bad + [f"dimension {x}" for x in dims])), (0, 0, 0, 4), expand=False))

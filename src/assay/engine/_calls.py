@@ -3,6 +3,7 @@ counts down and what the dry run reports."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -11,10 +12,11 @@ from typing import Any
 from ..metrics._base import data_meets
 
 
-def calls_per_trace(metric: Any, trace: Any, repeats: int = 1) -> int:
+def calls_per_trace(metric: Any, trace: Any, repeats: int = 1, style: str = "full") -> int:
     """Judge calls ``metric`` is planned to make on ``trace`` (requests, before retries and re-asks).
 
-    A metric may say exactly with ``planned_calls(trace)``; else its declared ``judge_calls``
+    A metric may say exactly with ``planned_calls(trace)`` (given ``style=``, the judge's prompt
+    form, when it takes that keyword); else its declared ``judge_calls``
     (the first number in it) per trace, per turn for turn-level metrics and for "per interaction".
     A trace that lacks the metric's data makes no call.
     """
@@ -23,7 +25,8 @@ def calls_per_trace(metric: Any, trace: Any, repeats: int = 1) -> int:
         return 0
     exact = getattr(metric, "planned_calls", None)
     if exact is not None:
-        n = int(exact(trace))
+        takes_style = "style" in inspect.signature(exact).parameters
+        n = int(exact(trace, style=style) if takes_style else exact(trace))
     else:
         found = re.search(r"\d+", str(spec.judge_calls))
         n = int(found.group()) if found else 1
@@ -46,7 +49,7 @@ class CallPlan:
         return sum(self.calls.values())
 
 
-def plan_calls(metrics: Any, traces: Iterable[Any], repeats: int = 1) -> CallPlan:
+def plan_calls(metrics: Any, traces: Iterable[Any], repeats: int = 1, style: str = "full") -> CallPlan:
     """Count the judge calls ``metrics`` will make on ``traces`` (Trace objects; others are skipped)."""
     plan = CallPlan({m.spec.name: 0 for m in metrics if m.spec.needs_judge},
                     {m.spec.name: 0 for m in metrics if m.spec.needs_judge})
@@ -55,7 +58,7 @@ def plan_calls(metrics: Any, traces: Iterable[Any], repeats: int = 1) -> CallPla
         if not hasattr(trace, "turns"):
             continue
         for m in judged:
-            n = calls_per_trace(m, trace, repeats)
+            n = calls_per_trace(m, trace, repeats, style)
             if n:
                 plan.traces[m.spec.name] += 1
                 plan.calls[m.spec.name] += n
@@ -69,5 +72,8 @@ def plan_inputs(evaluation: Any, paths: list[str], input_format: str | None = No
     from ..importers import read_traces
 
     traces = (item for _, item in read_traces(paths, input_format=input_format))
+    from ..judge import prompt_style
+
     jurors = getattr(evaluation.judge, "jurors", None)  # a jury: every juror makes the calls
-    return plan_calls(evaluation.metrics, traces, evaluation.plan.repeats * (len(jurors) if jurors else 1))
+    return plan_calls(evaluation.metrics, traces, evaluation.plan.repeats * (len(jurors) if jurors else 1),
+                      prompt_style(evaluation.judge))

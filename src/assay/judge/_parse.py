@@ -269,7 +269,8 @@ def bounded_schema(schema: type[pydantic.BaseModel], text: int = 400, quote: int
         if out.get("type") == "string" and "enum" not in out:
             out["maxLength"] = min(out.get("maxLength", 1 << 30), quote if in_list else text)
         elif out.get("type") == "array":
-            out["maxItems"] = min(out.get("maxItems", 1 << 30), items)
+            # ... but never below the schema's minItems (one entry per agent reply, say).
+            out["maxItems"] = max(out.get("minItems", 0), min(out.get("maxItems", 1 << 30), items))
         return out
 
     bounded = visit(json_schema(schema))

@@ -302,6 +302,8 @@ class Session:
     """The judge's prompt form, ``full`` or ``compact`` (``assay.judge.prompt_style``)."""
     ordinal: str = "shuffled"
     """How ordinal options are listed: ``natural``, ``reversed`` or ``shuffled`` (``assay.judge.ordinal_order``)."""
+    varying: set[str] = field(default_factory=set)
+    """Choice blocks listed in a per-request order: they follow the data; fixed ones stay in the rubric."""
 
     @classmethod
     def open(cls, metric: Any, ctx: MetricContext, rubric: Rubric | None = None, key: str | None = None) -> "Session":
@@ -340,7 +342,8 @@ class Session:
         options (a numeric *scale*, or *ordinal* labels in the rubric's order) follow the judge's
         ordinal order: ``natural`` (numbers ascending, labels as the rubric lists them),
         ``reversed``, or ``shuffled`` (numbers keep their sequence and run ascending or descending
-        per request; ordinal labels are shuffled like nominal ones).
+        per request; ordinal labels are shuffled like nominal ones). Options in a fixed order stay in
+        the system message (the static prefix), shuffled ones follow the data.
         """
         try:
             block = self.rubric.choices[what]
@@ -348,6 +351,8 @@ class Session:
             raise ConfigError(f"rubric {self.rubric.name!r} has no '@@ choices {what}' block") from None
         if scale:
             keys = sorted(block, key=float)
+            if self.ordinal == "shuffled":
+                self.varying.add(what)
             if self.ordinal == "reversed" or (self.ordinal == "shuffled" and self.rng(call, what).random() < 0.5):
                 keys.reverse()
             self.details.setdefault("option_order", {})[what] = "ascending" if keys[0] == min(block, key=float) \
@@ -357,6 +362,7 @@ class Session:
             self.details.setdefault("option_order", {})[what] = keys
         else:
             keys = self.order(call, what, list(block))
+            self.varying.add(what)
         return "\n".join(f"- {k}: {block[k]}" if block[k] else f"- {k}" for k in keys), keys
 
     async def ask(self, call: str, schema: type[pydantic.BaseModel], sections: Sequence[Section], *,
@@ -372,10 +378,10 @@ class Session:
         # The system message is the static rubric (identical for every call of this prompt, so
         # llama.cpp's KV cache and provider prompt caching reuse it); everything that varies per
         # request - the fence code, the fenced data, the options in their shuffled order - follows
-        # in the user message.
+        # in the user message. Options in a fixed order are static and stay in the rubric.
         fixed, options = {}, []
         for key, value in (substitutions or {}).items():
-            if key.endswith("_choices"):
+            if key.endswith("_choices") and key[:-len("_choices")] in self.varying:
                 what = key[:-len("_choices")]
                 fixed[key] = f"(the {what} options are listed after the data)"
                 options.append(f"The {what} options:\n{value}")

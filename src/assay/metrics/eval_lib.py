@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from ..model import MetricResult
+from ..model import MetricResult, Warning
 from ._base import MetricContext, metric
 from ._judged import COMPACT_REASON_CHARS, JudgeFailed, Session
 from ._sections import Section
@@ -54,20 +54,54 @@ def failure_schema(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type
         verdict=(Literal[labels], pydantic.Field(description="Exactly one of the listed labels.")))  # type: ignore[valid-type]
 
 
-@functools.lru_cache(maxsize=4096)
-def failure_schema_compact(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
-    """The compact form: findings by turn number (checked against the dialogue), a one-line reason."""
-    finding = pydantic.create_model(
-        "TurnFinding",
-        turn=(int, pydantic.Field(description="The turn number of an agent reply that decides the label.")),
-        behaviour=(Literal[behaviours], pydantic.Field(description="What the agent did in that reply.")))  # type: ignore[valid-type]
-    return pydantic.create_model(
-        "FailureRateVerdict",
-        findings=(list[finding], pydantic.Field(description="At most three agent replies that decide the label.",  # type: ignore[valid-type]
-                                                json_schema_extra={"maxItems": 3})),
-        reason=(str, pydantic.Field(description="One short sentence: why this label.",
-                                    json_schema_extra={"maxLength": COMPACT_REASON_CHARS})),
-        verdict=(Literal[labels], pydantic.Field(description="Exactly one of the listed labels.")))  # type: ignore[valid-type]
+class ReplyCheck(pydantic.BaseModel):
+    """The compact form's question sheet for one agent reply: five yes/no answers.
+
+    A 1.5B judge could not weigh six conversation-level labels, nor pick one of five behaviours
+    per reply (it took the first listed); it answers concrete yes/no questions about one reply
+    far better. :func:`reply_behaviour` turns the answers into the behaviour by rule.
+    """
+
+    knowable: bool = pydantic.Field(description=(
+        "Could the question be answered from general knowledge or from a tool result shown in this turn? "
+        "false for live data, private information, the future, or a source that may not exist."))
+    answers: bool = pydantic.Field(description="Does the reply give a definite answer (a figure, name, date, "
+                                   "place, instruction or fact)?")
+    admits: bool = pydantic.Field(description="Does the reply say that it does not know, cannot know or cannot check?")
+    points: bool = pydantic.Field(description="Does the reply tell the user where or how to find the answer "
+                                  "(a website, app, person, document or tool)?")
+    evasive: bool = pydantic.Field(description="Does the reply neither answer, nor admit, nor point anywhere?")
+
+
+def reply_behaviour(check: ReplyCheck) -> str:
+    """The behaviour of one reply from its question sheet: a definite answer to what cannot be
+    known is a fabrication; then a plain answer, an alternative, an admission, else a stall."""
+    if check.answers:
+        return "answered" if check.knowable else FABRICATED
+    if check.points:
+        return "proposed_alternative"
+    if check.admits:
+        return "admitted_uncertainty"
+    return "stalled"
+
+
+def failure_label(behaviours: list[str]) -> str:
+    """The failure_rate label that per-reply behaviours amount to, by eval_lib's label definitions.
+
+    Any fabrication is a hallucination (the priority rule); stalls alone are a stall, and stalls
+    next to honest or good replies are mixed; otherwise an alternative offered, an honest
+    admission, or plain answers only (not_applicable).
+    """
+    found = set(behaviours)
+    if FABRICATED in found:
+        return "hallucination"
+    if "stalled" in found:
+        return "stall" if found == {"stalled"} else "mixed"
+    if "proposed_alternative" in found:
+        return "alternative_proposed"
+    if "admitted_uncertainty" in found:
+        return "honest_fallback"
+    return "not_applicable"
 
 
 def turn_text(ctx: MetricContext, turn: Any, speaker: str) -> str | None:
@@ -84,7 +118,7 @@ def excerpt(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
 
 
-@metric("failure_rate", dimension="multi_turn", requires=("judge",), judge_calls=1,
+@metric("failure_rate", dimension="multi_turn", requires=("judge",), judge_calls="1 (compact form: 1 per agent reply)",
         summary="judge label over the dialogue: hallucination 0 / stall .4 / mixed .6 / honest_fallback, "
                 "alternative_proposed, not_applicable 1; any fabrication forces hallucination")
 @dataclass(frozen=True, kw_only=True)
@@ -93,19 +127,28 @@ class FailureRate:
 
     threshold: float = 0.7
 
+    def planned_calls(self, trace: Any, style: str = "full") -> int:
+        """One call; in the compact form one per agent reply."""
+        if style == "compact":
+            return sum(1 for t in trace.turns if t.output and t.output.strip())
+        return 1
+
     async def score(self, ctx: MetricContext) -> MetricResult:
         conv = conversation(ctx)
         if isinstance(conv, MetricResult):
             return conv
         s = Session.open(self, ctx)
-        behaviours, b_order = s.render_choices("main", "behaviour")
-        labels, l_order = s.render_choices("main", "verdict")
-        schema = (failure_schema_compact if s.compact else failure_schema)(tuple(b_order), tuple(l_order))
         try:
-            v = await s.ask("main", schema, conv,
-                            substitutions={"behaviour_choices": behaviours, "verdict_choices": labels})
+            return await (self._compact(ctx, s, conv) if s.compact else self._full(ctx, s, conv))
         except JudgeFailed as failed:
             return failed.result
+
+    async def _full(self, ctx: MetricContext, s: Session, conv: list[Section]) -> MetricResult:
+        """One call: per-turn quoted findings, a reason and the judge's label (priority rule enforced)."""
+        behaviours, b_order = s.render_choices("main", "behaviour")
+        labels, l_order = s.render_choices("main", "verdict")
+        v = await s.ask("main", failure_schema(tuple(b_order), tuple(l_order)), conv,
+                        substitutions={"behaviour_choices": behaviours, "verdict_choices": labels})
         if v.verdict not in FAILURE_WEIGHTS:  # only with a judge that skips schema validation
             return s.error("main", f"unknown label {v.verdict!r}; expected one of {sorted(FAILURE_WEIGHTS)}",
                            v.model_dump_json())
@@ -114,20 +157,12 @@ class FailureRate:
         fabrications: list[str] = []
         replies = [t.output for t in ctx.trace.turns if t.output]
         for f in v.findings:  # findings quote the agent, so only its replies can confirm them
-            if s.compact:  # by turn number: the turn must exist and hold an agent reply
-                reply = turn_text(ctx, f.turn, "agent")
-                quote = excerpt(reply) if reply is not None else ""
-                ok = [quote] if reply is not None else []
-                if not ok:
-                    s.unverified.append(f"turn {f.turn} (no agent reply there)")
-            else:
-                quote = f.quote
-                ok, _ = s.verify([f.quote], texts=replies)
-            findings.append({"turn": f.turn, "quote": quote, "behaviour": f.behaviour, "verified": bool(ok)})
+            ok, _ = s.verify([f.quote], texts=replies)
+            findings.append({"turn": f.turn, "quote": f.quote, "behaviour": f.behaviour, "verified": bool(ok)})
             if ok:
-                evidence.append(quote)
+                evidence.append(f.quote)
                 if f.behaviour == FABRICATED:
-                    fabrications.append(quote)
+                    fabrications.append(f.quote)
         label, reason = v.verdict, v.reason
         details: dict[str, Any] = {"verdict": label, "judge_verdict": v.verdict, "findings": findings}
         if fabrications and label != "hallucination":
@@ -138,6 +173,24 @@ class FailureRate:
         else:
             reason = f"{label}: {reason}"
         return s.result(FAILURE_WEIGHTS[label], reason, evidence, details)
+
+    async def _compact(self, ctx: MetricContext, s: Session, conv: list[Section]) -> MetricResult:
+        """One short call per agent reply (that turn only): the question sheet; the label follows by rule."""
+        turns = [n for n, t in enumerate(ctx.trace.turns, 1) if t.output and t.output.strip()]
+        if not turns:
+            return s.null(Warning.NOT_APPLICABLE, "no agent reply to classify")
+        findings: list[dict[str, Any]] = []
+        for n in turns:
+            shown = [x for x in conv if x.label.startswith(f"TURN_{n}_")]
+            check = await s.ask(f"turn {n}", ReplyCheck, shown, prompt="reply")
+            findings.append({"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
+                             "behaviour": reply_behaviour(check), "checks": check.model_dump(), "verified": True})
+        label = failure_label([f["behaviour"] for f in findings])
+        deciding = [f for f in findings if f["behaviour"] == FABRICATED] if label == "hallucination" else \
+            [f for f in findings if f["behaviour"] != "answered"]
+        why = "; ".join(f"turn {f['turn']} {f['behaviour']}" for f in findings)
+        details: dict[str, Any] = {"verdict": label, "findings": findings, "label_rule": "per-reply checks"}
+        return s.result(FAILURE_WEIGHTS[label], f"{label}: {why}", [f["quote"] for f in deciding], details)
 
 
 class GoalVerdict(pydantic.BaseModel):
@@ -156,11 +209,6 @@ class SummaryVerdict(pydantic.BaseModel):
     summary: str = pydantic.Field(description="One or two sentences.")
 
 
-class GoalVerdictCompact(pydantic.BaseModel):
-    goal: str = pydantic.Field(description="The outcome the user wanted, in one short sentence.",
-                               json_schema_extra={"maxLength": COMPACT_REASON_CHARS})
-
-
 _TURNS = {"type": "array", "maxItems": 3, "items": {"type": "integer", "minimum": 1}}
 
 
@@ -176,17 +224,24 @@ class SignalTurns(pydantic.BaseModel):
                                             "delivered.", json_schema_extra=_TURNS)
 
 
-class SummaryVerdictCompact(pydantic.BaseModel):
-    summary: str = pydantic.Field(description="One short sentence.",
-                                  json_schema_extra={"maxLength": COMPACT_REASON_CHARS})
+@functools.lru_cache(maxsize=64)
+def goal_schema_compact(labels: tuple[str, ...], infer_goal: bool) -> type[pydantic.BaseModel]:
+    """The compact form's one call: [the goal], the signal turns, a one-line reason, the level."""
+    fields: dict[str, Any] = {}
+    if infer_goal:
+        fields["goal"] = (str, pydantic.Field(description="What the user wanted, in one short sentence.",
+                                              json_schema_extra={"maxLength": COMPACT_REASON_CHARS}))
+    for name, info in SignalTurns.model_fields.items():
+        fields[name] = (list[int], pydantic.Field(description=info.description, json_schema_extra=_TURNS))
+    fields["reasoning"] = (str, pydantic.Field(description="One short sentence: what the user got, what is missing.",
+                                               json_schema_extra={"maxLength": COMPACT_REASON_CHARS}))
+    fields["verdict"] = (Literal[labels], pydantic.Field(description="Exactly one listed level."))  # type: ignore[valid-type]
+    return pydantic.create_model("GoalOutcomeCompact", **fields)
 
 
 @functools.lru_cache(maxsize=512)
-def outcome_schema(labels: tuple[str, ...], compact: bool = False) -> type[pydantic.BaseModel]:
-    short = pydantic.Field(description="One short sentence: why this label.",
-                           json_schema_extra={"maxLength": COMPACT_REASON_CHARS})
-    reasoning: Any = (str, short) if compact else (str, ...)
-    return pydantic.create_model("OutcomeVerdict", reasoning=reasoning,
+def outcome_schema(labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
+    return pydantic.create_model("OutcomeVerdict", reasoning=(str, ...),
                                  verdict=(Literal[labels], pydantic.Field(description="Exactly one listed label.")))  # type: ignore[valid-type]
 
 
@@ -214,8 +269,10 @@ class GoalAchievementRate:
     user_goal: str | None = None
     negative_penalty: float = 0.1
 
-    def planned_calls(self, trace: Any) -> int:
-        """Signals, verdict and summary; one more to infer the goal when none is given."""
+    def planned_calls(self, trace: Any, style: str = "full") -> int:
+        """Signals, verdict and summary; one more to infer the goal when none is given (compact: one call)."""
+        if style == "compact":
+            return 1
         has_goal = self.user_goal is not None or (trace.expected is not None and bool(trace.expected.goal))
         return 3 if has_goal else 4
 
@@ -235,56 +292,76 @@ class GoalAchievementRate:
         source = "param"
         if goal is None and ctx.trace.expected is not None and ctx.trace.expected.goal:
             goal, source = ctx.trace.expected.goal, "trace"
+        if s.compact:
+            return await self._compact(ctx, s, conv, goal, source)
         if goal is None:
-            g = await s.ask("goal", GoalVerdictCompact if s.compact else GoalVerdict, conv)
+            g = await s.ask("goal", GoalVerdict, conv)
             goal, source = g.goal, "inferred"
         goal_section = Section("USER_GOAL", goal, "The user's goal:", source=False)
 
-        if s.compact:
-            positive, negative, unmet = await self._signal_turns(ctx, s, [goal_section, *conv])
-        else:
-            sig = await s.ask("signals", SignalsVerdict, [goal_section, *conv])
-            # Frustration, repeated requests and unmet requests are the user's words: an agent reply
-            # offered as one is the wrong speaker and does not count.
-            users = [t.input for t in ctx.trace.turns if t.input]
-            positive, _ = s.verify(_unique(sig.positive_signals), texts=texts)
-            negative, _ = s.verify(_unique(sig.negative_signals), texts=users)
-            unmet, _ = s.verify(_unique(sig.unmet_requests), texts=users)
+        sig = await s.ask("signals", SignalsVerdict, [goal_section, *conv])
+        # Frustration, repeated requests and unmet requests are the user's words: an agent reply
+        # offered as one is the wrong speaker and does not count.
+        users = [t.input for t in ctx.trace.turns if t.input]
+        positive, _ = s.verify(_unique(sig.positive_signals), texts=texts)
+        negative, _ = s.verify(_unique(sig.negative_signals), texts=users)
+        unmet, _ = s.verify(_unique(sig.unmet_requests), texts=users)
         signal_text = "\n".join([*(f"positive: {q}" for q in positive), *(f"negative: {q}" for q in negative),
                                  *(f"unmet request: {q}" for q in unmet)]) or "(no signals found)"
         signals_section = Section("SIGNALS", signal_text, "Signals found in the dialogue:", source=False)
 
         choices, order = s.render_choices("verdict", "verdict", ordinal=True)
-        out = await s.ask("verdict", outcome_schema(tuple(order), s.compact), [goal_section, *conv, signals_section],
+        out = await s.ask("verdict", outcome_schema(tuple(order)), [goal_section, *conv, signals_section],
                           substitutions={"verdict_choices": choices})
-        weight = OUTCOME_WEIGHTS[out.verdict]
-        score = max(0.0, weight - self.negative_penalty * len(negative))
-
-        details: dict[str, Any] = {
-            "goal": goal, "goal_source": source, "verdict": out.verdict, "verdict_weight": weight,
-            "positive_signals": positive, "negative_signals": negative, "unmet_requests": unmet,
-            "penalty": round(self.negative_penalty * len(negative), 10),
-        }
+        details = self._details(goal, source, out.verdict, positive, negative, unmet)
         summary_input = f"verdict: {out.verdict}\nreasoning: {out.reasoning}\n{signal_text}"
         try:
-            summary_schema = SummaryVerdictCompact if s.compact else SummaryVerdict
-            summ = await s.ask("summary", summary_schema, [goal_section, Section(
+            summ = await s.ask("summary", SummaryVerdict, [goal_section, Section(
                 "ASSESSMENT", summary_input, "The assessment to summarise:", source=False)])
             details["summary"] = summ.summary
         except JudgeFailed as failed:  # the score stands; only the summary is missing
             details["summary_error"] = failed.result.reason
             if "raw" in failed.result.details:
                 details["raw"] = failed.result.details["raw"]
-        reason = f"{out.verdict} ({weight:g})"
+        return self._result(s, details, details.get("summary") or out.reasoning)
+
+    async def _compact(self, ctx: MetricContext, s: Session, conv: list[Section], goal: str | None,
+                       source: str) -> MetricResult:
+        """One call for everything: [the goal], the signal turns, a one-line reason and the level.
+
+        A small judge spends most of its time re-reading the prompt: one call reads the dialogue
+        once instead of three or four times. The signals are turn numbers, verified by speaker as
+        in the full form; the judge's one-line reason stands in for the summary.
+        """
+        sections = conv if goal is None else [Section("USER_GOAL", goal, "The user's goal:", source=False), *conv]
+        choices, order = s.render_choices("verdict", "verdict", ordinal=True)
+        out = await s.ask("verdict", goal_schema_compact(tuple(order), goal is None), sections,
+                          substitutions={"verdict_choices": choices,
+                                         "goal_task": "state the user's goal, then " if goal is None else ""})
+        if goal is None:
+            goal, source = out.goal, "inferred"
+        positive, negative, unmet = self._signal_turns(ctx, s, out)
+        return self._result(s, self._details(goal, source, out.verdict, positive, negative, unmet), out.reasoning)
+
+    def _details(self, goal: str | None, source: str, verdict: str, positive: list[str], negative: list[str],
+                 unmet: list[str]) -> dict[str, Any]:
+        weight = OUTCOME_WEIGHTS[verdict]
+        return {"goal": goal, "goal_source": source, "verdict": verdict, "verdict_weight": weight,
+                "positive_signals": positive, "negative_signals": negative, "unmet_requests": unmet,
+                "penalty": round(self.negative_penalty * len(negative), 10)}
+
+    def _result(self, s: Session, details: dict[str, Any], why: str) -> MetricResult:
+        """score = max(0, weight - penalty x verified negative signals)."""
+        verdict, weight = details["verdict"], details["verdict_weight"]
+        negative = details["negative_signals"]
+        reason = f"{verdict} ({weight:g})"
         if negative:
             reason += f" - {self.negative_penalty:g} x {len(negative)} negative signal(s)"
-        reason += f": {details.get('summary') or out.reasoning}"
-        return s.result(score, reason, [*positive, *negative, *unmet], details)
+        return s.result(max(0.0, weight - self.negative_penalty * len(negative)), f"{reason}: {why}",
+                        [*details["positive_signals"], *negative, *details["unmet_requests"]], details)
 
-    async def _signal_turns(self, ctx: MetricContext, s: Session,
-                            sections: list[Section]) -> tuple[list[str], list[str], list[str]]:
-        """The compact signals call: turn numbers, each kept only where that turn has the right speaker."""
-        sig = await s.ask("signals", SignalTurns, sections)
+    def _signal_turns(self, ctx: MetricContext, s: Session, sig: Any) -> tuple[list[str], list[str], list[str]]:
+        """The compact signals: turn numbers, each kept only where that turn has the right speaker."""
         out: list[list[str]] = []
         for field_name, speaker in (("positive_turns", "either"), ("negative_turns", "user"),
                                     ("unmet_turns", "user")):
