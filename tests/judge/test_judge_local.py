@@ -99,3 +99,25 @@ def test_the_cli_scores_with_a_local_judge(tmp_path):
     result = json.loads(out.read_text())
     assert "Traceback" not in proc.stderr and "llama" not in proc.stderr.lower()  # the runtime's logs are off
     assert json.dumps(result).count("local:SmolLM2-135M-Instruct.Q4_1.gguf") >= 1
+
+
+def test_the_reply_is_json_without_whitespace_or_extra_keys():
+    """The llguidance grammar: no pretty-printing (each indent is a decoding step) and no keys
+    beyond the schema's (llguidance would allow them otherwise)."""
+    import asyncio
+    import json
+
+    from assay.judge import JudgeRequest
+    from assay.judge._local import LocalLlama, tight_grammar
+    from assay.metrics.eval_lib import ReplyCheck
+
+    grammar = tight_grammar(json.dumps(ReplyCheck.model_json_schema()))
+    assert grammar is not None and grammar.startswith("%llguidance")
+    assert '"additionalProperties":false' in grammar and '"whitespace_flexible":false' in grammar
+    backend = LocalLlama(GGUF, threads=1)
+    request = JudgeRequest(messages=({"role": "system", "content": "Answer five yes/no questions about the reply."},
+                                     {"role": "user", "content": "Q: What is 2+2? A: 4."}), schema=ReplyCheck)
+    done = asyncio.run(backend._complete(request))
+    reply = json.loads(done.text)
+    assert list(reply) == ["knowable", "answers", "admits", "points", "evasive"]
+    assert done.text == json.dumps(reply, separators=(",", ":"))

@@ -152,7 +152,7 @@ class LocalLlama(Backend):
         # max_tokens defaults to that bound; given both, the request's and the judge's, the tighter.
         schema, bound = bounded_schema(request.schema, self.text_limit, self.quote_limit)
         params: dict[str, Any] = {"messages": [dict(m) for m in request.messages], "temperature": temperature}
-        grammar = tight_grammar(json.dumps(schema, sort_keys=True))
+        grammar = tight_grammar(json.dumps(schema))  # key order is the order of generation
         if grammar is not None:
             params["grammar"] = grammar
         else:

@@ -55,12 +55,7 @@ def failure_schema(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type
 
 
 class ReplyCheck(pydantic.BaseModel):
-    """The compact form's question sheet for one agent reply: five yes/no answers.
-
-    A 1.5B judge could not weigh six conversation-level labels, nor pick one of five behaviours
-    per reply (it took the first listed); it answers concrete yes/no questions about one reply
-    far better. :func:`reply_behaviour` turns the answers into the behaviour by rule.
-    """
+    """Five yes/no questions about one reply."""
 
     knowable: bool = pydantic.Field(description=(
         "Could the question be answered from general knowledge or from a tool result shown in this turn? "
@@ -175,7 +170,13 @@ class FailureRate:
         return s.result(FAILURE_WEIGHTS[label], reason, evidence, details)
 
     async def _compact(self, ctx: MetricContext, s: Session, conv: list[Section]) -> MetricResult:
-        """One short call per agent reply (that turn only): the question sheet; the label follows by rule."""
+        """One short call per agent reply (that turn only): a yes/no sheet; the label follows by rule.
+
+        On the development set a 1.5B judge could not weigh six conversation-level labels, nor
+        pick one of five behaviours per reply (it took the first one listed); it answers concrete
+        yes/no questions about one reply far better. :func:`reply_behaviour` turns the answers
+        into the behaviour, :func:`failure_label` the behaviours into the label.
+        """
         turns = [n for n, t in enumerate(ctx.trace.turns, 1) if t.output and t.output.strip()]
         if not turns:
             return s.null(Warning.NOT_APPLICABLE, "no agent reply to classify")
