@@ -13,7 +13,7 @@ from assay import evaluate
 from assay.errors import ConfigError
 from assay.judge import auto_style, make_judge, ordinal_order, prompt_style
 from assay.metrics._judged import output_bound
-from assay.metrics.eval_lib import ReplyCheck, failure_label, goal_schema_compact, reply_behaviour
+from assay.metrics.eval_lib import GoalCheck, ReplyCheck, failure_label, goal_level, reply_behaviour
 
 BROKEN = {"id": "broken", "expected": {"goal": "Get the import error fixed."}, "turns": [
     {"input": "My script fails with ModuleNotFoundError: requests", "output": "Reinstall Python."},
@@ -156,13 +156,15 @@ def test_a_tighter_max_tokens_flag_wins_over_the_schema_bound(judge_server):
     assert judge_server.requests[0].json["max_tokens"] == 33
 
 
-def goal_replies(signals: dict, verdict: str = "mostly"):
+def goal_replies(negative_turns: list[int], verdict: str = "mostly", yes: int = 3):
+    questions = ("got_something", "got_most", "got_essentials", "got_everything")
+
     def reply(request: dict) -> str:
         name = schema_name(request)
-        if name == "GoalOutcomeCompact":
-            goal = {"goal": "Get the script running."} if "goal" in request["response_format"]["json_schema"][
-                "schema"]["properties"] else {}
-            return json.dumps({**goal, **signals, "reasoning": "fixed after a detour", "verdict": verdict})
+        if name.startswith("GoalCheck"):
+            goal = {"goal": "Get the script running."} if name == "GoalCheckInferred" else {}
+            return json.dumps({**goal, **{q: i < yes for i, q in enumerate(questions)},
+                               "negative_turns": negative_turns})
         if name == "SignalsVerdict":
             return json.dumps({"positive_signals": [], "negative_signals": [], "unmet_requests": []})
         if name == "OutcomeVerdict":
@@ -173,30 +175,39 @@ def goal_replies(signals: dict, verdict: str = "mostly"):
     return reply
 
 
-NO_SIGNALS = {"positive_turns": [], "negative_turns": [], "unmet_turns": []}
-
-
-def test_goal_compact_is_one_call_with_signal_turns_verified_against_the_speaker(judge_server):
-    judge_server.reply = goal_replies({"positive_turns": [3], "negative_turns": [2, 2, 9], "unmet_turns": []})
+def test_goal_compact_is_one_call_of_yes_no_questions_and_verified_signal_turns(judge_server):
+    judge_server.reply = goal_replies([2, 2, 9, 1], yes=3)
     r = evaluate([BROKEN], ["goal_achievement_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["goal_achievement_rate"]
-    (call,) = judge_server.requests  # goal given: signals, reason and level in one call
-    assert schema_name(call.json) == "GoalOutcomeCompact"
-    assert list(sent_schema(call)["properties"]) == ["positive_turns", "negative_turns", "unmet_turns",
-                                                     "reasoning", "verdict"]
-    assert call.json["max_tokens"] == output_bound(goal_schema_compact(
-        ("fully", "mostly", "partial", "minor", "none"), False))
+    (call,) = judge_server.requests  # goal given: one call
+    assert schema_name(call.json) == "GoalCheck"
+    assert list(sent_schema(call)["properties"]) == ["got_something", "got_most", "got_essentials",
+                                                     "got_everything", "negative_turns"]
+    assert call.json["max_tokens"] == output_bound(GoalCheck)
     assert "Get the import error fixed." in user(call)  # the given goal is shown with the data
-    # turn 2 counted once (the user's own words), turn 9 does not exist
-    assert r.details["negative_signals"] == ["turn 2: That did not help, it still fails with the same error!"]
-    assert r.details["positive_signals"] == ["turn 3: OK that worked, thanks."]
+    # three yes answers: mostly
+    assert r.details["verdict"] == "mostly" and r.details["label_rule"] == "yes/no checks"
+    assert r.details["checks"] == {"got_something": True, "got_most": True, "got_essentials": True,
+                                   "got_everything": False}
+    # turn 2 counted once; turn 1 is the user's too; turn 9 does not exist
+    assert r.details["negative_signals"] == ["turn 2: That did not help, it still fails with the same error!",
+                                             "turn 1: My script fails with ModuleNotFoundError: requests"]
     assert r.details["unverified_evidence"] == ["negative_turns: turn 9 (no user message there)"]
-    assert r.score == pytest.approx(0.9 - 0.1)
-    assert r.reason == "mostly (0.9) - 0.1 x 1 negative signal(s): fixed after a detour"
+    assert r.score == pytest.approx(0.9 - 0.2)
+    assert r.reason == "mostly (0.9) - 0.1 x 2 negative signal(s): the user got something, most, essentials"
+
+
+@pytest.mark.parametrize("yes, level", [(0, "none"), (1, "minor"), (2, "partial"), (3, "mostly"), (4, "fully")])
+def test_the_goal_level_is_the_number_of_yes_answers(yes, level):
+    questions = ("got_something", "got_most", "got_essentials", "got_everything")
+    assert goal_level(GoalCheck(**{q: i < yes for i, q in enumerate(questions)}, negative_turns=[])) == level
+    # an inconsistent sheet still lands between: everything but not most counts two
+    assert goal_level(GoalCheck(got_something=True, got_most=False, got_essentials=False, got_everything=True,
+                                negative_turns=[])) == "partial"
 
 
 def test_goal_compact_without_a_goal_infers_it_in_the_same_call(judge_server):
-    judge_server.reply = goal_replies(NO_SIGNALS, verdict="fully")
+    judge_server.reply = goal_replies([], yes=4)
     no_goal = {k: v for k, v in BROKEN.items() if k != "expected"}
     r = evaluate([no_goal], ["goal_achievement_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["goal_achievement_rate"]
@@ -221,7 +232,7 @@ def outcome_order(request) -> list[str]:
     """The outcome labels in the order the prompt lists them (after the data when shuffled)."""
     text = user(request)
     listed = text.split("The verdict options:")[1] if "The verdict options:" in text else \
-        system(request).split("Levels:")[1].split("\n\n")[0]
+        system(request).split("Outcome labels:")[1].split("\n\n")[0]
     return [line[2:].split(":")[0] for line in listed.strip().splitlines() if line.startswith("- ")]
 
 
@@ -229,11 +240,10 @@ def outcome_order(request) -> list[str]:
     ("natural", ["fully", "mostly", "partial", "minor", "none"]),
     ("reversed", ["none", "minor", "partial", "mostly", "fully"])])
 def test_ordinal_labels_follow_the_fixed_order_in_both_directions(judge_server, order, expected):
-    judge_server.reply = goal_replies(NO_SIGNALS)
-    r = evaluate([BROKEN], ["goal_achievement_rate"],
-                 judge=judge_for(judge_server, prompt_style="compact", ordinal_order=order)) \
+    judge_server.reply = goal_replies([])
+    r = evaluate([BROKEN], ["goal_achievement_rate"], judge=judge_for(judge_server, ordinal_order=order)) \
         .traces[0].metrics["goal_achievement_rate"]
-    (verdict,) = judge_server.requests
+    (verdict,) = [q for q in judge_server.requests if schema_name(q.json) == "OutcomeVerdict"]
     assert outcome_order(verdict) == expected
     assert "The verdict options:" not in user(verdict)  # a fixed order is part of the static prompt
     assert sent_schema(verdict)["properties"]["verdict"]["enum"] == expected
@@ -241,7 +251,7 @@ def test_ordinal_labels_follow_the_fixed_order_in_both_directions(judge_server, 
 
 
 def test_shuffled_ordinal_labels_vary_per_request_and_follow_the_data(judge_server):
-    judge_server.reply = goal_replies(NO_SIGNALS)
+    judge_server.reply = goal_replies([])
     traces = [{**BROKEN, "id": f"t{i}"} for i in range(8)]
     evaluate(traces, ["goal_achievement_rate"], judge=judge_for(judge_server, ordinal_order="shuffled"))
     verdicts = [q for q in judge_server.requests if schema_name(q.json) == "OutcomeVerdict"]

@@ -9,11 +9,12 @@ here). An unknown label is an errored result (eval_lib scores it 1.0).
 goal, 4 without. score = max(0, weight - 0.1 x negative signals), counting only negative signals
 whose quote is found in the dialogue.
 
-With the compact prompt form (small judges), findings and signals are turn numbers instead of
-quotes: a small model paraphrases when asked to quote, and the quote check then rightly drops
-what it found. A turn number is verified instead: it must exist and hold a message of the right
-speaker (the agent's reply for a finding, the user's message for a negative signal or an unmet
-request), and that message stands as the evidence.
+The compact prompt form (small judges) asks yes/no questions instead of labels, and the label
+follows by rule: ``failure_rate`` makes one short call per agent reply (that turn only) and
+derives each reply's behaviour, then the label, by eval_lib's definitions;
+``goal_achievement_rate`` makes one call whose yes answers count up to the level. Negative
+signals are turn numbers instead of quotes (a small model paraphrases when asked to quote), and
+a turn number must hold a user message to count.
 """
 
 from __future__ import annotations
@@ -213,31 +214,42 @@ class SummaryVerdict(pydantic.BaseModel):
 _TURNS = {"type": "array", "maxItems": 3, "items": {"type": "integer", "minimum": 1}}
 
 
-class SignalTurns(pydantic.BaseModel):
-    """The compact signals: turn numbers, verified against the dialogue (see the module docstring)."""
+class GoalCheck(pydantic.BaseModel):
+    """Four yes/no questions about what the user got, then the turns of negative signals."""
 
-    positive_turns: list[int] = pydantic.Field(description="Turns where the user thanks the assistant or confirms "
-                                               "that something worked.", json_schema_extra=_TURNS)
+    got_something: bool = pydantic.Field(description="Did the user get at least some of what they asked for?")
+    got_most: bool = pydantic.Field(description="Did the user get most of what they asked for?")
+    got_essentials: bool = pydantic.Field(description="Did the user get every important part of what they asked for?")
+    got_everything: bool = pydantic.Field(description="Did the user get everything they asked for, small extras "
+                                          "included, with nothing declined or missing?")
     negative_turns: list[int] = pydantic.Field(description="Turns where the user is frustrated or confused, repeats "
                                                "or rephrases a request, corrects the assistant or gives up.",
                                                json_schema_extra=_TURNS)
-    unmet_turns: list[int] = pydantic.Field(description="Turns where the user asked for something that was never "
-                                            "delivered.", json_schema_extra=_TURNS)
 
 
-@functools.lru_cache(maxsize=64)
-def goal_schema_compact(labels: tuple[str, ...], infer_goal: bool) -> type[pydantic.BaseModel]:
-    """The compact form's one call: [the goal], the signal turns, a one-line reason, the level."""
-    fields: dict[str, Any] = {}
-    if infer_goal:
-        fields["goal"] = (str, pydantic.Field(description="What the user wanted, in one short sentence.",
-                                              json_schema_extra={"maxLength": COMPACT_REASON_CHARS}))
-    for name, info in SignalTurns.model_fields.items():
-        fields[name] = (list[int], pydantic.Field(description=info.description, json_schema_extra=_TURNS))
-    fields["reasoning"] = (str, pydantic.Field(description="One short sentence: what the user got, what is missing.",
-                                               json_schema_extra={"maxLength": COMPACT_REASON_CHARS}))
-    fields["verdict"] = (Literal[labels], pydantic.Field(description="Exactly one listed level."))  # type: ignore[valid-type]
-    return pydantic.create_model("GoalOutcomeCompact", **fields)
+GOAL_LEVELS = ("none", "minor", "partial", "mostly", "fully")
+"""The level of a :class:`GoalCheck`: the number of its yes answers (0 none ... 4 fully)."""
+
+
+@functools.lru_cache(maxsize=4)
+def goal_schema_compact(infer_goal: bool) -> type[pydantic.BaseModel]:
+    """The compact form's one call: [the goal, when none is given], then :class:`GoalCheck`."""
+    if not infer_goal:
+        return GoalCheck
+    return pydantic.create_model("GoalCheckInferred", goal=(str, pydantic.Field(
+        description="What the user wanted, in one short sentence.",
+        json_schema_extra={"maxLength": COMPACT_REASON_CHARS})),
+        **{name: (info.annotation, info) for name, info in GoalCheck.model_fields.items()})
+
+
+def goal_level(check: Any) -> str:
+    """Fully/mostly/partial/minor/none from a :class:`GoalCheck`: one level per yes answer.
+
+    The questions ascend (something, most, every important part, everything), so consistent
+    answers give their last yes; inconsistent ones (everything but not most) still land between.
+    """
+    return GOAL_LEVELS[sum(bool(getattr(check, q)) for q in ("got_something", "got_most", "got_essentials",
+                                                              "got_everything"))]
 
 
 @functools.lru_cache(maxsize=512)
@@ -328,21 +340,26 @@ class GoalAchievementRate:
 
     async def _compact(self, ctx: MetricContext, s: Session, conv: list[Section], goal: str | None,
                        source: str) -> MetricResult:
-        """One call for everything: [the goal], the signal turns, a one-line reason and the level.
+        """One call: [the goal], four yes/no questions and the negative signal turns.
 
-        A small judge spends most of its time re-reading the prompt: one call reads the dialogue
-        once instead of three or four times. The signals are turn numbers, verified by speaker as
-        in the full form; the judge's one-line reason stands in for the summary.
+        The level is the number of yes answers (:func:`goal_level`). On the development set a 1.5B
+        judge asked to pick one of five levels reached kappa 0.13; the questions did better and
+        take a fraction of the tokens. Signals are turn numbers, verified by speaker.
         """
         sections = conv if goal is None else [Section("USER_GOAL", goal, "The user's goal:", source=False), *conv]
-        choices, order = s.render_choices("verdict", "verdict", ordinal=True)
-        out = await s.ask("verdict", goal_schema_compact(tuple(order), goal is None), sections,
-                          substitutions={"verdict_choices": choices,
-                                         "goal_task": "state the user's goal, then " if goal is None else ""})
+        out = await s.ask("verdict", goal_schema_compact(goal is None), sections,
+                          substitutions={"goal_task": "state the user's goal in one short sentence, then " if goal is None
+                                         else ""})
         if goal is None:
             goal, source = out.goal, "inferred"
-        positive, negative, unmet = self._signal_turns(ctx, s, out)
-        return self._result(s, self._details(goal, source, out.verdict, positive, negative, unmet), out.reasoning)
+        negative = self._signal_turns(ctx, s, out)
+        level = goal_level(out)
+        details = self._details(goal, source, level, [], negative, [])
+        details.update(checks={q: getattr(out, q) for q in GoalCheck.model_fields if q != "negative_turns"},
+                       label_rule="yes/no checks")
+        del details["positive_signals"], details["unmet_requests"]  # the compact form does not ask for them
+        yes = [q.removeprefix("got_") for q, v in details["checks"].items() if v]
+        return self._result(s, details, f"the user got {', '.join(yes) if yes else 'nothing'}")
 
     def _details(self, goal: str | None, source: str, verdict: str, positive: list[str], negative: list[str],
                  unmet: list[str]) -> dict[str, Any]:
@@ -359,25 +376,17 @@ class GoalAchievementRate:
         if negative:
             reason += f" - {self.negative_penalty:g} x {len(negative)} negative signal(s)"
         return s.result(max(0.0, weight - self.negative_penalty * len(negative)), f"{reason}: {why}",
-                        [*details["positive_signals"], *negative, *details["unmet_requests"]], details)
+                        [*details.get("positive_signals", ()), *negative, *details.get("unmet_requests", ())], details)
 
-    def _signal_turns(self, ctx: MetricContext, s: Session, sig: Any) -> tuple[list[str], list[str], list[str]]:
-        """The compact signals: turn numbers, each kept only where that turn has the right speaker."""
-        out: list[list[str]] = []
-        for field_name, speaker in (("positive_turns", "either"), ("negative_turns", "user"),
-                                    ("unmet_turns", "user")):
-            kept: list[str] = []
-            for turn in dict.fromkeys(getattr(sig, field_name)):
-                text = turn_text(ctx, turn, "user")
-                if text is None and speaker == "either":
-                    text = turn_text(ctx, turn, "agent")
-                if text is None:
-                    missing = "message" if speaker == "either" else "user message"
-                    s.unverified.append(f"{field_name}: turn {turn} (no {missing} there)")
-                else:
-                    kept.append(f"turn {turn}: {excerpt(text)}")
-            out.append(kept)
-        s.details["signal_turns"] = {name: list(getattr(sig, name))
-                                     for name in ("positive_turns", "negative_turns", "unmet_turns")}
-        return out[0], out[1], out[2]
+    def _signal_turns(self, ctx: MetricContext, s: Session, sig: Any) -> list[str]:
+        """The compact form's negative signals: turn numbers, kept only where that turn holds a user message."""
+        kept: list[str] = []
+        for turn in dict.fromkeys(sig.negative_turns):
+            text = turn_text(ctx, turn, "user")
+            if text is None:
+                s.unverified.append(f"negative_turns: turn {turn} (no user message there)")
+            else:
+                kept.append(f"turn {turn}: {excerpt(text)}")
+        s.details["signal_turns"] = {"negative_turns": list(sig.negative_turns)}
+        return kept
 
