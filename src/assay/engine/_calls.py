@@ -3,6 +3,7 @@ counts down and what the dry run reports."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Iterable
@@ -25,14 +26,20 @@ def calls_per_trace(metric: Any, trace: Any, repeats: int = 1, style: str = "ful
         return 0
     exact = getattr(metric, "planned_calls", None)
     if exact is not None:
-        takes_style = "style" in inspect.signature(exact).parameters
-        n = int(exact(trace, style=style) if takes_style else exact(trace))
+        n = int(exact(trace, style=style) if _takes_style(type(metric)) else exact(trace))
     else:
         found = re.search(r"\d+", str(spec.judge_calls))
         n = int(found.group()) if found else 1
         if spec.level == "turn" or "per interaction" in str(spec.judge_calls) or "per turn" in str(spec.judge_calls):
             n *= len(trace.turns)
     return n * repeats
+
+
+@functools.lru_cache(maxsize=256)
+def _takes_style(cls: type) -> bool:
+    """Whether a metric class's ``planned_calls`` takes ``style=`` (once per class, not per trace)."""
+    method = getattr(cls, "planned_calls", None)
+    return method is not None and "style" in inspect.signature(method).parameters
 
 
 @dataclass(slots=True)

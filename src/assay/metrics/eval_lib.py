@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from ..model import MetricResult, Warning
+from ..model import MetricResult
 from ._base import MetricContext, metric
 from ._judged import COMPACT_REASON_CHARS, JudgeFailed, Session
 from ._sections import Section
@@ -100,6 +100,11 @@ def failure_label(behaviours: list[str]) -> str:
     return "not_applicable"
 
 
+def replied_turns(trace: Any) -> list[int]:
+    """1-based numbers of the turns that hold a non-empty agent reply."""
+    return [n for n, t in enumerate(trace.turns, 1) if t.output and t.output.strip()]
+
+
 def turn_text(ctx: MetricContext, turn: Any, speaker: str) -> str | None:
     """The message of *speaker* ("user" or "agent") in 1-based *turn*, or None when there is none."""
     if isinstance(turn, bool) or not isinstance(turn, int) or not 1 <= turn <= len(ctx.trace.turns):
@@ -125,9 +130,7 @@ class FailureRate:
 
     def planned_calls(self, trace: Any, style: str = "full") -> int:
         """One call; in the compact form one per agent reply."""
-        if style == "compact":
-            return sum(1 for t in trace.turns if t.output and t.output.strip())
-        return 1
+        return len(replied_turns(trace)) if style == "compact" else 1
 
     async def score(self, ctx: MetricContext) -> MetricResult:
         conv = conversation(ctx)
@@ -178,11 +181,8 @@ class FailureRate:
         yes/no questions about one reply far better. :func:`reply_behaviour` turns the answers
         into the behaviour, :func:`failure_label` the behaviours into the label.
         """
-        turns = [n for n, t in enumerate(ctx.trace.turns, 1) if t.output and t.output.strip()]
-        if not turns:
-            return s.null(Warning.NOT_APPLICABLE, "no agent reply to classify")
         findings: list[dict[str, Any]] = []
-        for n in turns:
+        for n in replied_turns(ctx.trace):  # conversation() made sure there is at least one
             shown = [x for x in conv if x.label.startswith(f"TURN_{n}_")]
             check = await s.ask(f"turn {n}", ReplyCheck, shown, prompt="reply")
             findings.append({"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
@@ -227,6 +227,7 @@ class GoalCheck(pydantic.BaseModel):
                                                json_schema_extra=_TURNS)
 
 
+GOAL_QUESTIONS = ("got_something", "got_most", "got_essentials", "got_everything")
 GOAL_LEVELS = ("none", "minor", "partial", "mostly", "fully")
 """The level of a :class:`GoalCheck`: the number of its yes answers (0 none ... 4 fully)."""
 
@@ -248,8 +249,7 @@ def goal_level(check: Any) -> str:
     The questions ascend (something, most, every important part, everything), so consistent
     answers give their last yes; inconsistent ones (everything but not most) still land between.
     """
-    return GOAL_LEVELS[sum(bool(getattr(check, q)) for q in ("got_something", "got_most", "got_essentials",
-                                                              "got_everything"))]
+    return GOAL_LEVELS[sum(bool(getattr(check, q)) for q in GOAL_QUESTIONS)]
 
 
 @functools.lru_cache(maxsize=512)
@@ -326,7 +326,7 @@ class GoalAchievementRate:
         choices, order = s.render_choices("verdict", "verdict", ordinal=True)
         out = await s.ask("verdict", outcome_schema(tuple(order)), [goal_section, *conv, signals_section],
                           substitutions={"verdict_choices": choices})
-        details = self._details(goal, source, out.verdict, positive, negative, unmet)
+        details = self._details(goal, source, out.verdict, negative, positive=positive, unmet=unmet)
         summary_input = f"verdict: {out.verdict}\nreasoning: {out.reasoning}\n{signal_text}"
         try:
             summ = await s.ask("summary", SummaryVerdict, [goal_section, Section(
@@ -352,21 +352,24 @@ class GoalAchievementRate:
                                          else ""})
         if goal is None:
             goal, source = out.goal, "inferred"
-        negative = self._signal_turns(ctx, s, out)
-        level = goal_level(out)
-        details = self._details(goal, source, level, [], negative, [])
-        details.update(checks={q: getattr(out, q) for q in GoalCheck.model_fields if q != "negative_turns"},
-                       label_rule="yes/no checks")
-        del details["positive_signals"], details["unmet_requests"]  # the compact form does not ask for them
-        yes = [q.removeprefix("got_") for q, v in details["checks"].items() if v]
+        # no positive signals or unmet requests: the compact form does not ask for them
+        details = self._details(goal, source, goal_level(out), self._signal_turns(ctx, s, out))
+        details.update(checks={q: getattr(out, q) for q in GOAL_QUESTIONS}, label_rule="yes/no checks")
+        yes = [q.removeprefix("got_") for q in GOAL_QUESTIONS if getattr(out, q)]
         return self._result(s, details, f"the user got {', '.join(yes) if yes else 'nothing'}")
 
-    def _details(self, goal: str | None, source: str, verdict: str, positive: list[str], negative: list[str],
-                 unmet: list[str]) -> dict[str, Any]:
-        weight = OUTCOME_WEIGHTS[verdict]
-        return {"goal": goal, "goal_source": source, "verdict": verdict, "verdict_weight": weight,
-                "positive_signals": positive, "negative_signals": negative, "unmet_requests": unmet,
-                "penalty": round(self.negative_penalty * len(negative), 10)}
+    def _details(self, goal: str | None, source: str, verdict: str, negative: list[str], *,
+                 positive: list[str] | None = None, unmet: list[str] | None = None) -> dict[str, Any]:
+        """The result's details; positive signals and unmet requests only where they were asked for."""
+        out: dict[str, Any] = {"goal": goal, "goal_source": source, "verdict": verdict,
+                               "verdict_weight": OUTCOME_WEIGHTS[verdict]}
+        if positive is not None:
+            out["positive_signals"] = positive
+        out["negative_signals"] = negative
+        if unmet is not None:
+            out["unmet_requests"] = unmet
+        out["penalty"] = round(self.negative_penalty * len(negative), 10)
+        return out
 
     def _result(self, s: Session, details: dict[str, Any], why: str) -> MetricResult:
         """score = max(0, weight - penalty x verified negative signals)."""
