@@ -64,6 +64,17 @@ def test_bad_lines_are_reported_good_lines_scored_exit_2(tmp_path):
     assert [(i["line"], i["field"]) for i in res["input_issues"]] == [(2, None), (4, "turns[2].tool_calls[0].arguments")]
 
 
+def test_a_file_of_only_bad_lines_names_each_line_and_exits_2(tmp_path):
+    """Nothing readable: every line is named (not 'cannot tell the input format') and the run says
+    that no trace could be read instead of 'the others were scored'."""
+    p = write(tmp_path, ["{not json", '"just a string"'])
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy", "--no-store")
+    assert r.exit_code == 2
+    assert f"{p}:1: not valid JSON" in r.stderr and f"{p}:2: expected a trace object, got string" in r.stderr
+    assert "2 input record(s) skipped; no trace could be read." in r.stderr
+    assert "the others were scored" not in r.stderr
+
+
 def test_strict_stops_at_first_bad_line(tmp_path):
     p = write(tmp_path, [good(1), "[]", good(2)])
     r = invoke("run", str(p), "-m", "tool_selection_accuracy", "--strict", "-f", "json")

@@ -147,3 +147,26 @@ def test_sniffers_see_64_kib_even_through_a_pipe(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr("sys.stdin", Stdin)
     out = list(read_traces("-"))
     assert seen == [len(data)] and [t.id for _, t in out] == ["s"]
+
+
+@pytest.mark.parametrize("text", [
+    '{not json\n"just a string"\n',
+    '{"id": "a" "turns": []}\n42\n',
+    '{"id": "a", "turns": [}\n"text"\nnull\n',
+])
+def test_lines_broken_before_their_end_are_reported_line_by_line(in_tmp: Path, text: str) -> None:
+    """A first line that is invalid before it ends cannot open a pretty-printed document, so the
+    file is read as JSON Lines and each line says what is wrong (not 'cannot tell the format')."""
+    (in_tmp / "bad.jsonl").write_text(text)
+    out = read_all("bad.jsonl")
+    lines = text.strip().split("\n")
+    assert [loc for loc, _ in out] == [f"bad.jsonl:{i}" for i in range(1, len(lines) + 1)]
+    assert "not valid JSON" in str(out[0][1])
+
+
+@pytest.mark.parametrize("first", ['{"resourceSpans": [', '{"id": "t",', '[{"id": "t",'])
+def test_a_valid_prefix_first_line_still_opens_a_document(first: str) -> None:
+    """The counterpart: a first line that is a valid prefix keeps its keys for the sniffers."""
+    from assay.importers._sniff import broken_line
+    assert not broken_line(first)
+    assert broken_line('{not json') and broken_line('{"id" 1}') and broken_line('[1,, 2]')

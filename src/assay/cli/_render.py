@@ -34,7 +34,7 @@ def _pct_ci(ci: Any) -> str:
 def one_line(result: RunResult) -> str:
     r = result.run
     return (f"{r['n_traces']} traces: {r['n_passed']} passed, {r['n_failed']} failed, "
-            f"{r['n_traces'] - r['n_passed'] - r['n_failed']} unscored; {r['n_input_issues']} input records skipped")
+            f"{r['n_traces'] - r['n_passed'] - r['n_failed']} unscored; {r['n_input_issues']} input record{'' if r['n_input_issues'] == 1 else 's'} skipped")
 
 
 def plain_console(**kw: Any) -> Any:

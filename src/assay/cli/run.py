@@ -172,7 +172,8 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if len(result.input_issues) > 20:
         click.echo(f"... and {len(result.input_issues) - 20} more skipped records", err=True)
     if result.input_issues:
-        click.echo(f"{len(result.input_issues)} input record(s) skipped; the others were scored.", err=True)
+        rest = "the others were scored" if result.run.get("n_traces") else "no trace could be read"
+        click.echo(f"{len(result.input_issues)} input record(s) skipped; {rest}.", err=True)
     status, why = run_status(result)
     if dry and status != "invalid_input":
         sys.exit(EXIT_OK)  # nothing was meant to be scored

@@ -2,8 +2,10 @@
 
 The head is at most 64 KiB and may end in the middle of a record. The first record is decoded
 when it fits; otherwise the keys of its top level are scanned from the partial text, so that a
-sniffer can still tell formats apart by the names they use. A record too deep to decode counts
-as not decoded; nothing here raises.
+sniffer can still tell formats apart by the names they use - unless the first line is broken
+before its end (``{not json``): the first line of a longer document is always a valid prefix of
+it, so such a line is a bad JSON Lines record and lends the head no keys. A record too deep to
+decode counts as not decoded; nothing here raises.
 
 For JSON Lines whose first line cannot be read (a comment, a bad byte, a cut record),
 ``later_lines`` finds the lines that can: the registry sniffs from them and the stream reads
@@ -50,17 +52,32 @@ def inspect(head: bytes) -> Head:
         pos = _skip_ws(text, 1)
         return _record_at(text, pos, "array")
     if text[0] == "{":
-        first = text.split("\n", 1)[0]
+        first, newline, _ = text.partition("\n")
         try:
             record = json.loads(first)
             return Head(text, "object", record, True, _keys_of(record))
         except (ValueError, RecursionError):
+            if newline and broken_line(first):
+                return Head(text, "object")  # a bad record, not the first line of a longer document
             return _record_at(text, 0, "object")
     return Head(text)
 
 
 _MAX_LATER = 16
 """How many lines after a first line that cannot be read are looked at."""
+
+
+def broken_line(line: str) -> bool:
+    """Whether the line is invalid JSON before its end: then it cannot open a multi-line document
+    (whose first line is always a valid prefix, failing only where the line ends)."""
+    line = line.rstrip(" \t\r")
+    try:
+        json.loads(line)
+    except json.JSONDecodeError as exc:
+        return exc.pos < len(line)
+    except (ValueError, RecursionError):
+        return False
+    return False
 
 
 def structural_first_line(line: bytes) -> bool:

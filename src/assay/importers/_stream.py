@@ -30,7 +30,7 @@ from typing import IO, Any
 from ..model import InputIssue
 from . import _limits
 from ._limits import Limits, RecordError, check_value, decode_text, depth_exceeds
-from ._sniff import later_lines, scan_keys, structural_first_line
+from ._sniff import broken_line, later_lines, scan_keys, structural_first_line
 
 CHUNK = 1 << 20
 _WS = " \t\r\n"
@@ -137,6 +137,8 @@ def _sniff_mode(chunks: Iterator[bytes], unwrap: tuple[str, ...] = ()) -> tuple[
         return "lines", data  # (no JSON document of records opens with anything else)
     if not structural_first_line(first) and later_lines(stripped):
         return "lines", data  # JSON Lines whose first line is broken
+    if broken_line(first.decode("utf-8", "surrogateescape")):
+        return "lines", data  # broken before its end: a bad line, not a pretty-printed document's first
     second = next((x.rstrip(b"\r") for x in rest.split(b"\n") if x.strip()), b"")
     if not structural_first_line(first) and second[:1] not in (b" ", b"\t", b'"', b"}", b"]") \
             and second[-1:] != b",":
