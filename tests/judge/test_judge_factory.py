@@ -186,11 +186,13 @@ def test_parse_spec_keeps_ollama_tags_and_urls():
     assert (spec.model, spec.base_url) == ("m", "https://host/v1")
 
 
-@pytest.mark.parametrize("spec,module,extra", [
-    ("openai:gpt-4o", "openai", "openai"), ("anthropic:claude-3-5-haiku-latest", "anthropic", "anthropic"),
+@pytest.mark.parametrize("spec,modules,extra", [
+    # The chat-completions backend speaks HTTP through the client the openai extra brings.
+    ("openai:gpt-4o", ("httpx2", "httpx"), "openai"), ("anthropic:claude-3-5-haiku-latest", ("anthropic",), "anthropic"),
 ], ids=["openai", "anthropic"])
-def test_missing_sdk_names_the_pip_command(monkeypatch, spec, module, extra):
-    monkeypatch.setitem(__import__("sys").modules, module, None)  # makes `import module` fail
+def test_missing_sdk_names_the_pip_command(monkeypatch, spec, modules, extra):
+    for module in modules:
+        monkeypatch.setitem(__import__("sys").modules, module, None)  # makes `import module` fail
     with pytest.raises(ConfigError, match=rf"pip install 'assay\[{extra}\]'"):
         make_judge(spec, api_key="k")
     assert make_judge(spec, dry_run=True, cache=False).model == spec  # a dry run needs no SDK

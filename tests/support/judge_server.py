@@ -13,8 +13,9 @@ Replies come from a queue (``server.push(...)``), then from ``server.reply`` (a 
 ``reply(request_json) -> reply spec``), then from ``default``; with none of these the server
 answers 500 "no scripted reply left", so a test never hangs on a missing script. A reply spec is
 a ``Reply``, a str (content text) or a dict (a JSON object: sent as the forced tool call when the
-request forces one, else as content text). ``server.requests`` records every request;
-``server.peak`` is the most requests in flight at once.
+request forces one, else as content text). ``server.requests`` records every request
+(with its arrival and reply times on ``time.monotonic()``, which is one clock for every process on
+the machine); ``server.peak`` is the most requests in flight at once.
 
 As a pytest fixture in another test folder, import it into that folder's conftest.py::
 
@@ -106,7 +107,9 @@ class Recorded:
     path: str
     json: Any
     headers: dict[str, str]
-    started: float
+    started: float                     # time.monotonic() when the request arrived
+    ended: float | None = None         # ... and when its reply was sent (None while in flight)
+    status: int | None = None          # the status it was answered with
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -226,12 +229,14 @@ class _Handler(BaseHTTPRequestHandler):
             request = json.loads(raw or b"null")
         except ValueError:
             request = {"_raw": raw.decode("utf-8", "replace")}
+        recorded = Recorded(self.path, request, dict(self.headers), time.monotonic())
         with server._lock:
             server.in_flight += 1
             server.peak = max(server.peak, server.in_flight)
-            server.requests.append(Recorded(self.path, request, dict(self.headers), time.monotonic()))
+            server.requests.append(recorded)
         try:
             reply = server._next(request)
+            recorded.status = reply.status
             delay = reply.delay or server.latency
             if delay:
                 time.sleep(delay)
@@ -244,6 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._chat(request, reply)
         finally:
+            recorded.ended = time.monotonic()
             with server._lock:
                 server.in_flight -= 1
                 server.completed += 1

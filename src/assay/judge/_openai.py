@@ -1,20 +1,25 @@
-"""Judges behind any OpenAI-compatible chat-completions endpoint, through the official SDK.
+"""Judges behind any OpenAI-compatible chat-completions endpoint.
 
 One class serves OpenAI, Azure, Gemini's compatibility endpoint, Groq, Together, OpenRouter, a
 LiteLLM proxy and local servers (Ollama, vLLM, llama.cpp, LM Studio). Structured output degrades
 on its own: strict ``json_schema`` first, tool calling when the server rejects ``response_format``,
-then a plain JSON request in the prompt; the working mode is remembered for later calls.
+then a plain JSON request in the prompt; the working mode is remembered for later calls. Requests
+go out as plain JSON through httpx (:mod:`assay.judge._http`), as the official SDK would send
+them, without the SDK's start-up cost.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
+from urllib.parse import quote
 
 from assay._secrets import register_secret
 from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion, LoopLocal, provider_error
+from ._http import JsonClient, import_httpx
 from ._parse import json_schema, schema_instruction, strict_schema
 from ._prices import Price, is_local_url, resolve_price
 from ._protocol import JudgeRequest
@@ -24,14 +29,7 @@ TOOL_NAME = "submit_verdict"
 # Servers that build a grammar from the schema and need no OpenAI strict-mode rewriting.
 _LOOSE_SCHEMA = frozenset({"ollama", "llamacpp", "vllm", "lmstudio"})
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
-
-
-def import_openai() -> Any:
-    try:
-        import openai  # imported here so that assay works without the extra
-    except ImportError:
-        raise ConfigError.missing_extra("an OpenAI-compatible judge", "openai", "openai") from None
-    return openai
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 def _fallback(mode: str, error: ProviderError) -> str | None:
@@ -59,7 +57,7 @@ class OpenAICompatible(Backend):
     """A judge model behind ``/chat/completions``.
 
     ``model`` is reported as ``"provider:name"``; ``structured`` picks the first mode to try
-    ("json_schema" | "tools" | "json"). The SDK retries nothing (``max_retries=0``): Retrying does.
+    ("json_schema" | "tools" | "json"). The client retries nothing: Retrying does.
     """
 
     backend = "openai-compatible"
@@ -74,7 +72,7 @@ class OpenAICompatible(Backend):
         if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
             price = resolve_price(name, local=is_local_url(base_url))
         super().__init__(name, backend=provider, timeout=timeout, price=price)
-        self._openai = import_openai()
+        import_httpx()  # a missing extra is an error now, not at the first call
         self.provider, self.base_url = provider, base_url
         # Ollama and llama.cpp serve one request per slot, usually one slot on a laptop.
         self.single_slot = provider in ("ollama", "llamacpp", "lmstudio")
@@ -89,16 +87,25 @@ class OpenAICompatible(Backend):
         return endpoint_identity(self.provider, self.base_url,
                                  self._api_version if self.provider == "azure" else None)
 
-    def _new_client(self) -> Any:
-        common = dict(api_key=self._api_key or "not-needed", timeout=self.timeout, max_retries=0,
-                      default_headers=self._headers)
+    def _new_client(self) -> JsonClient:
+        """The headers, URL and query the SDK would use (``AsyncOpenAI`` / ``AsyncAzureOpenAI``)."""
+        key = self._api_key or "not-needed"
+        query = None
         if self.provider == "azure":
-            client = self._openai.AsyncAzureOpenAI(azure_endpoint=self.base_url, api_version=self._api_version,
-                                                   **common)
+            base, headers, query = f"{(self.base_url or '').rstrip('/')}/openai", {"api-key": key}, \
+                {"api-version": self._api_version or ""}
         else:
-            client = self._openai.AsyncOpenAI(base_url=self.base_url, **common)
-        client.chat.completions  # noqa: B018  (the SDK imports its resource modules on first access)
-        return client
+            base, headers = self.base_url or DEFAULT_BASE_URL, {"Authorization": f"Bearer {key}"}
+            for header, env in (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID")):
+                if os.environ.get(env):
+                    headers[header] = os.environ[env]
+        return JsonClient(base, headers={**headers, **(self._headers or {})}, timeout=self.timeout, query=query,
+                          backend=self.backend, model=self.name)
+
+    def _path(self) -> str:
+        # Azure routes by deployment, which is the model name the request carries.
+        return f"/deployments/{quote(self.name, safe='')}/chat/completions" if self.provider == "azure" \
+            else "/chat/completions"
 
     def _params(self, request: JudgeRequest, mode: str) -> dict[str, Any]:
         messages = [dict(m) for m in request.messages]
@@ -145,11 +152,8 @@ class OpenAICompatible(Backend):
                     self.mode = nxt
 
     async def _send(self, request: JudgeRequest, mode: str) -> Completion:
-        # client.post is the SDK's documented route for raw bodies: same auth, errors and Azure
-        # routing as chat.completions.create, without re-walking the body against its TypedDicts
-        # (the largest per-call CPU cost at high concurrency). The reply is read as plain JSON,
-        # which also tolerates compatible servers that omit fields.
-        reply = await self._client.get().post("/chat/completions", body=self._params(request, mode), cast_to=object)
+        # The reply is read as plain JSON, which also tolerates compatible servers that omit fields.
+        reply = await self._client.get().post(self._path(), self._params(request, mode))
         choices = reply.get("choices") if isinstance(reply, dict) else None
         if not choices or not isinstance(choices[0], dict):
             raise ProviderError(f"reply is not a chat completion: {str(reply)[:200]!r}", backend=self.backend,
