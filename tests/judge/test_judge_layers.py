@@ -22,17 +22,17 @@ def gather(judge, n, **kw):
 @pytest.mark.parametrize("limit", [1, 4, 16])
 def test_peak_concurrency_never_exceeds_the_limit(make, judge_server, limit):
     judge_server.default = delayed(obj(GOOD), 0.15)  # long enough that calls overlap on a loaded machine
-    judge = make(concurrency=limit)
+    judge = make(concurrency=limit, max_concurrency=limit)  # pinned: no growth past the limit
     verdicts = gather(judge, 3 * limit + 2)
     assert all(v.error is None for v in verdicts)
     assert judge_server.peak <= limit == judge.stats.peak_concurrency  # never exceeded, as the server saw it
     assert judge_server.peak >= min(limit, limit // 2 + 1)  # and the limit is actually used
 
 
-def test_default_concurrency_is_16(make, judge_server):
+def test_default_concurrency_starts_at_16(make, judge_server):
     judge_server.default = delayed(obj(GOOD), 0.15)
     judge = make()
-    gather(judge, 40)
+    gather(judge, 16)  # one round: the limit may grow only after a round of 16 successes
     assert judge.stats.peak_concurrency == 16 and 8 < judge_server.peak <= 16
 
 
@@ -43,7 +43,7 @@ def test_429_halves_concurrency_and_successes_restore_it(make, judge_server):
         seen["n"] += 1
         return status(429, retry_after=0.02) if seen["n"] <= 8 else delayed(obj(GOOD), 0.01)
     judge_server.reply = reply
-    judge = make(concurrency=8)
+    judge = make(concurrency=8, max_concurrency=8)
     verdicts = gather(judge, 8)
     assert all(v.error is None for v in verdicts)
     # the first wave of eight 429s cuts the limit once (to 4), not eight times

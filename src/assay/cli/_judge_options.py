@@ -19,10 +19,15 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--judge-base-url", default=None, envvar="ASSAY_JUDGE_BASE_URL",
                      help="Base URL of an OpenAI-compatible server (vLLM, llama.cpp, LM Studio, a LiteLLM proxy)."),
-        click.option("--concurrency", type=click.IntRange(1), default=None, help="Judge calls in flight (default 16)."),
+        click.option("--concurrency", type=click.IntRange(1), default=None,
+                     help="Judge calls in flight at the start (default 16); it halves on 429 and may grow "
+                          "up to --max-concurrency."),
         click.option("--max-concurrency", type=click.IntRange(1), default=None,
-                     help="Let judge concurrency grow up to this while the provider keeps up (no 429s, "
-                          "steady latency); it halves on 429."),
+                     help="Let judge concurrency grow up to this while the provider keeps answering without "
+                          "429s and latency holds (doubling, then one more per round once latency grows). "
+                          "Default: 4x --concurrency for hosted APIs and other OpenAI-compatible servers; "
+                          "no growth for Ollama, llama.cpp, LM Studio and local:. Equal to --concurrency: "
+                          "pinned."),
         click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Judge requests per minute."),
         click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Judge tokens per minute."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,

@@ -27,6 +27,7 @@ class AnthropicJudge(Backend):
     """
 
     backend = "anthropic"
+    elastic = True
 
     def __init__(self, name: str, *, api_key: str | None = None, base_url: str | None = None,
                  timeout: float | None = 60.0, max_tokens: int | None = 1024, structured: str = "tools",

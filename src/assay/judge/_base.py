@@ -201,6 +201,10 @@ class Backend:
     single_slot = False
     """One request at a time (a local llama.cpp/Ollama server): a call abandoned at the timeout
     keeps the server busy, so retrying it would only queue behind itself."""
+    elastic = False
+    """Serves many calls at once (a hosted API, vLLM): the default stack lets concurrency grow past
+    ``concurrency`` while latency holds (:mod:`assay.judge._limits`). Off for single-slot servers,
+    in-process models and backends assay cannot see into (functions, clients, plugins)."""
 
     def __init__(self, name: str, *, backend: str | None = None, timeout: float | None = None,
                  price: Price | None = None) -> None:

@@ -25,7 +25,7 @@ from ._anthropic import AnthropicJudge
 from ._base import Backend
 from ._budget import Budget, DryRun, Metered
 from ._cache import Cached, JudgeCache
-from ._limits import Limited
+from ._limits import GROWTH, Limited
 from ._local import local_backend
 from ._openai import OpenAICompatible, endpoint_identity
 from ._prices import Price, is_local_url, resolve_price
@@ -278,6 +278,9 @@ def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, 
     ``cache``: True for the default path, a path or JudgeCache, or False/None for no cache.
     ``prompt_style`` / ``ordinal_order``: how metrics phrase their requests to this judge
     (:mod:`assay.judge._style`); kept on the outermost layer.
+    ``max_concurrency``: how far the concurrency limit may grow while latency holds; default
+    ``GROWTH`` (4) x ``concurrency`` for elastic backends (the HTTP providers except single-slot
+    local servers), else ``concurrency`` (no growth).
     """
     prompt_style = check_choice("prompt style", prompt_style, PROMPT_STYLES)
     ordinal_order = check_choice("ordinal order", ordinal_order, ORDINAL_ORDERS)
@@ -295,6 +298,8 @@ def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, 
         judge = Metered(judge, budget=budget, price=getattr(backend, "price", None), stats=stats)
         if max_concurrency is not None and max_concurrency < concurrency:
             raise ConfigError(f"--max-concurrency ({max_concurrency}) is below --concurrency ({concurrency})")
+        if max_concurrency is None and getattr(backend, "elastic", False):
+            max_concurrency = GROWTH * concurrency
         judge = Limited(judge, concurrency=concurrency, rpm=rpm, tpm=tpm, adaptive=adaptive,
                         max_concurrency=max_concurrency, stats=stats)
         judge = Retrying(judge, retries=retries, base_delay=base_delay, max_delay=max_delay, stats=stats)

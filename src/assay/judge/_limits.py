@@ -1,11 +1,20 @@
-"""Concurrency and rate limits around a backend, adaptive to the provider's 429s.
+"""Concurrency and rate limits around a backend, adaptive to the provider's 429s and latency.
 
-The concurrency limit is AIMD (as Phoenix, promptfoo, MLflow and Inspect do): halve it when the
-provider answers 429 (once per wave: calls that started before the last cut do not cut again) and
-add one after a limit's worth of successes (back up to the starting ``concurrency``); past it, up to
-``max_concurrency``, only while the window's mean latency stays within 1.5x of the best window
-seen - it grows while the provider keeps up and stops once more calls in flight only queue. Requests- and tokens-per-minute
-limits are token buckets holding ten seconds' worth, so a run starts without a long ramp.
+The concurrency limit is AIMD (as Phoenix, promptfoo, MLflow and Inspect do) with a slow start
+above it (as TCP's): past the starting ``concurrency``, up to ``max_concurrency``, the limit
+doubles after each round of a limit's worth of successes while the round's mean latency stays
+within 1.5x of the best round seen; the first round whose latency grew takes the last doubling
+back and ends the slow start, after which it grows by one per round while latency holds. A 429
+(or 503/529) halves it, once per wave (calls that started before the last change do not count
+again), ends the slow start, and successes add one per round back up to the start. Latency is
+measured only on calls that started under the current limit, so a round never mixes two limits.
+The logic is :class:`Controller` (no clock, no I/O: the tests drive it with chosen latencies);
+:class:`Limited` feeds it the calls' latencies and statuses.
+
+So a provider that keeps answering quickly is not pinned at the start, and one that only queues
+(a single-slot server: latency grows with the calls in flight) stops within 1.5x of it.
+Requests- and tokens-per-minute limits are token buckets holding ten seconds' worth, so a run
+starts without a long ramp.
 """
 
 from __future__ import annotations
@@ -96,11 +105,75 @@ class _Slots:
                 free -= 1
 
 
-class Limited(Wrapper):
-    """At most ``concurrency`` calls in flight, optional RPM/TPM limits, AIMD on 429/503.
+GROWTH = 4
+"""Default ``max_concurrency``: this many times ``concurrency``, for backends that serve many calls
+at once (``Backend.elastic``: the HTTP providers, not a single-slot local server or an in-process
+model)."""
+LATENCY_HOLDS = 1.5
+"""A round's mean latency above this multiple of the best round's means the provider is queueing."""
 
-    ``stats.peak_concurrency`` records the most calls in flight at once, which the tests check
-    against the server's own count.
+
+class Controller:
+    """The adaptive limit, without a clock: ``succeeded(epoch, latency)`` and ``backed_off(epoch)``.
+
+    ``epoch`` is the value of :attr:`epoch` when the call started; it changes with every limit
+    change, so calls that started under an older limit neither complete a round nor cut twice.
+    """
+
+    def __init__(self, start: int, cap: int, *, adaptive: bool = True) -> None:
+        self.start, self.cap = start, cap if adaptive else start
+        self.adaptive = adaptive
+        self.limit, self.epoch = start, 0
+        self.slow_start = self.cap > start  # doubling until latency grows or a 429 arrives
+        self._previous = start
+        self._successes, self._window, self._best = 0, 0.0, math.inf
+
+    def _set(self, limit: int) -> None:
+        self._previous, self.limit = self.limit, limit
+        self.epoch += 1
+        self._successes, self._window = 0, 0.0
+
+    def backed_off(self, epoch: int) -> bool:
+        """A 429/503/529: halve the limit (once per wave). Returns whether it changed."""
+        if not self.adaptive or epoch != self.epoch:
+            return False  # this call started before the last change: that change already accounts for it
+        self.slow_start = False
+        self._set(max(1, self.limit // 2))
+        return True
+
+    def succeeded(self, epoch: int, latency: float) -> bool:
+        """A call that started at *epoch* answered after *latency* seconds. Returns whether the limit changed."""
+        if not self.adaptive or epoch != self.epoch or (self.limit >= self.cap and not self.slow_start):
+            return False
+        self._successes += 1
+        self._window += latency
+        if self._successes < self.limit:
+            return False
+        mean = self._window / self._successes
+        self._successes, self._window = 0, 0.0
+        self._best = min(self._best, mean)
+        if self.limit < self.start:  # recovering from a cut: one more per round, back to the start
+            self._set(self.limit + 1)
+            return True
+        if mean > LATENCY_HOLDS * self._best:  # latency grew with the limit: the provider is queueing
+            if self.slow_start:
+                self.slow_start = False
+                self._set(max(self.start, self._previous))  # take the last doubling back
+                return True
+            return False  # hold; growth resumes if latency comes back down
+        if self.limit >= self.cap:
+            self.slow_start = False
+            return False
+        self._set(min(self.cap, self.limit * 2 if self.slow_start else self.limit + 1))
+        return True
+
+
+class Limited(Wrapper):
+    """At most ``concurrency`` calls in flight (adaptive up to ``max_concurrency``), optional RPM/TPM limits.
+
+    ``max_concurrency=None`` means ``concurrency`` (no growth); :func:`assay.judge.compose` passes
+    ``GROWTH x concurrency`` for elastic backends. ``stats.peak_concurrency`` records the most calls
+    in flight at once, which the tests check against the server's own count.
     """
 
     def __init__(self, inner: Judge, *, concurrency: int = 16, rpm: float | None = None,
@@ -111,13 +184,16 @@ class Limited(Wrapper):
             raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
         if max_concurrency is not None and max_concurrency < concurrency:
             raise ValueError(f"max_concurrency ({max_concurrency}) must be >= concurrency ({concurrency})")
-        self.max_concurrency, self.adaptive = (max_concurrency or concurrency) if adaptive else concurrency, adaptive
-        self.start, self._window, self._best = concurrency, 0.0, math.inf
-        self.rpm, self.tpm = rpm, tpm
         # The adaptive limit outlives an event loop (the provider's limits do); the slots cannot.
-        self.limit, self._wave, self._successes = concurrency, 0, 0
+        self.control = Controller(concurrency, max_concurrency or concurrency, adaptive=adaptive)
+        self.max_concurrency, self.adaptive, self.start = self.control.cap, adaptive, concurrency
+        self.rpm, self.tpm = rpm, tpm
         self._state = LoopLocal(self._new_state)
         self.stats.concurrency_limit = concurrency
+
+    @property
+    def limit(self) -> int:
+        return self.control.limit
 
     def _new_state(self) -> dict:
         return {"slots": _Slots(self.limit),
@@ -134,41 +210,23 @@ class Limited(Wrapper):
                 await state["rpm"].take(1)
             if state["tpm"]:
                 await state["tpm"].take(tokens)
-            wave = self._wave
+            epoch = self.control.epoch
             self.stats.peak_concurrency = max(self.stats.peak_concurrency, slots.in_flight)
             started = time.perf_counter()
             try:
                 verdict = await call_inner(self.inner, request)
             except ProviderError as exc:
-                if exc.status in BACKOFF_STATUSES:
-                    self._decrease(slots, wave)
+                if exc.status in BACKOFF_STATUSES and self.control.backed_off(epoch):
+                    self._apply(slots)
                 raise
             if state["tpm"]:
                 state["tpm"].give_back(tokens - verdict.input_tokens - verdict.output_tokens)
-            self._increase(slots, time.perf_counter() - started)
+            if self.control.succeeded(epoch, time.perf_counter() - started):
+                self._apply(slots)
             return verdict
         finally:
             slots.release()
 
-    def _decrease(self, slots: _Slots, wave: int) -> None:
-        if not self.adaptive or wave != self._wave:
-            return  # this call started before the last cut: the cut already accounts for it
-        self._wave += 1
-        self._successes, self._window = 0, 0.0
-        self.limit = slots.limit = max(1, self.limit // 2)
-        self.stats.concurrency_limit = self.limit
-
-    def _increase(self, slots: _Slots, latency: float = 0.0) -> None:
-        if self.limit >= self.max_concurrency:
-            return
-        self._successes += 1
-        self._window += latency
-        if self._successes >= self.limit:
-            mean = self._window / self._successes
-            self._successes, self._window = 0, 0.0
-            self._best = min(self._best, mean)
-            if self.limit >= self.start and mean > 1.5 * self._best:
-                return  # above the start, latency grew with the limit: the provider is queueing, so hold
-            self.limit = slots.limit = self.limit + 1
-            self.stats.concurrency_limit = self.limit
-            slots.wake()
+    def _apply(self, slots: _Slots) -> None:
+        slots.limit = self.stats.concurrency_limit = self.control.limit
+        slots.wake()

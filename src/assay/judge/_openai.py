@@ -76,6 +76,7 @@ class OpenAICompatible(Backend):
         self.provider, self.base_url = provider, base_url
         # Ollama and llama.cpp serve one request per slot, usually one slot on a laptop.
         self.single_slot = provider in ("ollama", "llamacpp", "lmstudio")
+        self.elastic = not self.single_slot
         self.mode, self.max_tokens, self.seed, self.temperature = structured, max_tokens, seed, temperature
         self._api_key, self._api_version = api_key, api_version
         register_secret(api_key)

@@ -1,0 +1,177 @@
+"""Adaptive concurrency: the controller's rules driven with chosen latencies, then three real servers.
+
+The controller has no clock, so its logic is tested exactly; the server tests assert only what
+load cannot change (no call lost, where the limit ends relative to the server's capacity).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from judge_helpers import GOOD, request
+
+from assay.judge import CallableJudge, Limited, make_judge
+from assay.judge._anthropic import AnthropicJudge
+from assay.judge._base import Backend
+from assay.judge._factory import compose
+from assay.judge._limits import GROWTH, Controller
+from tests.support.judge_server import delayed, obj, status
+
+
+def round_of(control: Controller, latency: float) -> None:
+    """One round: a limit's worth of calls that all started under the current limit."""
+    epoch = control.epoch
+    for _ in range(control.limit):
+        control.succeeded(epoch, latency)
+
+
+def test_slow_start_doubles_while_latency_holds_then_stays_at_the_cap():
+    control = Controller(4, 32)
+    limits = []
+    for _ in range(5):
+        round_of(control, 0.1)
+        limits.append(control.limit)
+    assert limits == [8, 16, 32, 32, 32]
+
+
+def test_latency_that_grows_with_the_limit_takes_the_doubling_back_and_growth_stops_near_the_start():
+    control = Controller(4, 64)
+    limits = []
+    for _ in range(12):
+        round_of(control, 0.01 * control.limit)  # a single-slot server: latency = calls in flight x service
+        limits.append(control.limit)
+    # 4 -> 8 (latency 2x: back to 4, slow start over) -> +1 while within 1.5x of the best round -> holds
+    assert limits[:5] == [8, 4, 5, 6, 7] and set(limits[5:]) == {7}
+    assert not control.slow_start
+
+
+def test_growth_resumes_when_latency_comes_back_down():
+    control = Controller(4, 64)
+    round_of(control, 0.1)
+    round_of(control, 0.3)  # 8: latency grew -> back to 4
+    assert control.limit == 4
+    round_of(control, 0.3)
+    assert control.limit == 4  # holds while latency stays high
+    round_of(control, 0.1)
+    assert control.limit == 5  # additive now, not doubling
+
+
+def test_a_429_halves_once_per_wave_ends_slow_start_and_recovery_adds_one_per_round():
+    control = Controller(8, 64)
+    round_of(control, 0.1)
+    assert control.limit == 16
+    wave = control.epoch
+    assert control.backed_off(wave) and control.limit == 8
+    assert not control.backed_off(wave) and control.limit == 8  # a call from the same wave cuts no more
+    assert not control.slow_start
+    limits = []
+    for _ in range(3):
+        round_of(control, 0.1)
+        limits.append(control.limit)
+    assert limits == [9, 10, 11]
+
+
+def test_a_cut_below_the_start_recovers_one_per_round():
+    control = Controller(8, 8)
+    control.backed_off(control.epoch)
+    control.backed_off(control.epoch)
+    assert control.limit == 2
+    limits = []
+    for _ in range(8):
+        round_of(control, 0.1)
+        limits.append(control.limit)
+    assert limits == [3, 4, 5, 6, 7, 8, 8, 8]
+
+
+def test_calls_that_started_under_an_older_limit_do_not_complete_a_round():
+    control = Controller(4, 32)
+    old = control.epoch
+    round_of(control, 0.1)
+    assert control.limit == 8
+    for _ in range(20):
+        assert not control.succeeded(old, 5.0)  # stale: neither counted nor allowed to grow or hold
+    round_of(control, 0.1)
+    assert control.limit == 16
+
+
+def test_without_adaptation_the_limit_never_moves_and_without_headroom_it_only_backs_off():
+    fixed, pinned = Controller(4, 32, adaptive=False), Controller(4, 4)
+    for control in (fixed, pinned):
+        for _ in range(5):
+            round_of(control, 0.1)
+        assert control.limit == 4
+    assert not fixed.backed_off(fixed.epoch) and fixed.limit == 4
+    assert pinned.backed_off(pinned.epoch) and pinned.limit == 2
+
+
+class Elastic(Backend):
+    elastic = True
+
+
+def limited(judge) -> Limited:
+    layer = judge
+    while not isinstance(layer, Limited):
+        layer = layer.inner
+    return layer
+
+
+def test_elastic_backends_may_grow_to_four_times_the_start_by_default_others_not(judge_server):
+    assert GROWTH == 4
+    remote = make_judge(f"openai-compatible:m@{judge_server.url}", cache=False)
+    assert (limited(remote).start, limited(remote).max_concurrency) == (16, 64)
+    assert AnthropicJudge.elastic  # (building one would import its SDK, ~1 s)
+    assert limited(compose(Elastic("m"), concurrency=5)).max_concurrency == 20
+    for pinned in (make_judge(f"ollama:llama3@{judge_server.url}", cache=False),
+                   make_judge(f"llamacpp:qwen@{judge_server.url}", cache=False),
+                   compose(CallableJudge(lambda messages: "{}")), compose(Backend("in-process"))):
+        assert limited(pinned).max_concurrency == limited(pinned).start == 16
+    explicit = make_judge(f"openai-compatible:m@{judge_server.url}", cache=False, concurrency=4, max_concurrency=4)
+    assert limited(explicit).max_concurrency == 4
+
+
+def run_all(judge, n):
+    async def batch():
+        return await asyncio.gather(*(judge.judge(request(i)) for i in range(n)))
+    return asyncio.run(batch())
+
+
+def test_a_server_that_refuses_above_n_concurrent_calls_settles_the_limit_near_n_and_loses_no_call(make,
+                                                                                                   judge_server):
+    capacity = 10
+
+    def reply(req):
+        if judge_server.in_flight > capacity:  # this request included
+            return status(429, retry_after=0.01)
+        return delayed(obj(GOOD), 0.1)
+    judge_server.reply = reply
+    judge = make(concurrency=4, max_concurrency=64, retries=30)
+    verdicts = run_all(judge, 120)
+    assert all(v.error is None for v in verdicts)  # every call answered in the end
+    answered = [r for r in judge_server.requests if r.status == 200]
+    assert len(answered) == 120 and judge.stats.retries == len(judge_server.requests) - 120
+    assert judge.stats.retries > 0  # the limit went past the capacity, and 429s brought it back
+    assert capacity // 2 <= judge.stats.concurrency_limit <= capacity + 2
+
+
+def test_a_single_slot_server_stops_growth_near_the_start(make, judge_server):
+    lock = threading.Lock()
+
+    def one_at_a_time(req):  # more calls in flight only wait longer
+        with lock:
+            time.sleep(0.02)
+        return obj(GOOD)
+    judge_server.reply = one_at_a_time
+    judge = make(concurrency=4, max_concurrency=64)
+    run_all(judge, 80)
+    assert judge.stats.concurrency_limit < 8 and judge.stats.peak_concurrency <= 8
+
+
+@pytest.mark.parametrize("start", [4])
+def test_a_server_that_keeps_answering_quickly_lets_the_default_limit_grow_to_its_cap(make, judge_server, start):
+    judge_server.default = delayed(obj(GOOD), 0.2)  # 200 ms however many calls are in flight
+    judge = make(concurrency=start)  # default cap: GROWTH x start
+    run_all(judge, 100)
+    assert judge.stats.concurrency_limit == GROWTH * start and judge_server.peak > 2 * start
