@@ -1,24 +1,41 @@
-"""The chat-completions backend speaks HTTP itself (httpx, no SDK): what it sends, how errors read."""
+"""The chat-completions backend speaks HTTP itself (no SDK): what it sends, how errors read.
+
+Servers on this machine get the loopback client, the rest httpx; the tests that go through the
+scripted server run on both (``transport``), the raw-socket tests on the loopback client only.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from judge_helpers import GOOD, request
 
-from assay.judge import make_judge
+import pytest
+
+from assay.judge import _http, make_judge
 from tests.support.judge_server import obj, status
+
+
+@pytest.fixture(params=["loopback", "httpx"])
+def transport(request, monkeypatch):
+    """Run the test through the loopback client, then through httpx (as for a remote server)."""
+    if request.param == "httpx":
+        monkeypatch.setattr(_http, "is_loopback", lambda url: False)
+    return request.param
 
 
 def headers_of(recorded) -> dict[str, str]:
     return {k.lower(): v for k, v in recorded.headers.items()}
 
 
-def test_openai_compatible_requests_carry_the_key_the_json_body_and_the_organization(judge_server, monkeypatch):
+def test_openai_compatible_requests_carry_the_key_the_json_body_and_the_organization(transport, judge_server, monkeypatch):
     monkeypatch.setenv("OPENAI_ORG_ID", "org-123")
     monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-9")
     judge_server.push(obj(GOOD))
@@ -36,7 +53,7 @@ def test_openai_compatible_requests_carry_the_key_the_json_body_and_the_organiza
     assert sent.json["model"] == "m" and sent.json["messages"][0]["role"] == "system"
 
 
-def test_azure_routes_by_deployment_with_the_api_version_and_its_key_header(judge_server):
+def test_azure_routes_by_deployment_with_the_api_version_and_its_key_header(transport, judge_server):
     judge_server.push(obj(GOOD))
     judge = make_judge("azure:my deploy", api_key="azure-key-0000111122", base_url=judge_server.base, cache=False)
     assert asyncio.run(judge.judge(request())).error is None
@@ -46,7 +63,7 @@ def test_azure_routes_by_deployment_with_the_api_version_and_its_key_header(judg
     assert headers["api-key"] == "azure-key-0000111122" and "authorization" not in headers
 
 
-def test_an_error_reply_reads_as_the_provider_s_message_with_status_and_retry_after(judge_server):
+def test_an_error_reply_reads_as_the_provider_s_message_with_status_and_retry_after(transport, judge_server):
     judge_server.push(status(400, {"error": {"message": "model 'm' does not exist", "type": "invalid_request"}}),
                       status(503, "<html>upstream down</html>", retry_after=0.01), obj(GOOD))
     judge = make_judge(f"openai-compatible:m@{judge_server.url}", cache=False, retries=0)
@@ -58,7 +75,7 @@ def test_an_error_reply_reads_as_the_provider_s_message_with_status_and_retry_af
     assert asyncio.run(judge.judge(request(3))).error is None
 
 
-def test_a_refused_connection_is_a_retryable_connection_error():
+def test_a_refused_connection_is_a_retryable_connection_error(transport):
     judge = make_judge("openai-compatible:m@http://127.0.0.1:9/v1", cache=False, retries=1, base_delay=0.01)
     verdict = asyncio.run(judge.judge(request()))
     assert verdict.error is not None and "connection error" in verdict.error and verdict.attempts == 2
@@ -76,3 +93,110 @@ def test_building_and_calling_a_chat_completions_judge_does_not_import_the_opena
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "None []"
     assert len(judge_server.requests) == 1
+
+
+# -- the loopback client's HTTP, against a raw socket server that sends exactly the bytes a test chooses --
+
+class RawServer:
+    """Reads one request per reply on a connection, answers with the next canned bytes; b"" closes."""
+
+    def __init__(self, replies: list[bytes | None]) -> None:
+        self.replies, self.requests, self.connections = list(replies), [], 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        stream = conn.makefile("rb")
+        with conn:
+            while self.replies:
+                head = b""
+                while not head.endswith(b"\r\n\r\n"):
+                    line = stream.readline()
+                    if not line:
+                        return
+                    head += line
+                length = int(next(v for k, v in (h.split(b":", 1) for h in head.split(b"\r\n")[1:] if b":" in h)
+                                  if k.strip().lower() == b"content-length"))
+                self.requests.append(head + stream.read(length))
+                reply = self.replies.pop(0)
+                if reply is None:  # close without answering: a kept-alive connection gone stale
+                    return
+                conn.sendall(reply)
+                if b"Connection: close" in reply or b"HTTP/1.0" in reply:
+                    return
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+VERDICT = json.dumps({"choices": [{"message": {"role": "assistant", "content": json.dumps(GOOD)},
+                                   "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}})
+
+
+def fixed_length(body: bytes, *extra: str) -> bytes:
+    head = "".join(f"{h}\r\n" for h in extra)
+    return f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{head}Content-Length: {len(body)}\r\n\r\n".encode() \
+        + body
+
+
+def chunked(body: bytes) -> bytes:
+    parts = [body[:10], body[10:]]
+    chunks = b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n" for p in parts)
+    return b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+
+
+def judge_all(url: str, n: int, **options):
+    judge = make_judge(f"openai-compatible:m@{url}", cache=False, base_delay=0.01, timeout=5.0, **options)
+
+    async def run():
+        return [await judge.judge(request(i)) for i in range(n)]  # one after another: one connection
+    return asyncio.run(run())
+
+
+def test_loopback_replies_in_chunks_gzip_without_length_and_with_connection_close_all_parse():
+    body = VERDICT.encode()
+    replies = [chunked(body), fixed_length(gzip.compress(body), "Content-Encoding: gzip"),
+               fixed_length(body, "Connection: close"),
+               b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + body]
+    server = RawServer(replies)
+    try:
+        verdicts = judge_all(server.url, 4)
+    finally:
+        server.close()
+    assert [v.error for v in verdicts] == [None] * 4 and all(v.parsed.score == 0.75 for v in verdicts)
+    # chunked and gzip replies keep the connection; "Connection: close" ends it, so HTTP/1.0 needs a new one
+    assert server.connections == 2
+    first = server.requests[0].decode()
+    assert first.startswith("POST /v1/chat/completions HTTP/1.1\r\n") and "Authorization: Bearer not-needed" in first
+
+
+def test_a_kept_alive_connection_the_server_dropped_is_sent_again_on_a_new_one():
+    body = VERDICT.encode()
+    server = RawServer([fixed_length(body), None, fixed_length(body)])
+    try:
+        verdicts = judge_all(server.url, 2, retries=0)  # no retry layer: the client itself resends once
+    finally:
+        server.close()
+    assert [v.error for v in verdicts] == [None, None] and server.connections == 2
+
+
+def test_a_garbled_status_line_is_a_retryable_connection_error_and_a_redirect_names_its_target():
+    body = VERDICT.encode()
+    server = RawServer([b"garbage\r\n\r\n", fixed_length(body),
+                        b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:1/v2\r\nContent-Length: 0\r\n\r\n"])
+    try:
+        first, second = judge_all(server.url, 2, retries=1)
+    finally:
+        server.close()
+    assert first.error is None and first.attempts == 2  # garbage, then a retry that worked
+    assert second.error is not None and "redirected (HTTP 307) to http://127.0.0.1:1/v2" in second.error

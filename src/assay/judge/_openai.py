@@ -19,7 +19,7 @@ from assay._secrets import register_secret
 from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion, LoopLocal, provider_error
-from ._http import JsonClient, import_httpx
+from ._http import HttpxClient, LoopbackClient, import_httpx, is_loopback, json_client
 from ._parse import json_schema, schema_instruction, strict_schema
 from ._prices import Price, is_local_url, resolve_price
 from ._protocol import JudgeRequest
@@ -72,7 +72,8 @@ class OpenAICompatible(Backend):
         if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
             price = resolve_price(name, local=is_local_url(base_url))
         super().__init__(name, backend=provider, timeout=timeout, price=price)
-        import_httpx()  # a missing extra is an error now, not at the first call
+        if not is_loopback(base_url or DEFAULT_BASE_URL):
+            import_httpx()  # a missing extra is an error now, not at the first call
         self.provider, self.base_url = provider, base_url
         # Ollama and llama.cpp serve one request per slot, usually one slot on a laptop.
         self.single_slot = provider in ("ollama", "llamacpp", "lmstudio")
@@ -88,7 +89,7 @@ class OpenAICompatible(Backend):
         return endpoint_identity(self.provider, self.base_url,
                                  self._api_version if self.provider == "azure" else None)
 
-    def _new_client(self) -> JsonClient:
+    def _new_client(self) -> HttpxClient | LoopbackClient:
         """The headers, URL and query the SDK would use (``AsyncOpenAI`` / ``AsyncAzureOpenAI``)."""
         key = self._api_key or "not-needed"
         query = None
@@ -100,8 +101,8 @@ class OpenAICompatible(Backend):
             for header, env in (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID")):
                 if os.environ.get(env):
                     headers[header] = os.environ[env]
-        return JsonClient(base, headers={**headers, **(self._headers or {})}, timeout=self.timeout, query=query,
-                          backend=self.backend, model=self.name)
+        return json_client(base, headers={**headers, **(self._headers or {})}, timeout=self.timeout, query=query,
+                           backend=self.backend, model=self.name)
 
     def _path(self) -> str:
         # Azure routes by deployment, which is the model name the request carries.
