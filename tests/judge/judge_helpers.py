@@ -21,3 +21,10 @@ def request(i: int = 0, *, repeat: int = 0, schema: type[pydantic.BaseModel] = S
     messages = ({"role": "system", "content": "Score the answer."},
                 {"role": "user", "content": f"question {i}: is this answer good?"})
     return JudgeRequest(messages=messages, schema=schema, key="test@1", repeat=repeat, **kw)
+
+
+def backend_of(judge: Any) -> Any:
+    """The backend under a composed judge's layers, however many the default stack has."""
+    while hasattr(judge, "inner"):
+        judge = judge.inner
+    return judge

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from judge_helpers import request
+from judge_helpers import backend_of, request
 
 from assay.errors import ConfigError
 from assay.judge import Backend, CallableJudge, OpenAICompatible, backends, make_judge, parse_spec, register_backend
@@ -30,7 +30,7 @@ def test_registered_prefix_builds_through_the_factory_and_the_default_stack():
     register_backend("myprovider", factory)
     judge = make_judge("myprovider:big-model", cache=False, timeout=5.0, base_url="http://127.0.0.1:1/v1")
     assert seen == {"model": "big-model", "options": {"timeout": 5.0, "base_url": "http://127.0.0.1:1/v1"}}
-    backend = judge.inner.inner.inner.inner  # Reasking > Retrying > Limited > Metered > backend
+    backend = backend_of(judge)
     assert isinstance(backend, CallableJudge)
     assert backends()["myprovider"] == "registered"
     assert parse_spec("MyProvider:x").provider == "myprovider"
@@ -81,7 +81,7 @@ def test_a_factory_returning_a_backend_is_used_as_is():
             raise AssertionError
 
     register_backend("mine", lambda model, **o: Mine(model))
-    assert isinstance(make_judge("mine:x", cache=False).inner.inner.inner.inner, Mine)
+    assert isinstance(backend_of(make_judge("mine:x", cache=False)), Mine)
 
 
 def test_an_installed_plugin_s_entry_point_is_found_by_prefix(installed_plugin, judge_server, monkeypatch):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from judge_helpers import GOOD, request
+from judge_helpers import GOOD, backend_of, request
 
 from assay.errors import ConfigError
 from assay.judge import (AnthropicJudge, CallableJudge, Cached, ClientJudge, DryRun, Judge, JudgeRequest,
@@ -52,7 +52,7 @@ def test_model_string_resolution(monkeypatch, spec, cls, provider, name, base_ur
     for key, value in KEYS.items():
         monkeypatch.setenv(key, value)
     judge = make_judge(spec, cache=False)
-    backend = judge.inner.inner.inner.inner  # Reasking > Retrying > Limited > Metered > backend
+    backend = backend_of(judge)
     assert isinstance(backend, cls)
     assert (backend.backend, backend.name, backend.model) == (provider, name, f"{provider}:{name}")
     assert judge.model == backend.model
@@ -116,7 +116,7 @@ def test_base_url_option(judge_server):
 
 def test_ollama_host_env(monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", "gpu-box:11434")
-    backend = make_judge("ollama:llama3", cache=False).inner.inner.inner.inner
+    backend = backend_of(make_judge("ollama:llama3", cache=False))
     assert backend.base_url == "http://gpu-box:11434/v1"
 
 
@@ -124,14 +124,14 @@ def test_environment_is_read_only_when_asked(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "first")
     judge = make_judge("openai:gpt-4o", cache=False)
     monkeypatch.setenv("OPENAI_API_KEY", "second")
-    assert judge.inner.inner.inner.inner._api_key == "first"
+    assert backend_of(judge)._api_key == "first"
 
 
 def test_default_stack_has_cache_outermost(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     judge = make_judge("gpt-4o-mini", cache=tmp_path / "j.sqlite3")
     assert isinstance(judge, Cached) and judge.cache.path == tmp_path / "j.sqlite3"
-    assert repr(judge).startswith("Cached(Reasking(Retrying(Limited(Metered(OpenAICompatible(")
+    assert repr(judge).startswith("Cached(Reasking(Retrying(Limited(Tripping(Metered(OpenAICompatible(")
 
 
 def test_bad_options_are_config_errors(monkeypatch):
@@ -171,9 +171,9 @@ def test_objects_become_backends():
     async def fn(messages):
         return "{}"
 
-    assert isinstance(make_judge(Client(), cache=False).inner.inner.inner.inner, ClientJudge)
-    assert isinstance(make_judge(Chat(), cache=False).inner.inner.inner.inner, LangChainJudge)
-    assert isinstance(make_judge(fn, cache=False).inner.inner.inner.inner, CallableJudge)
+    assert isinstance(backend_of(make_judge(Client(), cache=False)), ClientJudge)
+    assert isinstance(backend_of(make_judge(Chat(), cache=False)), LangChainJudge)
+    assert isinstance(backend_of(make_judge(fn, cache=False)), CallableJudge)
     assert isinstance(make_judge(fn, dry_run=True, cache=False), DryRun)
     with pytest.raises(ConfigError, match="cannot make a judge"):
         make_judge(42)

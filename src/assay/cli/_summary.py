@@ -22,6 +22,8 @@ def judge_summary(run: dict[str, Any]) -> str | None:
     skipped = j.get("skipped_reasons") or {}
     if skipped.get("budget reached"):
         parts.append(f"budget reached: {skipped['budget reached']} not evaluated")
+    if skipped.get("judge not answering"):
+        parts.append(f"judge not answering: {skipped['judge not answering']} calls skipped")
     parts.append(f"{j.get('input_tokens', 0) + j.get('output_tokens', 0):,} tokens")
     parts.append(_spent(j))
     return f"judge {j.get('model')}: " + ", ".join(parts)

@@ -3,7 +3,7 @@
 Metrics build a :class:`JudgeRequest` and await ``judge.judge(request)`` for a :class:`Verdict`;
 they never see a backend. A composed judge is layers around a backend, each doing one thing::
 
-    Cached(Reasking(Retrying(Limited(Metered(OpenAICompatible("gpt-4o-mini"))))))
+    Cached(Reasking(Retrying(Limited(Tripping(Metered(OpenAICompatible("gpt-4o-mini")))))))
 
 ``make_judge("openai:gpt-4o-mini", concurrency=8, budget_usd=2.0)`` builds that stack from a
 model string or a user object; ``judge.stats`` holds the running totals. Importing this package
@@ -13,6 +13,7 @@ imports no SDK: backends import theirs when constructed.
 from ._adapters import CallableJudge, ClientJudge, LangChainJudge
 from ._anthropic import AnthropicJudge
 from ._base import Backend, Completion, Wrapper
+from ._breaker import Tripping
 from ._budget import Budget, DryRun, Metered
 from ._cache import Cached, JudgeCache, cache_key, default_cache_path
 from ._factory import (
@@ -40,7 +41,7 @@ __all__ = [
     "Backend", "Completion", "OpenAICompatible", "AnthropicJudge", "LangChainJudge", "ClientJudge",
     "CallableJudge", "DryRun",
     # layers
-    "Wrapper", "Cached", "Reasking", "Retrying", "Metered", "Limited", "Budget", "TokenBucket",
+    "Wrapper", "Cached", "Reasking", "Retrying", "Metered", "Limited", "Tripping", "Budget", "TokenBucket",
     # cache, accounting, prices
     "JudgeCache", "cache_key", "default_cache_path", "JudgeStats", "Price", "PRICES", "lookup_price",
     "resolve_price", "is_local_url", "estimate_tokens",

@@ -2,7 +2,7 @@
 
 ``make_judge("anthropic:claude-3-5-sonnet-latest")`` resolves the provider, reads credentials from
 the standard environment variables (only now, never at import), builds the backend and wraps it
-in the default stack: Cached(Reasking(Retrying(Limited(Metered(backend))))).
+in the default stack: Cached(Reasking(Retrying(Limited(Tripping(Metered(backend)))))).
 
 The prefix picks a backend factory: the built-in providers below, then the ``assay.judges``
 entry points of installed plugins, then ``register_backend("myprovider", factory)`` calls.
@@ -23,6 +23,7 @@ from assay.errors import ConfigError
 from ._adapters import CallableJudge, ClientJudge, LangChainJudge
 from ._anthropic import AnthropicJudge
 from ._base import Backend
+from ._breaker import Tripping
 from ._budget import Budget, DryRun, Metered
 from ._cache import Cached, JudgeCache
 from ._limits import GROWTH, Limited
@@ -270,12 +271,14 @@ def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float 
 
 def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, tpm: float | None = None,
             adaptive: bool = True, max_concurrency: int | None = None, retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
-            reasks: int = 2, budget_usd: float | None = None, budget_tokens: int | None = None,
+            reasks: int = 2, trip_after: int | None = 32, trip_grace_s: float = 30.0, budget_usd: float | None = None, budget_tokens: int | None = None,
             cache: bool | str | os.PathLike[str] | JudgeCache | None = True,
             stats: JudgeStats | None = None, prompt_style: str = "auto", ordinal_order: str = "auto") -> Judge:
     """Wrap *backend* in the default stack; every layer shares one JudgeStats (``judge.stats``).
 
     ``cache``: True for the default path, a path or JudgeCache, or False/None for no cache.
+    ``trip_after`` / ``trip_grace_s``: skip the rest of a run's calls once that many attempts in a
+    row failed without any answer for that long (:mod:`assay.judge._breaker`); 0 or None: never.
     ``prompt_style`` / ``ordinal_order``: how metrics phrase their requests to this judge
     (:mod:`assay.judge._style`); kept on the outermost layer.
     ``max_concurrency``: how far the concurrency limit may grow while latency holds; default
@@ -296,6 +299,8 @@ def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, 
         backend.stats = stats  # nothing is sent, so nothing to limit, retry or meter
     else:
         judge = Metered(judge, budget=budget, price=getattr(backend, "price", None), stats=stats)
+        if trip_after:
+            judge = Tripping(judge, trip_after=trip_after, grace_s=trip_grace_s, stats=stats)
         if max_concurrency is not None and max_concurrency < concurrency:
             raise ConfigError(f"--max-concurrency ({max_concurrency}) is below --concurrency ({concurrency})")
         if max_concurrency is None and getattr(backend, "elastic", False):

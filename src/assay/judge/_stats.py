@@ -65,6 +65,8 @@ class JudgeStats:
 
 
 _MAX_REASONS = 20
+NOT_ANSWERING = "judge not answering"
+"""The reason under which calls skipped by an open breaker (``_breaker.Tripping``) are counted."""
 
 
 def _reason(error: str) -> str:
@@ -72,4 +74,5 @@ def _reason(error: str) -> str:
     text = re.sub(r" \(after \d+ attempts\)", "", error.strip().splitlines()[0] if error.strip() else "error")
     text = re.sub(r"budget exhausted: .*", "budget reached", text)
     text = re.sub(r"dry run: not sent.*", "dry run", text)
+    text = re.sub(r"not called: the judge gave no answer for .*", NOT_ANSWERING, text)
     return text[:120]

@@ -1,0 +1,173 @@
+"""The breaker: a judge that stopped answering has its remaining calls skipped, quickly; one that
+answers - even with errors about single requests, or after a short outage - is never cut off."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+
+import pytest
+from judge_helpers import GOOD, request
+
+from assay.errors import ProviderError
+from assay.judge import Tripping, Verdict, make_judge
+from assay.judge._stats import NOT_ANSWERING, JudgeStats
+from assay.cli._summary import judge_summary
+from tests.support.judge_server import obj, status
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Scripted:
+    """An inner layer whose outcome per attempt is set by the test: 'ok', 'down' or 'refused'."""
+
+    model = "scripted:m"
+
+    def __init__(self) -> None:
+        self.outcome, self.attempts = "down", 0
+        self.stats = JudgeStats()
+
+    async def call(self, req):
+        self.attempts += 1
+        if self.outcome == "down":
+            raise ProviderError("Connection error.", backend="scripted", model="m", retryable=True)
+        if self.outcome == "refused":
+            raise ProviderError("bad request", backend="scripted", model="m", status=400)
+        return Verdict(parsed=GOOD, raw="{}", model=self.model)
+
+
+def attempt(layer, n=1):
+    async def go():
+        out = []
+        for i in range(n):
+            try:
+                out.append(await layer.call(request(i)))
+            except ProviderError as exc:
+                out.append(exc)
+        return out
+    return asyncio.run(go())
+
+
+def test_opens_only_after_both_the_streak_and_the_grace_time():
+    clock, inner = Clock(), Scripted()
+    layer = Tripping(inner, trip_after=5, grace_s=30, clock=clock)
+    assert all(isinstance(x, ProviderError) for x in attempt(layer, 50))  # 50 failures within 0 s: not yet
+    assert not layer.is_open and inner.attempts == 50
+    clock.now = 29.0
+    attempt(layer)
+    assert not layer.is_open  # the streak is long, but the judge has been silent only 29 s
+    clock.now = 30.0
+    attempt(layer)
+    assert layer.is_open
+    skipped = attempt(layer, 20)
+    assert inner.attempts == 52  # nothing more reached the judge
+    assert all(v.skipped and v.error.startswith("not called: the judge gave no answer for 30 s (52 attempts")
+               for v in skipped)
+
+
+def test_time_alone_does_not_open_it():
+    clock, inner = Clock(), Scripted()
+    layer = Tripping(inner, trip_after=5, grace_s=30, clock=clock)
+    attempt(layer, 4)
+    clock.now = 500.0
+    attempt(layer)  # the fifth failure, long after the first: now both hold
+    assert layer.is_open
+    layer = Tripping(Scripted(), trip_after=5, grace_s=30, clock=clock)
+    attempt(layer, 3)
+    clock.now = 1000.0
+    attempt(layer)
+    assert not layer.is_open  # four failures, however slow, are not a dead judge
+
+
+@pytest.mark.parametrize("between", ["ok", "refused"])
+def test_any_answer_resets_the_streak(between):
+    """A reply - even an HTTP 400 about one request - shows the judge is there."""
+    clock, inner = Clock(), Scripted()
+    layer = Tripping(inner, trip_after=5, grace_s=10, clock=clock)
+    for step in range(20):
+        clock.now = step * 10.0
+        attempt(layer, 4)
+        inner.outcome = between
+        attempt(layer)
+        inner.outcome = "down"
+    assert not layer.is_open and inner.attempts == 100
+
+
+def test_a_probe_per_grace_period_closes_it_when_the_judge_is_back():
+    clock, inner = Clock(), Scripted()
+    layer = Tripping(inner, trip_after=2, grace_s=10, clock=clock)
+    attempt(layer, 2)
+    clock.now = 10.0
+    attempt(layer)
+    assert layer.is_open and inner.attempts == 3
+    clock.now = 15.0
+    assert all(v.skipped for v in attempt(layer, 5)) and inner.attempts == 3
+    clock.now = 20.0
+    attempt(layer)  # the probe goes through and fails: still open, next probe in 10 s
+    assert layer.is_open and inner.attempts == 4
+    assert all(v.skipped for v in attempt(layer, 5)) and inner.attempts == 4
+    clock.now = 30.0
+    inner.outcome = "ok"
+    probe, after = attempt(layer, 2)
+    assert probe.error is None and not layer.is_open
+    assert after.error is None and inner.attempts == 6
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="trip_after must be >= 1"):
+        Tripping(Scripted(), trip_after=0)
+    with pytest.raises(ValueError, match="grace_s must be >= 0"):
+        Tripping(Scripted(), grace_s=-1)
+
+
+def _dead_url() -> str:
+    with socket.socket() as s:  # a port that was just free: nothing listens on it now
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_a_dead_endpoint_stops_being_called(tmp_path):
+    """Through the real stack and a real refused connection: after the breaker opens, the queued
+    calls (here 200, 8 at a time) come back skipped instead of each spending its retries."""
+    judge = make_judge(f"openai-compatible:m@{_dead_url()}", cache=False, base_delay=0.01, max_delay=0.02,
+                       retries=2, concurrency=8, trip_after=8, trip_grace_s=0.05, timeout=2.0)
+
+    async def batch():
+        return await asyncio.gather(*(judge.judge(request(i)) for i in range(200)))
+    verdicts = asyncio.run(batch())
+    skipped = [v for v in verdicts if v.skipped]
+    errored = [v for v in verdicts if v.error and not v.skipped]
+    assert len(skipped) + len(errored) == 200 and len(skipped) >= 150
+    assert judge.stats.calls < 3 * 50  # 200 calls x 3 attempts without the breaker
+    assert judge.stats.skipped_reasons == {NOT_ANSWERING: len(skipped)}
+    line = judge_summary({"judge": judge.stats.as_dict() | {"model": judge.model}})
+    assert f"judge not answering: {len(skipped)} calls skipped" in line
+
+
+def test_a_server_that_answers_some_calls_is_never_cut_off(make, judge_server):
+    """Half the calls get a 503 for good, the others answer: the streak never builds up."""
+    judge_server.reply = lambda req: status(503) if re.search(r"question [13]:", json.dumps(req)) else obj(GOOD)
+    judge = make(retries=0, trip_after=2, trip_grace_s=0.0, concurrency=1)
+
+    async def batch():
+        return [await judge.judge(request(i % 4)) for i in range(40)]
+    verdicts = asyncio.run(batch())
+    assert sum(v.error is None for v in verdicts) == 20 and not any(v.skipped for v in verdicts)
+
+
+def test_disabled_with_zero(make, judge_server):
+    judge_server.default = status(503)
+    judge = make(retries=0, trip_after=0, concurrency=1)
+
+    async def batch():
+        return [await judge.judge(request(i)) for i in range(30)]
+    assert not any(v.skipped for v in asyncio.run(batch())) and judge.stats.calls == 30
