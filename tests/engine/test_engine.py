@@ -94,6 +94,32 @@ def test_parameters_from_strings_are_coerced_and_checked(reg):
         run(reg, ["cnst"], [trace(1)])
 
 
+def test_a_metric_annotated_with_names_only_its_function_sees_still_takes_parameters():
+    """``from __future__ import annotations`` + a type imported inside the defining function: the
+    annotation cannot be resolved globally; the plain fields are still coerced, the other passed on."""
+    r = Registry()
+
+    def define():
+        from typing import Any
+
+        @metric("local_kind", dimension="custom", registry=r)
+        @dataclass(frozen=True, kw_only=True)
+        class LocalKind:
+            value: float = 1.0
+            extra: Any = None
+            threshold: float = 0.5
+
+            def score(self, ctx: MetricContext):
+                return ctx.result(self.value, reason=repr(self.extra))
+
+    define()
+    res = run(r, ["local_kind:value=0.25,extra=[1, 2]"], [trace(1)])
+    m = res.traces[0].metrics["local_kind"]
+    assert (m.score, m.reason) == (0.25, "'[1, 2]'")
+    with pytest.raises(ConfigError, match="cannot read 'abc' as float"):
+        run(r, ["local_kind:value=abc"], [trace(1)])
+
+
 def test_dimensions_weighted_overall_and_all_null_dimension_absent(reg):
     dims = Dimensions.make({"response_quality": 0.75, "tool_calling": 0.25})
     res = Evaluation(["const:value=0.8", "by_meta"], registry=reg, weights=dims.weights).run(

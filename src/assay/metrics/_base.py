@@ -22,6 +22,7 @@ import inspect
 import json
 import math
 import re
+import sys
 import types
 import typing
 from collections.abc import Callable, Iterable
@@ -441,7 +442,7 @@ def _where(cls: type) -> str:
 
 def build(cls: type, params: dict[str, Any]) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     aliases: dict[str, str] = getattr(cls, "aliases", {})
     """Other systems' names for a parameter (UAEF's ``penalty_mode`` for ``penalty``)."""
     kwargs = {}
@@ -457,6 +458,34 @@ def build(cls: type, params: dict[str, Any]) -> Any:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"metric {cls.spec.name!r}: {exc}") from None
+
+
+_PLAIN = {"float": float, "int": int, "bool": bool, "str": str}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """The parameters' types, for reading ``key=value`` strings; never a NameError.
+
+    With ``from __future__ import annotations`` a metric defined inside a function may annotate
+    with names only that function sees (``extra: Any`` after a local import): ``get_type_hints``
+    cannot resolve them, so each field is then resolved on its own and one it cannot is left as
+    it is (its values are passed on unconverted); plain ``float``/``int``/``bool``/``str`` always
+    resolve.
+    """
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:
+        module = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            hint = f.type
+            if isinstance(hint, str):
+                try:
+                    hint = eval(hint, dict(module), {})  # what get_type_hints does, one field at a time
+                except Exception:
+                    hint = _PLAIN.get(hint.strip())
+            out[f.name] = hint
+        return out
 
 
 def _coerce(metric_name: str, key: str, value: Any, hint: Any) -> Any:
