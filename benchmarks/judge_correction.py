@@ -13,7 +13,12 @@ Wilson interval pushed through the correction, as if the card were exact) is gra
     python benchmarks/judge_correction.py --reps 2000
     python benchmarks/judge_correction.py --quick    # a few cells
 
-Exit status 1 when a graded cell of the simulation interval falls outside [0.93, 0.99].
+Exit status 1 when a graded cell of the simulation interval falls outside [0.93, 0.99] by more
+than its Monte Carlo error: with 108 cells of a few hundred replicates, some cells of a correct
+interval land just outside by chance, so a cell fails only when its coverage is more than Z_MC
+standard errors (sqrt(b(1-b)/replicates) at the bound b) beyond the bound - about the
+Bonferroni-corrected one-sided 5% level over the grid. Cells outside but within that error are
+marked and counted apart.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import numpy as np
 from assay.stats import corrected_pass_rate, rogan_gladen, wilson_interval
 
 LOW, HIGH = 0.93, 0.99
+Z_MC = 3.1
+"""Standard errors a cell may fall beyond a bound by chance (one-sided 5% / 108 cells ~ 3.1)."""
 JUDGES = {"lenient (TPR .975, TNR .75)": (0.975, 0.75), "balanced (.9, .9)": (0.9, 0.9),
           "weak (.8, .7)": (0.8, 0.7)}
 TRUTH = (0.2, 0.5, 0.8, 0.95)
@@ -58,6 +65,15 @@ def cell(pi: float, tpr: float, tnr: float, n_pos: int, n_neg: int, n: int, reps
             width / done if done else float("nan"))
 
 
+def grade(cov: float, done: int) -> str:
+    """'' inside the bounds, 'noise' outside them within Monte Carlo error, 'bad' beyond it."""
+    if LOW <= cov <= HIGH:
+        return ""
+    bound = LOW if cov < LOW else HIGH
+    se = (bound * (1 - bound) / max(done, 1)) ** 0.5
+    return "noise" if abs(cov - bound) <= Z_MC * se else "bad"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=400)
@@ -71,7 +87,7 @@ def main() -> int:
     runs = (200,) if args.quick else RUNS
     reps = min(args.reps, 200) if args.quick else args.reps
     started = time.time()
-    bad = 0
+    bad = noise = 0
     covs, naive = [], []
     print(f"{'judge':<28} {'pi':>5} {'card':>9} {'n':>5}  {'cover':>6} {'naive':>6} {'refused':>7} {'width':>6}")
     for name, (tpr, tnr) in judges.items():
@@ -79,15 +95,19 @@ def main() -> int:
             for n_pos, n_neg in cards:
                 for n in runs:
                     cov, nv, ref, wid = cell(pi, tpr, tnr, n_pos, n_neg, n, reps, rng, args.draws)
-                    flag = "" if LOW <= cov <= HIGH else "  <-- outside [0.93, 0.99]"
-                    bad += bool(flag)
+                    verdict = grade(cov, round(reps * (1 - ref)))
+                    flag = {"": "", "noise": "  (outside [0.93, 0.99], within Monte Carlo error)",
+                            "bad": "  <-- outside [0.93, 0.99] beyond Monte Carlo error"}[verdict]
+                    bad += verdict == "bad"
+                    noise += verdict == "noise"
                     covs.append(cov)
                     naive.append(nv)
                     print(f"{name:<28} {pi:>5.2f} {f'{n_pos}+{n_neg}':>9} {n:>5}  {cov:>6.3f} {nv:>6.3f} {ref:>7.1%} "
                           f"{wid:>6.3f}{flag}")
     print(f"\n{len(covs)} cells x {reps} replicates in {time.time() - started:.0f} s: simulation interval coverage "
           f"min {min(covs):.3f}, median {float(np.median(covs)):.3f}; naive (card taken as exact) min "
-          f"{min(naive):.3f}, median {float(np.median(naive)):.3f}; {bad} cells outside [{LOW}, {HIGH}]")
+          f"{min(naive):.3f}, median {float(np.median(naive)):.3f}; {bad} cells outside [{LOW}, {HIGH}] beyond "
+          f"Monte Carlo error, {noise} outside within it")
     return 1 if bad else 0
 
 
