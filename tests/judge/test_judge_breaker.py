@@ -12,7 +12,7 @@ import pytest
 from judge_helpers import GOOD, request
 
 from assay.errors import ProviderError
-from assay.judge import Tripping, Verdict, make_judge
+from assay.judge import Limited, Tripping, Verdict, errored, make_judge
 from assay.judge._stats import NOT_ANSWERING, JudgeStats
 from assay.cli._summary import judge_summary
 from tests.support.judge_server import obj, status
@@ -171,3 +171,20 @@ def test_disabled_with_zero(make, judge_server):
     async def batch():
         return [await judge.judge(request(i)) for i in range(30)]
     assert not any(v.skipped for v in asyncio.run(batch())) and judge.stats.calls == 30
+
+
+def test_skipped_calls_do_not_count_as_successes_for_the_concurrency_limit():
+    """Calls the breaker (or the budget) skipped answer instantly; counted as successes they would
+    grow the limit of a provider that has not answered anything."""
+    class Skipping:
+        model, stats = "scripted:m", JudgeStats()
+
+        async def call(self, req):
+            return errored(self.model, "not called: the judge gave no answer for 30 s", skipped=True, attempts=0)
+
+    layer = Limited(Skipping(), concurrency=2, max_concurrency=64)
+
+    async def batch():
+        return await asyncio.gather(*(layer.call(request(i)) for i in range(200)))
+    asyncio.run(batch())
+    assert layer.limit == 2

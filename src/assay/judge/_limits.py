@@ -221,7 +221,8 @@ class Limited(Wrapper):
                 raise
             if state["tpm"]:
                 state["tpm"].give_back(tokens - verdict.input_tokens - verdict.output_tokens)
-            if self.control.succeeded(epoch, time.perf_counter() - started):
+            # A skipped call (budget spent, breaker open) never reached the provider: it says nothing of its capacity.
+            if not verdict.skipped and self.control.succeeded(epoch, time.perf_counter() - started):
                 self._apply(slots)
             return verdict
         finally:
