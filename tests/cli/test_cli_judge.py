@@ -94,3 +94,25 @@ def test_prompt_style_and_ordinal_order_flags_and_config_keys_reach_the_request(
         assert "max_tokens" in server.requests[-1].json
         bad = run_cli(tmp_path, *judge, "--prompt-style", "tiny")
         assert bad.returncode == 2 and "'tiny' is not one of 'auto', 'full', 'compact'" in bad.stderr
+
+
+def test_a_run_closes_its_store_and_judge_cache_before_it_exits(tmp_path):
+    """The process skips the interpreter's last cycle collection, so nothing may wait for it: the
+    SQLite files are complete, with no write-ahead log left beside them."""
+    with JudgeServer(lambda req: obj({"evidence": [], "reasoning": "on topic", "score": 5})) as server:
+        p = tmp_path / "t.jsonl"
+        p.write_text(json.dumps(TRACE) + "\n")
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
+               "ASSAY_STORE": str(tmp_path / "store" / "runs.sqlite3"),
+               **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})}
+        args = [sys.executable, "-m", "assay", "run", str(p), "-m", "answer_relevance", "-q",
+                "--judge", f"openai-compatible:scripted@{server.url}"]
+        for _ in range(2):
+            done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)
+            assert done.returncode == 0, done.stderr
+        assert len(server.requests) == 1 and "0 calls made, 1 cached" in done.stderr  # the cache kept the verdict
+    assert sorted(f.name for f in (tmp_path / "cache").iterdir()) == ["judge.sqlite3"]
+    assert sorted(f.name for f in (tmp_path / "store").iterdir()) == ["runs.sqlite3"]
+    import sqlite3
+    with sqlite3.connect(tmp_path / "store" / "runs.sqlite3") as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2

@@ -163,3 +163,21 @@ def test_cache_survives_a_corrupt_entry(tmp_path):
     cache = JudgeCache(tmp_path / "c.sqlite3")
     cache._connection().execute("INSERT INTO verdicts VALUES ('k', 'm', 'not json', 0)")
     assert cache.get("k", Score) is None
+
+
+def test_close_closes_every_thread_s_connection_and_the_cache_reopens_after_it(tmp_path):
+    import threading
+
+    from judge_helpers import GOOD, Score
+
+    from assay.judge import JudgeCache, Verdict
+
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    cache.put("main", Verdict(parsed=Score(**GOOD), raw="{}", model="m"))
+    worker = threading.Thread(target=lambda: cache.put("worker", Verdict(parsed=Score(**GOOD), raw="{}", model="m")))
+    worker.start()
+    worker.join()
+    cache.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite3"]  # the last close folded the WAL in
+    assert len(cache) == 2 and cache.get("worker", Score).parsed.score == 0.75  # usable again
+    cache.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
+import gc
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +24,22 @@ plugin_option = click.option(
     "--plugin", "plugins", multiple=True, metavar="MODULE",
     help="Import MODULE (a module path or a .py file) first, so the metrics, judge backends and importers "
          "it registers can be named (repeatable). Installed plugins need no flag.")
+
+
+_QUICK_EXIT: list[bool] = []
+
+
+def exit_quickly() -> None:
+    """Spare the interpreter's last cycle collection when this process exits (~0.1-0.2 s).
+
+    At exit CPython collects cycles over every object still alive (a run's pydantic schemas,
+    numpy, results) only to free memory the OS takes back anyway. Called by a command once its
+    files, store and caches are closed; finalisation still flushes the standard streams and
+    drops everything else by reference counting.
+    """
+    if not _QUICK_EXIT:
+        _QUICK_EXIT.append(True)
+        atexit.register(gc.freeze)
 
 
 def load_plugins(modules: Any) -> None:

@@ -113,12 +113,29 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | lis
                                             progress_every, max_errors, label, cards, executor)
     except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
         return stopped.result
+    finally:
+        close_caches(judge_obj)
     if html:  # from the digest of the stream: memory follows what the page shows, not the run's size
         from ..report import write_report
         shown = digest.result(result)
         for path in html:
             write_report(path, shown, traces=report_traces, scores=digest)
     return result
+
+
+def close_caches(judge: Any) -> None:
+    """Close the judge caches of *judge* (a jury's too) once the run is scored: at a known point,
+    not whenever the interpreter gets to them (see ``cli._common.exit_quickly``)."""
+    todo, seen = [judge], 0
+    while todo and seen < 256:
+        layer, seen = todo.pop(), seen + 1
+        if layer is None:
+            continue
+        cache = getattr(layer, "cache", None)
+        if callable(getattr(cache, "close", None)):
+            cache.close()
+        todo.append(getattr(layer, "inner", None))
+        todo.extend(getattr(layer, "jurors", None) or ())
 
 
 class _Interrupted(Exception):

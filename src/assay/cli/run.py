@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_STATUS, debug_option, handle_errors, load_plugins, plugin_option
+from ._common import EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, load_plugins, plugin_option
 from ._input_options import input_options, input_warnings, limits_from
 from ._judge_options import judge_options, pop_judge_options
 
@@ -145,6 +145,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
                              progress=progress, progress_every=progress_every, store=store_file,
                              max_errors=tolerated, label=label,
                              judge_cards=judge_cards, executor=executor)
+    exit_quickly()  # the store, the judge cache and the output files are closed
     if result.run.get("interrupted"):
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])

@@ -82,10 +82,12 @@ class JudgeCache:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
         self._local = threading.local()
+        self._opened: list[tuple[int, Any]] = []  # (pid, connection) of every thread, for close()
+        self._generation = 0  # bumped by close(): every thread's connection is stale then
 
     def _connection(self) -> Any:
         conn = getattr(self._local, "conn", None)
-        if conn is not None and self._local.pid == os.getpid():
+        if conn is not None and self._local.pid == os.getpid() and self._local.generation == self._generation:
             return conn
         import sqlite3  # imported here so that `import assay.judge` stays light
 
@@ -107,7 +109,8 @@ class JudgeCache:
                         raise
                     time.sleep(0.02)
         conn.execute("PRAGMA synchronous=NORMAL")
-        self._local.conn, self._local.pid = conn, os.getpid()
+        self._local.conn, self._local.pid, self._local.generation = conn, os.getpid(), self._generation
+        self._opened.append((os.getpid(), conn))
         return conn
 
     def get(self, key: str, schema: type[pydantic.BaseModel]) -> Verdict | None:
@@ -139,10 +142,14 @@ class JudgeCache:
         self._connection().execute("DELETE FROM verdicts")
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        """Close this process's connections, every thread's (the last one folds the WAL into the file)."""
+        pid = os.getpid()
+        opened, self._opened = self._opened, [(p, c) for p, c in self._opened if p != pid]
+        for p, conn in opened:
+            if p == pid:
+                conn.close()
+        self._generation += 1
+        self._local.conn = None
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.path)!r})"
