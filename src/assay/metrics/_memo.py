@@ -26,22 +26,45 @@ class TraceView:
 
     def tools(self) -> tuple[list[ExpectedToolCall] | None, list[ToolCall]]:
         """(expected tool calls or None, actual tool calls of the main agent)."""
-        if self._tools is None:
-            self._tools = (self.trace.expected_tool_calls(), self.trace.all_tool_calls())
-        return self._tools
+        t = self._tools
+        if t is None:
+            trace = self.trace
+            exp, turns = trace.expected, trace.turns
+            # the usual trace (expectations on the trace, one turn) without the general walks; the lists
+            # are the trace's own, never modified (metrics do not modify the trace)
+            expected = exp.tool_calls if exp is not None and exp.tool_calls is not None else trace.expected_tool_calls()
+            actual = turns[0].tool_calls if turns is not None and len(turns) == 1 else trace.all_tool_calls()
+            t = self._tools = (expected, actual)
+        return t
 
     def names(self) -> tuple[list[str] | None, list[str]]:
         """The names of ``tools()``, in order."""
-        if self._names is None:
-            expected, actual = self.tools()
-            self._names = (None if expected is None else [c.name for c in expected], [c.name for c in actual])
-        return self._names
+        n = self._names
+        if n is None:
+            expected, actual = self._tools or self.tools()
+            called: list[str] = []
+            for c in actual:  # (a loop: cheaper than a comprehension for a few calls)
+                called.append(c.name)
+            wanted: list[str] | None = None
+            if expected is not None:
+                wanted = []
+                for e in expected:
+                    wanted.append(e.name)
+            n = self._names = (wanted, called)
+        return n
 
     def usage(self) -> Usage | None:
-        """``Trace.total_usage()``."""
-        if self._usage is self:
-            self._usage = self.trace.total_usage()
-        return self._usage
+        """``Trace.total_usage()`` (for one turn's usage alone, that usage itself: the same values)."""
+        u = self._usage
+        if u is self:
+            trace = self.trace
+            turns = trace.turns
+            if trace.usage is None and not trace.agents and turns is not None and len(turns) == 1:
+                u = turns[0].usage
+            else:
+                u = trace.total_usage()
+            self._usage = u
+        return u
 
 
 def view(ctx: Any) -> TraceView:

@@ -106,14 +106,21 @@ def _usage_efficiency(ctx: MetricContext, key: str, used: Any, what: str, expect
                       exponent: float) -> MetricResult:
     if used is None:
         return ctx.null(Warning.MISSING_DATA, f"no {what} recorded (usage on the trace, its turns or agents)")
-    if used < 0 or not math.isfinite(used):
-        return ctx.null(Warning.INVALID_DATA, f"{what} must be non-negative, got {used!r}")
-    quality, source, warning = quality_score(ctx)
-    if quality is None:
-        return ctx.null(warning or Warning.MISSING_DATA, source)
-    s = efficiency(quality, used, expected, exponent)
+    if type(used) is not int or used < 0:  # (a whole number of tokens, not negative, is finite)
+        if used < 0 or not math.isfinite(used):
+            return ctx.null(Warning.INVALID_DATA, f"{what} must be non-negative, got {used!r}")
+    meta = ctx.trace.metadata.get("quality_score")
+    if type(meta) is float and 0.0 <= meta <= 1.0:  # what quality_score gives for it, without the general checks
+        quality, source = meta, "metadata.quality_score"
+    else:
+        q, source, warning = quality_score(ctx)
+        if q is None:
+            return ctx.null(warning or Warning.MISSING_DATA, source)
+        quality = q
     ratio = used / expected
-    return ctx.result(s, _USAGE_REASON % (quality, source, what, _g(used), ratio),
+    s = quality if used <= expected else quality / ratio ** exponent  # efficiency(quality, used, expected, exponent)
+    text = str(used) if type(used) is int and -1000000 < used < 1000000 else format(used, "g")  # _g(used)
+    return ctx.result(s, _USAGE_REASON % (quality, source, what, text, ratio),
                       details={key: used, "quality_score": quality, "quality_source": source, "ratio": ratio})
 
 

@@ -187,9 +187,8 @@ class ToolSelectionAccuracy:
         exp_names, act_names = _memo.view(ctx).names()
         if exp_names is None:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
-        if exp_names != act_names:  # (equal lists are equal sorted: the usual case needs no sort)
-            exp_names, act_names = sorted(exp_names), sorted(act_names)
-        if exp_names == act_names:
+        # equal lists are equal sorted: the usual case needs no sort
+        if exp_names == act_names or sorted(exp_names) == sorted(act_names):
             if not exp_names:
                 return ctx.result(1.0, "no tools expected and none called")
             n = len(exp_names)
@@ -223,11 +222,11 @@ class ToolSequenceCorrectness:
 
     def score(self, ctx: MetricContext) -> MetricResult:
         v = _memo.view(ctx)
-        if v.tools()[0] is None:
+        names = v.names()
+        if names[0] is None:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
         exp = ctx.trace.expected
         if exp is not None and exp.tool_calls is not None and exp.tool_order != "any":
-            names = v.names()
             if names[0] == names[1] and names[1]:  # one segment, called as expected: what the loop gives
                 n = len(names[1])
                 return ctx.result(1.0, _all_in_order(n),
@@ -278,55 +277,19 @@ class ParameterQuality:
             return ctx.null(Warning.MISSING_DATA, "no expected tool calls in the trace")
         if not expected:
             return ctx.null(Warning.NOT_APPLICABLE, "no tool calls were expected, so no arguments to check")
-        if len(expected) == len(actual) and _all_as_expected(expected, actual):
+        done = _as_expected(expected, actual)
+        if done == len(expected) == len(actual):
             # each expected call takes the first unused same-name call when its arguments match
-            # fully, so this is what the matching below finds: every call scores 1.0
+            # fully, so this is what the matching finds: every call scores 1.0
             return ctx.result(1.0, _all_arguments(len(expected)),
                               details={"per_call": [1.0] * len(expected), "extra_call_scale": 1.0})
-        by_name: dict[str, list[int]] = {}
-        for i, n in enumerate(v.names()[1]):
-            if n in by_name:
-                by_name[n].append(i)
-            else:
-                by_name[n] = [i]
-        first_free = dict.fromkeys(by_name, 0)  # per name: candidates before it are all used
-        used = [False] * len(actual)
-        per_call: list[float] = []
-        notes: list[str] = []
-        budget = MAX_ARGUMENT_COMPARISONS + len(expected)  # the cap counts comparisons beyond one per call
-        for e in expected:
-            name, args = e.name, e.arguments
-            best_i, best = -1, -1.0
-            candidates = by_name.get(name, ())
-            if candidates:
-                k = first_free[name]
-                while k < len(candidates) and used[candidates[k]]:
-                    k += 1
-                first_free[name] = k
-                for c in range(k, len(candidates)):
-                    i = candidates[c]
-                    if not used[i]:
-                        budget -= 1
-                        if budget < 0:
-                            break
-                        sc = 1.0 if args is None else key_score(args, actual[i].arguments)
-                        if sc > best:
-                            best_i, best = i, sc
-                            if sc == 1.0:
-                                break
-                if budget < 0:
-                    return ctx.null(Warning.INVALID_DATA,
-                                    f"matching {len(expected)} expected to {len(actual)} called tools needs more than "
-                                    f"{MAX_ARGUMENT_COMPARISONS:,} argument comparisons (many same-name calls with "
-                                    "differing arguments); over what this metric does per trace")
-            if best_i < 0:
-                per_call.append(0.0)
-                notes.append(f"{name}: not called")
-                continue
-            used[best_i] = True
-            per_call.append(best)
-            if best < 1.0:
-                notes.append(f"{name}: {best:.2f} of arguments match")
+        matched = match_arguments(expected, actual, v.names()[1], done)
+        if matched is None:
+            return ctx.null(Warning.INVALID_DATA,
+                            f"matching {len(expected)} expected to {len(actual)} called tools needs more than "
+                            f"{MAX_ARGUMENT_COMPARISONS:,} argument comparisons (many same-name calls with "
+                            "differing arguments); over what this metric does per trace")
+        per_call, notes = matched
         mean = sum(per_call) / len(per_call)
         scale = len(expected) / len(actual) if len(actual) > len(expected) else 1.0
         reason = f"mean argument match {mean:.2f} over {len(expected)} expected calls"
@@ -355,15 +318,84 @@ def _all_arguments(n: int) -> str:
     return f"mean argument match 1.00 over {n} expected calls"
 
 
-def _all_as_expected(expected: Sequence[Any], actual: Sequence[ToolCall]) -> bool:
-    """Whether the i-th call has the i-th expected call's name and all its arguments (or any, when None)."""
+def match_arguments(expected: Sequence[Any], actual: Sequence[ToolCall], called: Sequence[str],
+                    done: int = 0) -> tuple[list[float], list[str]] | None:
+    """parameter_quality's matching: (score per expected call, notes), None beyond the comparison cap.
+
+    Each expected call takes the best-scoring unused same-name call (the first of the best). ``done``:
+    the first ``done`` calls were made as expected, in order (``_as_expected``), and take one comparison
+    each: expected call i takes call i (every earlier call is used, and call i scores 1.0).
+    """
+    by_name: dict[str, list[int]] = {}
+    for i, n in enumerate(called):
+        if n in by_name:
+            by_name[n].append(i)
+        else:
+            by_name[n] = [i]
+    first_free = dict.fromkeys(by_name, 0)  # per name: candidates before it are all used
+    used = [True] * done + [False] * (len(actual) - done)
+    per_call: list[float] = [1.0] * done
+    notes: list[str] = []
+    budget = MAX_ARGUMENT_COMPARISONS + len(expected) - done  # the cap counts comparisons beyond one per call
+    for e in expected[done:]:
+        name, args = e.name, e.arguments
+        best_i, best = -1, -1.0
+        candidates = by_name.get(name, ())
+        if candidates:
+            k = first_free[name]
+            while k < len(candidates) and used[candidates[k]]:
+                k += 1
+            first_free[name] = k
+            for c in range(k, len(candidates)):
+                i = candidates[c]
+                if not used[i]:
+                    budget -= 1
+                    if budget < 0:
+                        return None
+                    sc = 1.0 if args is None else key_score(args, actual[i].arguments)
+                    if sc > best:
+                        best_i, best = i, sc
+                        if sc == 1.0:
+                            break
+        if best_i < 0:
+            per_call.append(0.0)
+            notes.append(f"{name}: not called")
+            continue
+        used[best_i] = True
+        per_call.append(best)
+        if best < 1.0:
+            notes.append(f"{name}: {best:.2f} of arguments match")
+    return per_call, notes
+
+
+def _as_expected(expected: Sequence[Any], actual: Sequence[ToolCall]) -> int:
+    """How many calls, from the first, have the expected call's name and all its arguments (or any, when None).
+
+    ``key_score(args, actual) == 1.0`` without counting: a full match implies Python equality of the two
+    dicts (``values_equal`` implies ``==`` but for a tuple against a list, or a Mapping that is not a dict:
+    those go to ``key_score``), and then what is left to check is that no value differs in type.
+    """
+    n = 0
     for e, a in zip(expected, actual):
         if e.name != a.name:
-            return False
+            return n
         args = e.arguments
-        if args is not None and key_score(args, a.arguments) != 1.0:
-            return False
-    return True
+        if args is not None:
+            got = a.arguments
+            if args != got:
+                if key_score(args, got) != 1.0:
+                    return n
+            else:
+                for k, v in args.items():
+                    w = got[k]
+                    tv = type(v)
+                    if tv is type(w) and tv in _SCALARS:
+                        if tv is float and v != w:  # one NaN object: equal as a dict value, never as an argument
+                            return n
+                    elif not values_equal(v, w):
+                        return n
+        n += 1
+    return n
 
 
 _MCP_PREFIX = re.compile(r"mcp(?:__|[_.:/])", re.IGNORECASE)

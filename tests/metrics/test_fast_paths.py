@@ -1,0 +1,93 @@
+"""The hot deterministic metrics take shortcuts for the usual trace; each must give what the general
+computation gives, for any input (the shortcut and the reference are both called here)."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.metrics._memo import TraceView
+from assay.metrics.tool_calling import _as_expected, key_score, match_arguments
+from assay.model import ExpectedToolCall, ToolCall, Trace, Usage
+
+NAN = math.nan  # one object: equal to itself as a dict value, never as an argument
+scalars = st.sampled_from([0, 1, 2, 1.0, 2.0, True, False, None, "1", "a", "b", NAN, -0.0, 0.0])
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=2) | st.tuples(inner)
+                      | st.dictionaries(st.sampled_from("xy"), inner, max_size=2), max_leaves=4)
+arguments = st.dictionaries(st.sampled_from("abc"), values, max_size=3)
+names = st.sampled_from(["f", "g", "h"])
+expected_calls = st.lists(st.builds(ExpectedToolCall, name=names, arguments=arguments | st.none()), max_size=5)
+
+
+@st.composite
+def call_pairs(draw):
+    """Expected calls and actual calls, the actual ones often copies of the expected (the usual case)."""
+    expected = draw(expected_calls)
+    actual = []
+    for e in expected:
+        if draw(st.booleans()):
+            args = dict(e.arguments) if e.arguments is not None else draw(arguments)
+            actual.append(ToolCall(name=e.name, arguments=args))
+        else:
+            actual.append(ToolCall(name=draw(names), arguments=draw(arguments)))
+    actual += [ToolCall(name=draw(names), arguments=draw(arguments)) for _ in range(draw(st.integers(0, 2)))]
+    if draw(st.booleans()):
+        actual = draw(st.permutations(actual))
+    return expected, actual
+
+
+def _prefix_by_key_score(expected, actual) -> int:
+    n = 0
+    for e, a in zip(expected, actual):
+        if e.name != a.name or (e.arguments is not None and key_score(e.arguments, a.arguments) != 1.0):
+            break
+        n += 1
+    return n
+
+
+@settings(max_examples=600, deadline=None)
+@given(call_pairs())
+def test_the_as_expected_prefix_is_what_key_score_finds(pair):
+    expected, actual = pair
+    assert _as_expected(expected, actual) == _prefix_by_key_score(expected, actual)
+
+
+@settings(max_examples=600, deadline=None)
+@given(call_pairs())
+def test_matching_after_the_prefix_is_the_matching_from_the_start(pair):
+    expected, actual = pair
+    called = [c.name for c in actual]
+    assert match_arguments(expected, actual, called, _as_expected(expected, actual)) == \
+        match_arguments(expected, actual, called, 0)
+
+
+turn_usage = st.builds(Usage, input_tokens=st.none() | st.integers(-5, 10**6), output_tokens=st.none()
+                       | st.integers(0, 10**6), total_tokens=st.none() | st.integers(-5, 10**6),
+                       cost_usd=st.none() | st.floats(-1, 10, allow_nan=False))
+
+
+@settings(max_examples=300, deadline=None)
+@given(usage=turn_usage | st.none(), turns=st.integers(1, 3))
+def test_the_view_usage_is_the_total_usage(usage, turns):
+    t = Trace(id="t", turns=[{"input": "q", "usage": usage}] * turns)
+    t = Trace.model_validate(t.model_dump())
+    assert TraceView(t).usage() == t.total_usage()
+
+
+@settings(max_examples=200, deadline=None)
+@given(pair=call_pairs(), turns=st.integers(1, 3), on_trace=st.booleans())
+def test_the_view_tools_are_the_trace_tools(pair, turns, on_trace):
+    expected, actual = pair
+    data = {"id": "t", "turns": [{"input": "q", "tool_calls": [c.model_dump() for c in actual]}] * turns}
+    exp = [e.model_dump() for e in expected]
+    if on_trace:
+        data["expected"] = {"tool_calls": exp}
+    else:
+        data["turns"][0] = {**data["turns"][0], "expected": {"tool_calls": exp}}
+    t = Trace.model_validate(data)
+    v = TraceView(t)
+    assert v.tools() == (t.expected_tool_calls(), t.all_tool_calls())
+    assert v.names() == (None if t.expected_tool_calls() is None else [c.name for c in t.expected_tool_calls()],
+                         [c.name for c in t.all_tool_calls()])
