@@ -11,6 +11,7 @@ import assay.cli._session as session
 from assay.cli import main
 from assay.model import encode_trace
 from assay.store import RunStore, load_run
+from assay.store._compact import decode_block
 
 V1_SCHEMA = """
 CREATE TABLE runs (id TEXT PRIMARY KEY, started_at TEXT NOT NULL, updated_at TEXT NOT NULL, finished_at TEXT,
@@ -26,6 +27,18 @@ CREATE TABLE issues (run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
 CREATE INDEX runs_started ON runs (started_at);
 PRAGMA user_version = 1;
 """
+V3_SCHEMA = V1_SCHEMA.split("CREATE TABLE results")[0] + """
+CREATE TABLE issues (run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+    issue TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+CREATE INDEX runs_started ON runs (started_at);
+CREATE TABLE results (run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+    trace_id TEXT NOT NULL, task_id TEXT, trial INTEGER, source, passed INTEGER, scores BLOB NOT NULL, extra BLOB,
+    trace TEXT, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+CREATE TABLE inputs (run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+    trace TEXT NOT NULL, UNIQUE (run_id, seq));
+PRAGMA user_version = 3;
+"""
+"""Schema 3 (assay before result blocks): a results row per trace, the stored inputs apart."""
 
 
 def traces(tmp_path, n: int):
@@ -73,8 +86,8 @@ def test_a_metric_result_costs_a_few_dozen_bytes(tmp_path, monkeypatch):
     monkeypatch.setattr(session, "STORED_INPUTS_OTHER", 0)
     store, _ = run(tmp_path, 2000)
     conn = sqlite3.connect(store)
-    (row_bytes,) = conn.execute("SELECT sum(length(trace_id) + length(scores) + coalesce(length(extra), 0)"
-                                " + length(task_id) + 16) FROM results").fetchone()
+    (row_bytes, traces, blocks) = conn.execute("SELECT sum(length(rows)), sum(n), count(*) FROM result_blocks").fetchone()
+    assert traces == 2000 and blocks <= 3  # a batch of traces per store row
     assert row_bytes / (2000 * 3) < 60  # the failed quarter keeps its reasons
 
 
@@ -100,5 +113,40 @@ def test_a_schema_1_store_migrates_without_losing_anything(tmp_path):
     (key, stored_input), = RunStore(old).traces("0000000000abc").items()
     assert key == result.traces[0].source and stored_input.id == "t0"
     conn = sqlite3.connect(old)
-    assert conn.execute("PRAGMA user_version").fetchone() == (3,)
-    assert "results_v1" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+    assert {"results_v1", "results"}.isdisjoint(r[0] for r in conn.execute("SELECT name FROM sqlite_master"))
+
+
+def test_a_schema_3_store_migrates_to_blocks_without_losing_anything(tmp_path, monkeypatch):
+    monkeypatch.setattr(session, "STORED_INPUTS_PASSED", 2)
+    monkeypatch.setattr(session, "STORED_INPUTS_OTHER", 2)
+    store, _ = run(tmp_path, 30)
+    run(tmp_path, 7)  # a second run in the same store
+    new = RunStore(store)
+    runs = [i.id for i in new.runs()]
+    want = {r: (new.load(r), new.traces(r)) for r in runs}
+    old = tmp_path / "v3.sqlite3"  # the same runs as schema 3 stored them: one results row per trace
+    conn = sqlite3.connect(old)
+    conn.executescript(V3_SCHEMA)
+    src = sqlite3.connect(store)
+    for row in src.execute("SELECT * FROM runs"):
+        conn.execute(f"INSERT INTO runs VALUES ({', '.join('?' * len(row))})", row)
+    conn.executemany("INSERT INTO issues VALUES (?, ?, ?)", src.execute("SELECT run_id, seq, issue FROM issues"))
+    for run_id, seq, n, data in src.execute("SELECT run_id, seq, n, rows FROM result_blocks"):
+        rows = decode_block(data)
+        assert len(rows) == n
+        conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                         [(run_id, seq + k, *r) for k, r in enumerate(rows)])
+    conn.executemany("INSERT INTO inputs VALUES (?, ?, ?)", src.execute("SELECT run_id, seq, trace FROM inputs"))
+    conn.commit()
+    conn.close()
+    migrated = RunStore(old)
+    assert [i.id for i in migrated.runs()] == runs
+    for r, (result, inputs) in want.items():
+        got = migrated.load(r)
+        assert got.traces == result.traces and got.summary == result.summary and got.run == result.run
+        assert migrated.traces(r) == inputs and len(inputs) == 4
+    conn = sqlite3.connect(old)
+    assert conn.execute("PRAGMA user_version").fetchone() == (4,)
+    assert "results" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert conn.execute("SELECT sum(n) FROM result_blocks").fetchone() == (37,)

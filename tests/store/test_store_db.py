@@ -101,7 +101,7 @@ def test_concurrent_runs_from_several_processes_do_not_corrupt_the_store(tmp_pat
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert conn.execute("SELECT count(*) FROM results").fetchone() == (1800,)
+        assert conn.execute("SELECT sum(n) FROM result_blocks").fetchone() == (1800,)
 
 
 def test_references_id_prefix_latest_and_errors(tmp_path, monkeypatch):

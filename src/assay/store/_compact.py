@@ -1,6 +1,7 @@
 """The store's compact form of one trace's results: a few bytes per metric, words only where kept.
 
-A row holds what cannot be derived: per metric, its position in the run's metric list, a status
+Rows are stored several traces to a store row (``encode_block``: a batch as one MessagePack value). A row
+holds what cannot be derived: per metric, its position in the run's metric list, a status
 byte (scored or not, and the warning) and the score as a float64 (exact). Name, threshold and
 passed come from the run's metric list; dimensions and the overall score are recomputed with the
 run's weights and thresholds (the engine's own function, in the same order: the same floats).
@@ -29,10 +30,24 @@ _NULL = 0x40
 _F64 = struct.Struct("<d")
 _ROWS: dict[int, struct.Struct] = {}
 """A row of n passing scores (keyed by 3n): n x (index, status 0, float64), packed in one call."""
-INSERT_RESULT = ("INSERT INTO results (run_id, seq, trace_id, task_id, trial, source, passed, scores, extra) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-INSERT_INPUT = "INSERT INTO inputs (run_id, seq, trace) VALUES (?, ?, ?)"
+INSERT_BLOCK = "INSERT INTO result_blocks (run_id, seq, n, rows) VALUES (?, ?, ?, ?)"
+INSERT_INPUT = "INSERT INTO inputs (run_id, seq, trace_id, source, trace) VALUES (?, ?, ?, ?, ?)"
 _extra_decoder = msgspec.json.Decoder(dict[str, dict[str, Any]])
+Row = tuple[str, "str | None", "int | None", "str | int | None", "int | None", bytes, "bytes | None"]
+"""One trace's results in a block: (trace id, task id or None when the same, trial, source, passed as
+0/1/None, scores, extra)."""
+_block_encoder = msgspec.msgpack.Encoder()
+_block_decoder = msgspec.msgpack.Decoder(list[tuple[str, str | None, int | None, str | int | None, int | None, bytes,
+                                                    bytes | None]])
+
+
+def encode_block(rows: list[Any]) -> bytes:
+    """Several traces' rows (``Row``) as one value: one store row per batch instead of one per trace."""
+    return _block_encoder.encode(rows)
+
+
+def decode_block(data: bytes) -> list[Row]:
+    return _block_decoder.decode(data)  # type: ignore[return-value]
 
 
 class _DimensionOf(dict[str, str]):

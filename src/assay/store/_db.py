@@ -22,14 +22,16 @@ from typing import Any
 from ..engine._aggregate import SummaryBuilder
 from ..errors import ConfigError
 from ..model import RunResult, Trace, TraceResult, decode_issue, decode_run, decode_trace
-from ._compact import INSERT_INPUT, INSERT_RESULT, RowCodec
+from ._compact import INSERT_BLOCK, RowCodec, decode_block, encode_block
 from ._record import RunRecorder
 from ._sql import write_transaction
 
 BUSY_TIMEOUT_S = 60.0
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: a JSON document per trace (~940 bytes per metric result); 2: compact rows (``_compact``);
-3: the stored input traces in their own table (large rows slow a WITHOUT ROWID table down)."""
+3: the stored input traces in their own table (large rows slow a WITHOUT ROWID table down);
+4: a batch of traces' rows per store row (``result_blocks``: one insert per batch, not per trace), and the
+stored inputs carry their trace id and source."""
 
 _RUNS = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -62,6 +64,27 @@ CREATE TABLE IF NOT EXISTS issues (
 CREATE INDEX IF NOT EXISTS runs_started ON runs (started_at)
 """
 _RESULTS = """
+CREATE TABLE IF NOT EXISTS result_blocks (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq    INTEGER NOT NULL,
+    n      INTEGER NOT NULL,
+    rows   BLOB NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS inputs (
+    run_id   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq      INTEGER NOT NULL,
+    trace_id TEXT,
+    source,
+    trace    TEXT NOT NULL,
+    UNIQUE (run_id, seq)
+)
+"""
+"""``result_blocks``: the rows of traces ``seq`` .. ``seq + n - 1`` of a run (``_compact.encode_block``: per
+trace its id, task id (NULL: the trace id), trial, source (text, or ``line << 8 | input index``), passed,
+scores and extra); ``inputs``: the input traces of a run's first traces and failed ones."""
+
+_RESULTS_V3 = """
 CREATE TABLE IF NOT EXISTS results (
     run_id   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     seq      INTEGER NOT NULL,
@@ -82,20 +105,44 @@ CREATE TABLE IF NOT EXISTS inputs (
     UNIQUE (run_id, seq)
 )
 """
-"""``task_id`` NULL: same as trace_id; ``source``: text, or ``line << 8 | input index``; ``scores`` and
-``extra``: see ``_compact``; ``results.trace``: unused since schema 3 (``inputs`` holds the input
-traces of a run's first traces and failed ones)."""
+"""Schema 2 and 3's tables, what the older migrations write into: one results row per trace."""
+_INSERT_V3 = ("INSERT INTO results (run_id, seq, trace_id, task_id, trial, source, passed, scores, extra) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
-def _create(conn: sqlite3.Connection) -> None:
-    for statement in (*_RUNS.split(";"), *_RESULTS.split(";")):  # not executescript: it would COMMIT
+def _create(conn: sqlite3.Connection, results: str = _RESULTS) -> None:
+    for statement in (*_RUNS.split(";"), *results.split(";")):  # not executescript: it would COMMIT
         if statement.strip():
             conn.execute(statement)
 
 
+def _migrate_v3(conn: sqlite3.Connection) -> None:
+    """Schema 3 -> 4: a run's results rows become blocks of up to 1000 traces; inputs get id and source."""
+    conn.execute("ALTER TABLE inputs ADD COLUMN trace_id TEXT")
+    conn.execute("ALTER TABLE inputs ADD COLUMN source")
+    conn.execute("UPDATE inputs SET (trace_id, source) = (SELECT r.trace_id, r.source FROM results r "
+                 "WHERE r.run_id = inputs.run_id AND r.seq = inputs.seq)")
+    _create(conn)
+    rows = conn.execute("SELECT run_id, seq, trace_id, task_id, trial, source, passed, scores, extra FROM results "
+                        "ORDER BY run_id, seq")
+    block: list[tuple[Any, ...]] = []
+    run = first = None
+    for run_id, seq, *row in rows:
+        if block and (run_id != run or seq != first + len(block) or len(block) >= 1000):  # type: ignore[operator]
+            conn.execute(INSERT_BLOCK, (run, first, len(block), encode_block(block)))
+            block = []
+        if not block:
+            run, first = run_id, seq
+        block.append(tuple(row))
+    if block:
+        conn.execute(INSERT_BLOCK, (run, first, len(block), encode_block(block)))
+    rows.close()
+    conn.execute("DROP TABLE results")
+
+
 def _migrate_v2(conn: sqlite3.Connection) -> None:
     """Schema 2 -> 3: input traces move from ``results.trace`` to ``inputs``."""
-    _create(conn)
+    _create(conn, _RESULTS_V3)
     conn.execute("INSERT OR IGNORE INTO inputs (run_id, seq, trace) "
                  "SELECT run_id, seq, trace FROM results WHERE trace IS NOT NULL")
     conn.execute("UPDATE results SET trace = NULL WHERE trace IS NOT NULL")
@@ -104,7 +151,7 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
 def _migrate_v1(conn: sqlite3.Connection) -> None:
     """Schema 1 -> 2: every stored trace's JSON document becomes a compact row, losing nothing."""
     conn.execute("ALTER TABLE results RENAME TO results_v1")
-    _create(conn)
+    _create(conn, _RESULTS_V3)
     for run_id, metrics, config, inputs in conn.execute("SELECT id, metrics, config, inputs FROM runs").fetchall():
         codec = RowCodec(json.loads(metrics), json.loads(config or "{}"), json.loads(inputs))
         rows = conn.execute("SELECT seq, result, trace FROM results_v1 WHERE run_id = ? ORDER BY seq", (run_id,))
@@ -117,8 +164,8 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
                             None if t.passed is None else int(t.passed), scores, extra))
                 if trace is not None:
                     inputs.append((run_id, seq, trace))
-            conn.executemany(INSERT_RESULT, out)
-            conn.executemany(INSERT_INPUT, inputs)
+            conn.executemany(_INSERT_V3, out)
+            conn.executemany("INSERT INTO inputs (run_id, seq, trace) VALUES (?, ?, ?)", inputs)
     conn.execute("DROP TABLE results_v1")
 
 
@@ -216,6 +263,8 @@ class RunStore:
                             _migrate_v1(conn)
                         if version in (1, 2):
                             _migrate_v2(conn)
+                        if version in (1, 2, 3):
+                            _migrate_v3(conn)
                         _create(conn)
                         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
@@ -278,9 +327,10 @@ class RunStore:
             row = conn.execute(f"SELECT {_INFO_COLUMNS}, result FROM runs WHERE id = ?", (run_id,)).fetchone()
             info = _info(row[:-1])
             codec = RowCodec(info.metrics, info.config, info.inputs)
-            traces = [codec.unpack(*r) for r in conn.execute(
-                "SELECT trace_id, task_id, trial, source, scores, extra FROM results WHERE run_id = ? ORDER BY seq",
-                (run_id,))]
+            traces = [codec.unpack(trace_id, task_id, trial, source, scores, extra)
+                      for (data,) in conn.execute("SELECT rows FROM result_blocks WHERE run_id = ? ORDER BY seq",
+                                                  (run_id,))
+                      for trace_id, task_id, trial, source, _, scores, extra in decode_block(data)]
             issues = [decode_issue(r[0]) for r in
                       conn.execute("SELECT issue FROM issues WHERE run_id = ? ORDER BY seq", (run_id,))]
         if row[-1] is not None:
@@ -300,8 +350,7 @@ class RunStore:
         with self._conn() as conn:
             info = _info(conn.execute(f"SELECT {_INFO_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone())
             codec = RowCodec(info.metrics, info.config, info.inputs)
-            rows = conn.execute("SELECT r.trace_id, r.source, i.trace FROM inputs i JOIN results r "
-                                "ON r.run_id = i.run_id AND r.seq = i.seq WHERE i.run_id = ? ORDER BY i.seq LIMIT ?",
+            rows = conn.execute("SELECT trace_id, source, trace FROM inputs WHERE run_id = ? ORDER BY seq LIMIT ?",
                                 (run_id, -1 if limit is None else limit))
             for trace_id, source, text in rows:
                 source = codec.read_source(source)
@@ -314,7 +363,7 @@ class RunStore:
     def delete(self, ref: str) -> str:
         run_id = self.resolve(ref)
         with self._conn() as conn, write_transaction(conn):
-            for table in ("results", "inputs", "issues"):
+            for table in ("result_blocks", "inputs", "issues"):
                 conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         return run_id

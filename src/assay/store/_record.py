@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Self
 from .._secrets import redact
 from ..model import InputIssue, RunResult, Trace, TraceResult
 from ._codec import dumps, new_run_id
-from ._compact import INSERT_INPUT, INSERT_RESULT, RowCodec
+from ._compact import INSERT_BLOCK, INSERT_INPUT, RowCodec, encode_block
 from ._sql import utcnow, write_transaction
 
 if TYPE_CHECKING:  # the store hands itself in; no import cycle at run time
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the store hands itself in; no import cycle at run time
 
 
 class RunRecorder:
-    """Buffers results and writes them in batches; ``finish`` or ``abort`` closes the run.
+    """Buffers results and writes them in batches (one store row each); ``finish`` or ``abort`` closes the run.
 
     As a context manager, an exception leaving the block marks the run ``interrupted``
     (KeyboardInterrupt) or ``failed`` after writing what was buffered.
@@ -72,12 +72,11 @@ class RunRecorder:
         else:
             codec = self._codec
             scores, extra = codec.pack(item, keep_all=trace is not None)  # a stored input keeps every reason
-            passed, seq = item.passed, self._seq
-            self._results.append((self.run_id, seq, item.id, None if item.task_id == item.id else item.task_id,
-                                  item.trial, codec.source(item.source), None if passed is None else int(passed),
-                                  scores, extra))
+            passed, seq, trace_id, source = item.passed, self._seq, item.id, codec.source(item.source)
+            self._results.append((trace_id, None if item.task_id == trace_id else item.task_id, item.trial, source,
+                                  None if passed is None else int(passed), scores, extra))
             if trace is not None:
-                self._inputs.append((self.run_id, seq, trace.model_dump_json()))
+                self._inputs.append((self.run_id, seq, trace_id, source, trace.model_dump_json()))
             self._seq = seq + 1
             if passed is True:
                 self._passed += 1
@@ -100,8 +99,9 @@ class RunRecorder:
         cols = {"n_traces": self._seq, "n_passed": self._passed, "n_failed": self._failed, "n_issues": self._issue_seq,
                 "tokens": self._tokens, "cost_usd": self._cost, "updated_at": utcnow(), **columns}
         with write_transaction(conn):
-            if self._results:
-                conn.executemany(INSERT_RESULT, self._results)
+            if self._results:  # one store row for the batch
+                conn.execute(INSERT_BLOCK, (self.run_id, self._seq - len(self._results), len(self._results),
+                                            encode_block(self._results)))
             if self._inputs:
                 conn.executemany(INSERT_INPUT, self._inputs)
             if self._issues:
