@@ -164,7 +164,7 @@ def test_judge_limits_hold_across_workers(client, tmp_path):
     with JudgeServer(lambda req: obj({"evidence": ["Water vapour condenses"], "reasoning": "on topic",
                                       "score": 5}, delay=0.2)) as server:
         spec = f"openai-compatible:scripted@{server.url}"
-        options = {"cache": str(tmp_path / "judge.sqlite3"), "concurrency": 4, "base_delay": 0.01}
+        options = {"cache": str(tmp_path / "judge.sqlite3"), "concurrency": 4, "max_concurrency": 4, "base_delay": 0.01}
         dist = evaluate(data, ["answer_relevance"], judge=spec, executor=DaskExecutor(client, shard_items=6), **options)
         assert 2 <= server.peak <= 4
         assert len(server.requests) == 48 and dist.summary["answer_relevance"].judge_calls == 48
