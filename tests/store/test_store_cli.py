@@ -169,3 +169,27 @@ def test_load_run_errors_name_the_problem(tmp_path):
     os.environ["ASSAY_STORE"] = "off"
     with pytest.raises(ConfigError, match="store is off"):
         load_run("latest")
+
+
+def test_report_of_a_stored_run_streams_it_and_draws_what_the_whole_run_would(tmp_path):
+    """``assay report RUN`` feeds the stored traces past the report's digest (memory bounded by
+    --max-traces, not the run) and the page's distributions and counts are the whole run's."""
+    import re
+
+    from assay.report import render_report
+
+    p = write(tmp_path, [good(i, ok=i % 3 != 0) for i in range(90)])
+    r = invoke("run", str(p), "-m", "tool_selection_accuracy")
+    run_id = run_id_from(r.stderr)
+    out = tmp_path / "r.html"
+    assert invoke("report", run_id, "-o", str(out), "--max-traces", "20").exit_code == 0
+    page = out.read_text(encoding="utf-8")
+    whole = render_report(load_run(run_id), traces=load_traces(load_run(run_id)), max_traces=20)
+
+    def section(html: str, id_: str) -> str:
+        m = re.search(rf'<section[^>]*id="{id_}".*?</section>', html, re.S)
+        assert m, id_
+        return m.group(0)
+    for id_ in ("dimensions", "metrics"):  # (the failure list links views by their place on the page)
+        assert section(page, id_) == section(whole, id_)
+    assert "Failures (30 of 90 traces)" in page and "Traces (90)" in page and "70 more traces not shown" in page

@@ -54,6 +54,25 @@ def test_finished_run_round_trips_results_summary_and_traces(tmp_path):
     assert traces["in.jsonl:5"].turns[0].output == "a4"
 
 
+def test_load_can_hand_each_trace_over_instead_of_keeping_them(tmp_path):
+    """``each``: the same traces in the same order, none kept; summary and counts unchanged -
+    for a finished run and for one whose summaries are rebuilt from its rows."""
+    st = RunStore(tmp_path / "runs.sqlite3")
+    run_id = write_run(str(st.path), "a", 30, 7)
+    whole, seen = st.load(run_id), []
+    streamed = st.load(run_id, each=seen.append)
+    assert streamed.traces == [] and seen == whole.traces
+    assert streamed.summary == whole.summary and streamed.run == whole.run
+    rec = st.start(inputs=[], metrics=METRICS, batch_size=10, flush_interval_s=3600)
+    for i in range(25):
+        rec.add(trace_result(i))
+    rec.abort("interrupted", "stopped by test")
+    whole, seen = st.load(rec.run_id), []
+    streamed = st.load(rec.run_id, each=seen.append)
+    assert streamed.traces == [] and seen == whole.traces and len(seen) == 25
+    assert streamed.summary == whole.summary and streamed.run == whole.run
+
+
 def test_an_exception_marks_the_run_failed_and_keeps_what_it_had(tmp_path):
     st = RunStore(tmp_path / "runs.sqlite3")
     with pytest.raises(RuntimeError), st.start(inputs=[], metrics=METRICS, batch_size=1000,

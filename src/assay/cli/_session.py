@@ -293,7 +293,7 @@ def make_report(ref: str, output: str, *, store: str | None = None, comparison: 
 
     The comparison section comes from ``comparison`` (a JSON file) or is computed against ``baseline``.
     """
-    from ..report import MAX_TRACES, write_report
+    from ..report import MAX_TRACES, ReportDigest, write_report
     from ..report.screenshot import screenshot as take_screenshot
 
     if comparison and baseline:
@@ -301,7 +301,13 @@ def make_report(ref: str, output: str, *, store: str | None = None, comparison: 
     if max_traces is None:
         max_traces = MAX_TRACES
 
-    result = load_run(ref, store=store)
+    digest = None
+    if baseline:  # pairing the two runs trace by trace needs all of both
+        result = load_run(ref, store=store)
+    else:  # the page shows max_traces rows: stream the rest past a digest, as `assay run --html` does
+        digest = ReportDigest(max_traces)
+        result = load_run(ref, store=store, each=digest.add)
+        result = digest.result(result)
     traces = load_traces(result, store=store)
     comp = base_run = None
     if baseline:
@@ -313,7 +319,7 @@ def make_report(ref: str, output: str, *, store: str | None = None, comparison: 
         except (OSError, ValueError) as exc:
             raise ConfigError(f"--comparison {comparison!r}: cannot read a JSON comparison: {exc}") from None
     write_report(output, result, traces=traces, comparison=comp, title=title, max_traces=max_traces,
-                 baseline=base_run)
+                 baseline=base_run, scores=digest)
     if screenshot:
         take_screenshot(output, screenshot)
     return result

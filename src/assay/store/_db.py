@@ -13,7 +13,7 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -320,23 +320,27 @@ class RunStore:
         with self._conn() as conn:
             return _info(conn.execute(f"SELECT {_INFO_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone())
 
-    def load(self, ref: str) -> RunResult:
-        """A stored run as a RunResult; an unfinished run gets summaries rebuilt from its traces."""
+    def load(self, ref: str, *, each: Callable[[TraceResult], None] | None = None) -> RunResult:
+        """A stored run as a RunResult; an unfinished run gets summaries rebuilt from its traces.
+
+        With ``each``, every stored TraceResult is handed to it in input order instead of being
+        kept (the result's ``traces`` is empty), so memory does not grow with the run.
+        """
         run_id = self.resolve(ref)
         with self._conn() as conn:
             row = conn.execute(f"SELECT {_INFO_COLUMNS}, result FROM runs WHERE id = ?", (run_id,)).fetchone()
             info = _info(row[:-1])
             codec = RowCodec(info.metrics, info.config, info.inputs)
-            traces = [codec.unpack(trace_id, task_id, trial, source, scores, extra)
+            stream = (codec.unpack(trace_id, task_id, trial, source, scores, extra)
                       for (data,) in conn.execute("SELECT rows FROM result_blocks WHERE run_id = ? ORDER BY seq",
                                                   (run_id,))
-                      for trace_id, task_id, trial, source, _, scores, extra in decode_block(data)]
+                      for trace_id, task_id, trial, source, _, scores, extra in decode_block(data))
+            if row[-1] is not None:
+                result = decode_run(row[-1], _kept(stream, each))
+            else:
+                result = _rebuild(info, stream, each)
             issues = [decode_issue(r[0]) for r in
                       conn.execute("SELECT issue FROM issues WHERE run_id = ? ORDER BY seq", (run_id,))]
-        if row[-1] is not None:
-            result = decode_run(row[-1], traces)
-        else:
-            result = _rebuild(info, traces)
         result.input_issues = issues or result.input_issues
         result.run.update(run_id=info.id, status=info.status, input_files=info.inputs)
         if info.error:
@@ -369,16 +373,31 @@ class RunStore:
         return run_id
 
 
-def _rebuild(info: RunInfo, traces: list[TraceResult]) -> RunResult:
-    """Summaries of a run that never finished, from the traces it wrote."""
+def _kept(stream: Iterable[TraceResult], each: Callable[[TraceResult], None] | None) -> list[TraceResult]:
+    """The traces as a list, or each one handed to ``each`` and none kept."""
+    if each is None:
+        return list(stream)
+    for t in stream:
+        each(t)
+    return []
+
+
+def _rebuild(info: RunInfo, stream: Iterable[TraceResult], each: Callable[[TraceResult], None] | None) -> RunResult:
+    """Summaries of a run that never finished, from the traces it wrote (kept, or handed to ``each``)."""
     dimension_of = {m["name"]: m.get("dimension", "custom") for m in info.metrics}
     thresholds = {m["name"]: (m.get("params") or {}).get("threshold") for m in info.metrics}
     builder = SummaryBuilder(dimension_of, thresholds)
-    for t in traces:
+    traces: list[TraceResult] = []
+    n = passed = failed = 0
+    for t in stream:
         builder.add(t.metrics)
-    run: dict[str, Any] = {"started_at": info.started_at, "n_traces": len(traces),
-                           "n_passed": sum(t.passed is True for t in traces),
-                           "n_failed": sum(t.passed is False for t in traces), "n_input_issues": info.n_issues,
+        n, passed, failed = n + 1, passed + (t.passed is True), failed + (t.passed is False)
+        if each is None:
+            traces.append(t)
+        else:
+            each(t)
+    run: dict[str, Any] = {"started_at": info.started_at, "n_traces": n,
+                           "n_passed": passed, "n_failed": failed, "n_input_issues": info.n_issues,
                            "metrics": info.metrics, "inputs": [i.get("path") for i in info.inputs],
                            **info.config}
     if info.judge:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..model import RunResult, Trace
+from ..model import RunResult, Trace, TraceResult
 from ._codec import read_results_file
 from ._db import RunStore
 from ._inputs import traces_from_inputs
@@ -30,20 +31,28 @@ def _is_file_ref(ref: str | os.PathLike[str]) -> bool:
     return os.sep in ref or "/" in ref or ref.endswith((".json", ".jsonl")) or Path(ref).is_file()
 
 
-def load_run(ref: str | os.PathLike[str], store: RunStore | str | os.PathLike[str] | None = None) -> RunResult:
+def load_run(ref: str | os.PathLike[str], store: RunStore | str | os.PathLike[str] | None = None, *,
+             each: Callable[[TraceResult], None] | None = None) -> RunResult:
     """A RunResult from a run id (or unique prefix, ``latest``, ``latest~N``) or a results file.
 
     A results file is what ``assay run --output`` writes (JSON or JSON Lines). Run ids are
-    looked up in ``store`` (default: ``$ASSAY_STORE`` or the user data dir).
+    looked up in ``store`` (default: ``$ASSAY_STORE`` or the user data dir). With ``each``, a
+    stored run's traces are handed to it one at a time and not kept (``RunStore.load``); a
+    results file is read whole and its traces handed over the same way.
     """
     if _is_file_ref(ref):
         if not Path(ref).exists():
             raise ConfigError(f"no such results file: {str(ref)!r}")
-        return read_results_file(ref)
+        result = read_results_file(ref)
+        if each is not None:
+            for t in result.traces:
+                each(t)
+            result.traces = []
+        return result
     st = _store(store)
     if not st.path.exists():
         raise ConfigError(f"no run {ref!r}: the run store {str(st.path)!r} does not exist yet")
-    return st.load(str(ref))
+    return st.load(str(ref), each=each)
 
 
 def load_traces(result: RunResult, *, store: RunStore | str | os.PathLike[str] | None = None,
