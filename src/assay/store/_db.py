@@ -347,8 +347,9 @@ class RunStore:
             result.run["error"] = info.error
         return result
 
-    def traces(self, ref: str, *, limit: int | None = None) -> dict[str, Trace]:
-        """The stored input traces of a run, keyed by ``file:line`` source (else trace id)."""
+    def traces(self, ref: str, *, limit: int | None = None, keys: set[str] | None = None) -> dict[str, Trace]:
+        """The stored input traces of a run, keyed by ``file:line`` source (else trace id); with
+        ``keys``, only those (the others are not decoded)."""
         run_id = self.resolve(ref)
         out: dict[str, Trace] = {}
         with self._conn() as conn:
@@ -358,6 +359,8 @@ class RunStore:
                                 (run_id, -1 if limit is None else limit))
             for trace_id, source, text in rows:
                 source = codec.read_source(source)
+                if keys is not None and (source or trace_id) not in keys:
+                    continue
                 try:
                     out[source or trace_id] = Trace.model_validate_json(text)
                 except ValueError:

@@ -10,7 +10,7 @@ from ..errors import ConfigError
 from ..model import RunResult, Trace, TraceResult
 from ._codec import read_results_file
 from ._db import RunStore
-from ._inputs import traces_from_inputs
+from ._inputs import trace_key, traces_from_inputs
 from ._paths import default_store_path
 
 
@@ -66,7 +66,8 @@ def load_traces(result: RunResult, *, store: RunStore | str | os.PathLike[str] |
     if run_id:
         try:
             st = _store(store)
-            found = st.traces(run_id, limit=limit) if st.path.exists() else {}
+            keys = {trace_key(t) for t in result.traces}  # only the traces whose results are at hand
+            found = st.traces(run_id, limit=limit, keys=keys) if st.path.exists() else {}
         except ConfigError:
             found = {}
         if found:
