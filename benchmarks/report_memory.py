@@ -10,9 +10,10 @@ a fresh process,
 (b) the same with ``--html r.html`` added,
 
 with and without the run store (with it, the report reads the run back from the store), and
-prints the peak RSS of each, (b) - (a) (what the report costs), the report's size, and the
-growth of both from the smallest N to the largest: bounded means the extra memory and the page
-size stay flat while N grows 10x and 100x.
+with the store also (c) ``assay report RUN`` of the stored run (it streams the run's results
+past the same digest), and prints the peak RSS of each, (b) - (a) (what the report costs), the
+report's size, and the growth of both from the smallest N to the largest: bounded means the
+extra memory and the page size stay flat while N grows 10x and 100x.
 
     python benchmarks/report_memory.py                       # N = 2,000, 20,000, 200,000
     python benchmarks/report_memory.py --n 1000 --n 10000    # a quicker look
@@ -36,8 +37,12 @@ def measure(path: Path, tmp: Path, store: bool) -> dict[str, float]:
     _, _, rss_plain, _ = run_child([*base, *flags])
     html = tmp / "r.html"
     wall, _, rss_html, _ = run_child([*base, *flags, "--html", str(html)])
-    return {"plain": rss_plain, "html": rss_html, "extra": rss_html - rss_plain, "size": html.stat().st_size / 1e6,
-            "wall": wall}
+    out = {"plain": rss_plain, "html": rss_html, "extra": rss_html - rss_plain, "size": html.stat().st_size / 1e6,
+           "wall": wall, "report": float("nan")}
+    if store:
+        _, _, out["report"], _ = run_child([sys.executable, "-m", "assay", "report", "latest", "--store",
+                                            str(tmp / "store.sqlite3"), "-o", str(tmp / "r2.html")])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"report bounds: MAX_TRACES {MAX_TRACES} rows, MAX_VIEWS {MAX_VIEWS} trace views")
     print(f"{'N':>9} {'store':>5} {'RSS -o jsonl':>13} {'RSS +--html':>12} {'report extra':>13} {'report size':>12}"
-          f" {'wall':>6}")
+          f" {'wall':>6} {'RSS report RUN':>15}")
     rows: dict[tuple[int, bool], dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
@@ -60,13 +65,15 @@ def main(argv: list[str] | None = None) -> int:
                 (tmp / "store.sqlite3").unlink(missing_ok=True)
                 r = rows[n, store] = measure(path, tmp, store)
                 print(f"{n:9,} {'yes' if store else 'no':>5} {r['plain']:10.0f} MB {r['html']:9.0f} MB "
-                      f"{r['extra']:10.0f} MB {r['size']:9.2f} MB {r['wall']:5.1f}s")
+                      f"{r['extra']:10.0f} MB {r['size']:9.2f} MB {r['wall']:5.1f}s "
+                      + (f"{r['report']:12.0f} MB" if store else f"{'-':>15}"))
             path.unlink()
     lo, hi = sizes[0], sizes[-1]
     for store in (False, True):
         a, b = rows[lo, store], rows[hi, store]
         print(f"store {'yes' if store else 'no '}: N x{hi / lo:.0f} -> peak RSS with --html x{b['html'] / a['html']:.2f}, "
-              f"report extra {a['extra']:.0f} -> {b['extra']:.0f} MB, report size x{b['size'] / a['size']:.2f}")
+              f"report extra {a['extra']:.0f} -> {b['extra']:.0f} MB, report size x{b['size'] / a['size']:.2f}"
+              + (f", assay report RUN {a['report']:.0f} -> {b['report']:.0f} MB" if store else ""))
     return 0
 
 
