@@ -70,10 +70,8 @@ def provider_error(exc: BaseException, backend: str, model: str) -> ProviderErro
     if isinstance(status, int):
         response = getattr(exc, "response", None)
         body = getattr(response, "text", "") if response is not None else ""
-        message = _message(exc, body)
-        return ProviderError(message, backend=backend, model=model, status=status, body=body[:2000],
-                             retryable=status in RETRYABLE_STATUSES or status >= 500,
-                             retry_after=parse_retry_after(getattr(response, "headers", None)))
+        return status_error(status, body, getattr(response, "headers", None), backend=backend, model=model,
+                            fallback=str(exc))
     name = type(exc).__name__
     if isinstance(exc, (TimeoutError, ConnectionError, json.JSONDecodeError)) or "Timeout" in name \
             or "Connection" in name or "ResponseValidation" in name:
@@ -82,13 +80,20 @@ def provider_error(exc: BaseException, backend: str, model: str) -> ProviderErro
     return ProviderError(f"{name}: {exc}", backend=backend, model=model, retryable=False)
 
 
-def _message(exc: BaseException, body: str) -> str:
-    err = getattr(exc, "body", None)
-    if isinstance(err, dict):
-        err = err.get("error", err)
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
-    return body[:500] or str(exc)
+def status_error(status: int, text: str, headers: Any, *, backend: str, model: str,
+                 fallback: str = "") -> ProviderError:
+    """A ProviderError for an HTTP error reply (an SDK's or our own client's), with the provider's
+    own ``error.message`` where the body has one; retryable for 429/5xx, ``Retry-After`` honoured."""
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        data = None
+    error = data.get("error", data) if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return ProviderError(str(message) if message else text.strip()[:500] or fallback or f"HTTP {status}",
+                         backend=backend, model=model, status=status, body=text[:2000],
+                         retryable=status in RETRYABLE_STATUSES or status >= 500,
+                         retry_after=parse_retry_after(headers))
 
 
 class LoopLocal(Generic[S]):

@@ -15,6 +15,7 @@ goes through as a probe; an answer closes the breaker again.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from assay.errors import ProviderError
 
@@ -32,7 +33,7 @@ class Tripping(Wrapper):
     """Skip the calls of a judge that has failed ``trip_after`` attempts in a row for ``grace_s``."""
 
     def __init__(self, inner: Judge, *, trip_after: int = 32, grace_s: float = 30.0,
-                 stats: JudgeStats | None = None, clock=time.monotonic) -> None:
+                 stats: JudgeStats | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(inner, stats=stats)
         if trip_after < 1:
             raise ValueError(f"trip_after must be >= 1, got {trip_after!r}")

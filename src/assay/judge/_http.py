@@ -20,7 +20,7 @@ from urllib.parse import urlencode, urlsplit
 
 from assay.errors import ConfigError, ProviderError
 
-from ._base import RETRYABLE_STATUSES, parse_retry_after
+from ._base import status_error
 
 USER_AGENT = "assay (OpenAI-compatible chat completions)"
 
@@ -37,18 +37,15 @@ def import_httpx() -> Any:
     return httpx
 
 
-def status_error(status: int, text: str, headers: Any, *, backend: str, model: str) -> ProviderError:
-    """A ProviderError for an HTTP error reply, with the provider's own message where it gave one."""
+def read_reply(status: int, text: str, headers: Any, *, backend: str, model: str) -> Any:
+    """The JSON of a reply (both clients): ProviderError for an HTTP error or a body that is not JSON."""
+    if status >= 400:
+        raise status_error(status, text, headers, backend=backend, model=model)
     try:
-        body = json.loads(text)
+        return json.loads(text)
     except ValueError:
-        body = None
-    error = body.get("error", body) if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return ProviderError(str(message) if message else text.strip()[:500] or f"HTTP {status}", backend=backend,
-                         model=model, status=status, body=text[:2000],
-                         retryable=status in RETRYABLE_STATUSES or status >= 500,
-                         retry_after=parse_retry_after(headers))
+        raise ProviderError(f"reply is not a chat completion: {text[:200]!r}", backend=backend, model=model,
+                            body=text[:2000], retryable=True) from None
 
 
 def json_client(base_url: str, *, headers: dict[str, str], timeout: float | None,
@@ -89,14 +86,8 @@ class HttpxClient:
         except httpx.TransportError as exc:
             raise ProviderError(f"connection error: {type(exc).__name__}: {exc}", backend=self.backend,
                                 model=self.model, retryable=True) from exc
-        text = response.text
-        if response.status_code >= 400:
-            raise status_error(response.status_code, text, response.headers, backend=self.backend, model=self.model)
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise ProviderError(f"reply is not a chat completion: {text[:200]!r}", backend=self.backend,
-                                model=self.model, body=text[:2000], retryable=True) from None
+        return read_reply(response.status_code, response.text, response.headers, backend=self.backend,
+                          model=self.model)
 
     async def close(self) -> None:
         await self._client.aclose()
@@ -174,13 +165,7 @@ class LoopbackClient:
             where = headers.get("location", "?")
             raise self._error(f"redirected (HTTP {status}) to {where}; use that address as the base URL",
                               status=status)
-        if status >= 400:
-            raise status_error(status, text, headers, backend=self.backend, model=self.model)
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise self._error(f"reply is not a chat completion: {text[:200]!r}", body=text[:2000],
-                              retryable=True) from None
+        return read_reply(status, text, headers, backend=self.backend, model=self.model)
 
     async def _read(self, reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes, bool]:
         while True:
