@@ -1,5 +1,5 @@
 """One redaction step for secrets, applied to every error message and raw judge reply before it is
-stored, printed or written.
+stored, printed or written (and ``clip``, which bounds those texts).
 
 Some providers and proxies echo the request's Authorization header in error bodies; a key that
 reaches an exception message would otherwise end up in results files, the run store, reports,
@@ -90,6 +90,22 @@ def _replace(match: re.Match[str]) -> str:
     if match.group("scheme"):
         return f"{match.group('scheme')} {REDACTED}"
     return (match.group("label") or "") + REDACTED
+
+
+KEEP = 4000
+"""Characters kept of a provider's text (an error message, a body, a raw reply): enough to read
+what went wrong; a 50 MB error message would otherwise be copied into every result and the store."""
+
+
+def clip(text: T, limit: int = KEEP) -> T:
+    """*text* cut to *limit* characters, saying how long it was; non-strings unchanged.
+
+    A text cut once (its note adds under 200 characters) is not cut again, so the length stated
+    stays the original's as the text passes from an error to a verdict.
+    """
+    if not isinstance(text, str) or len(text) <= limit + 200:
+        return text
+    return f"{text[:limit]}... [cut: {len(text):,} characters in all]"  # type: ignore[return-value]
 
 
 def redact_data(value: T) -> T:

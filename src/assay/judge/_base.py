@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
-from assay._secrets import redact
+from assay._secrets import clip, redact
 from assay.errors import ProviderError
 
 from ._parse import ParseError, parse_verdict
@@ -263,7 +263,7 @@ class Backend:
         except ParseError as exc:
             note = f" ({completion.note})" if completion.note else ""
             return errored(model, f"{exc}{note}", raw=text, **usage)
-        return Verdict(parsed=parsed, raw=text, model=model, **usage)  # type: ignore[arg-type]
+        return Verdict(parsed=parsed, raw=clip(text), model=model, **usage)  # type: ignore[arg-type]
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         return await guarded(self, request)

@@ -259,6 +259,7 @@ def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float 
         raise ConfigError(f"judge {spec.provider}:{spec.model} needs an API key: set {names} or pass api_key=...")
     price = resolve_price(spec.model, local=local, overrides=prices)
     if info.kind == "anthropic":
+        backend_options.pop("max_reply_mb", None)  # the anthropic SDK reads replies itself
         return AnthropicJudge(spec.model, api_key=api_key, base_url=base_url, timeout=timeout, price=price,
                                 **backend_options)
     if spec.provider == "azure":
@@ -329,7 +330,7 @@ def make_judge(spec: Any = None, **options: Any) -> Judge:
     Objects: an existing Judge is returned unchanged; a LangChain chat model (``ainvoke``), an
     eval_lib-style client (``chat_complete``) or a function ``f(messages) -> str`` become backends.
     Options: stack options of :func:`compose`; ``dry_run=True``; ``api_key``, ``base_url``,
-    ``timeout``, ``prices``, ``structured``, ``max_tokens``, ``seed`` for the backend.
+    ``timeout``, ``prices``, ``structured``, ``max_tokens``, ``seed``, ``max_reply_mb`` for the backend.
     ``spec=None`` reads ASSAY_JUDGE; ASSAY_JUDGE_BASE_URL supplies a base URL for bare names.
     """
     dry_run = options.pop("dry_run", False)

@@ -19,7 +19,7 @@ from assay._secrets import register_secret
 from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion, LoopLocal, provider_error
-from ._http import HttpxClient, LoopbackClient, import_httpx, is_loopback, json_client
+from ._http import DEFAULT_MAX_REPLY, HttpxClient, LoopbackClient, import_httpx, is_loopback, json_client
 from ._parse import json_schema, schema_instruction, strict_schema
 from ._prices import Price, is_local_url, resolve_price
 from ._protocol import JudgeRequest
@@ -58,6 +58,7 @@ class OpenAICompatible(Backend):
 
     ``model`` is reported as ``"provider:name"``; ``structured`` picks the first mode to try
     ("json_schema" | "tools" | "json"). The client retries nothing: Retrying does.
+    ``max_reply_mb``: the most a reply may be, decompressed (a larger one is refused, not retried).
     """
 
     backend = "openai-compatible"
@@ -66,7 +67,8 @@ class OpenAICompatible(Backend):
                  provider: str = "openai", timeout: float | None = 60.0, structured: str = "json_schema",
                  max_tokens: int | None = None, seed: int | None = None, price: Price | None = None,
                  api_version: str | None = None, extra_body: dict[str, Any] | None = None,
-                 default_headers: dict[str, str] | None = None, temperature: float | None = None) -> None:
+                 default_headers: dict[str, str] | None = None, temperature: float | None = None,
+                 max_reply_mb: float = DEFAULT_MAX_REPLY / 2**20) -> None:
         if structured not in MODES:
             raise ConfigError.unknown("structured-output mode", structured, MODES)
         if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
@@ -82,6 +84,9 @@ class OpenAICompatible(Backend):
         self._api_key, self._api_version = api_key, api_version
         register_secret(api_key)
         self._extra_body, self._headers = extra_body, default_headers
+        if not max_reply_mb > 0:
+            raise ConfigError(f"max_reply_mb must be > 0, got {max_reply_mb!r}")
+        self.max_reply = int(max_reply_mb * 2**20)
         self._client = LoopLocal(self._new_client, lambda client: client.close(), eager=True)
 
     @property
@@ -102,7 +107,7 @@ class OpenAICompatible(Backend):
                 if os.environ.get(env):
                     headers[header] = os.environ[env]
         return json_client(base, headers={**headers, **(self._headers or {})}, timeout=self.timeout, query=query,
-                           backend=self.backend, model=self.name)
+                           backend=self.backend, model=self.name, max_reply=self.max_reply)
 
     def _path(self) -> str:
         # Azure routes by deployment, which is the model name the request carries.
