@@ -256,8 +256,8 @@ class Backend:
             cost = self.price.cost(completion.input_tokens, completion.output_tokens)
         usage = dict(input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
                      cost_usd=cost, latency_s=latency)
-        model = completion.model or self.model
-        text = redact(completion.text)  # a reply may quote the request's credentials back
+        model = redact(completion.model or self.model)  # every field of a reply may quote the request's
+        text = redact(completion.text)                    # credentials back
         try:
             parsed = parse_verdict(text, request.schema, structured=completion.structured)
         except ParseError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -172,6 +173,9 @@ class Spec:
     base_url: str | None = None
 
 
+_URL_AT = re.compile(r"@(?=https?://)", re.IGNORECASE)
+
+
 def parse_spec(spec: str, *, base_url: str | None = None) -> Spec:
     """``"gpt-4o"``, ``"provider:model"`` or ``"openai-compatible:model@http://host:port/v1"``.
 
@@ -194,9 +198,9 @@ def parse_spec(spec: str, *, base_url: str | None = None) -> Spec:
         provider = ("openai-compatible" if base_url else "anthropic" if lowered.startswith("claude")
                     else "google" if lowered.startswith("gemini") else "openai")
         model = text
-    model, at, url = model.rpartition("@") if "@http" in model else (model, "", "")
+    at = _URL_AT.search(model)  # the first "@" that starts a URL: a password in it may hold another "@"
     if at:
-        base_url = url
+        model, base_url = model[:at.start()], model[at.end():]
     if not model:
         raise ConfigError(f"judge model string {spec!r} names no model; expected e.g. 'openai:gpt-4o-mini'")
     if provider == "openai-compatible" and not base_url:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import os
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
-from assay._secrets import register_secret
+from assay._secrets import register_secret, register_url, without_credentials
 from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion, LoopLocal, provider_error
@@ -47,7 +47,7 @@ def _fallback(mode: str, error: ProviderError) -> str | None:
 
 def endpoint_identity(backend: str, base_url: str | None, api_version: str | None = None) -> dict[str, Any]:
     """The cache identity of a backend at ``base_url`` (None: the SDK's default endpoint)."""
-    out: dict[str, Any] = {"backend": backend, "base_url": (base_url or "").rstrip("/") or None}
+    out: dict[str, Any] = {"backend": backend, "base_url": without_credentials((base_url or "").rstrip("/")) or None}
     if api_version:
         out["api_version"] = api_version
     return out
@@ -74,6 +74,10 @@ class OpenAICompatible(Backend):
         if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
             price = resolve_price(name, local=is_local_url(base_url))
         super().__init__(name, backend=provider, timeout=timeout, price=price)
+        try:
+            urlsplit(base_url or DEFAULT_BASE_URL).port
+        except ValueError as exc:
+            raise ConfigError(f"bad judge base URL {without_credentials(base_url)!r}: {exc}") from None
         if not is_loopback(base_url or DEFAULT_BASE_URL):
             import_httpx()  # a missing extra is an error now, not at the first call
         self.provider, self.base_url = provider, base_url
@@ -83,6 +87,7 @@ class OpenAICompatible(Backend):
         self.mode, self.max_tokens, self.seed, self.temperature = structured, max_tokens, seed, temperature
         self._api_key, self._api_version = api_key, api_version
         register_secret(api_key)
+        register_url(base_url)
         self._extra_body, self._headers = extra_body, default_headers
         if not max_reply_mb > 0:
             raise ConfigError(f"max_reply_mb must be > 0, got {max_reply_mb!r}")
