@@ -9,9 +9,9 @@ import click
 
 _FLAGS = ("judge_base_url", "concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens",
           "dry_run", "cache", "no_cache", "max_concurrency", "max_tokens", "temperature", "seed", "judge_threads", "judge_ctx",
-          "prompt_style", "ordinal_order")
+          "prompt_style", "ordinal_order", "max_reply_mb")
 _BACKEND = {"max_tokens": "max_tokens", "temperature": "temperature", "seed": "seed", "judge_threads": "threads",
-            "judge_ctx": "n_ctx"}
+            "judge_ctx": "n_ctx", "max_reply_mb": "max_reply_mb"}
 
 
 def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -34,6 +34,9 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Seconds per judge call (default 60; 600 for a local server; none in-process)."),
         click.option("--max-tokens", type=click.IntRange(1), default=None,
                      help="Most tokens a judge may write per verdict (default: the server's)."),
+        click.option("--max-reply-mb", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="Largest judge reply accepted, in MiB once decompressed (default 16); a larger "
+                          "one is refused as an error, not retried."),
         click.option("--temperature", type=click.FloatRange(min=0), default=None,
                      help="Judge sampling temperature (default 0)."),
         click.option("--seed", type=click.INT, default=None, help="Judge sampling seed, where the provider has one."),

@@ -205,6 +205,21 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
                 for sink in sinks:
                     sink.write(line)
         callbacks.append(write)
+    csv_sinks = [stack.enter_context(atomic_write(path)) for path, f, _ in outputs if f == "csv"]
+    if fmt == "csv":
+        csv_sinks.append(sys.stdout.buffer)
+    if csv_sinks:  # streamed as jsonl is: memory does not grow with the run
+        from .. import report  # the package's writer, looked up when used
+        dims = {name: m.spec.dimension for name, m in evaluation.instances.items()}
+        for sink in csv_sinks:
+            sink.write(report.csv_header())
+
+        def write_csv(item: TraceResult | InputIssue) -> None:
+            if isinstance(item, TraceResult):
+                rows = report.csv_rows(item, dims)
+                for sink in csv_sinks:
+                    sink.write(rows)
+        callbacks.append(write_csv)
     stats = getattr(judge_obj, "stats", None)
     planned = plan_inputs(evaluation, paths, input_format) if stats is not None else None
     if progress is not False:
@@ -224,7 +239,7 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
     # per-trace results are kept only for whole-document outputs (the report has its digest); the
     # table reads summaries and the first failed traces
     whole = {f for _, f, _ in outputs} | {fmt}
-    keep = bool(whole & {"json", "junit", "csv"})
+    keep = bool(whole & {"json", "junit"})
     result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=keep,
                             intervals=intervals, on_result=on_result, tap=tap, executor=executor)
     inputs = tap.info()
@@ -251,10 +266,12 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
         for sink in sinks:
             sink.write(summary)
             sink.flush()
+    for sink in csv_sinks:
+        sink.flush()
     for path, f, _ in outputs:
-        if f in ("json", "junit", "csv", "table"):
+        if f in ("json", "junit", "table"):
             write_atomic(path, _document(result, f))
-    if fmt in ("json", "junit", "csv"):
+    if fmt in ("json", "junit"):
         sys.stdout.flush()
         sys.stdout.buffer.write(_document(result, fmt))
         sys.stdout.buffer.flush()
@@ -262,7 +279,7 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
 
 
 def _document(result: RunResult, fmt: str) -> bytes:
-    """The whole-run outputs: json, junit, csv, or the table as plain text (``-o results.txt``)."""
+    """The whole-run outputs: json, junit, or the table as plain text (``-o results.txt``)."""
     if fmt == "json":
         return encode_run(result, indent=2) + b"\n"
     if fmt == "table":
@@ -275,8 +292,8 @@ def _document(result: RunResult, fmt: str) -> bytes:
         table(result, Console(file=buf, width=100, color_system=None, force_terminal=False, emoji=False,
                               highlight=False))
         return buf.getvalue().encode("utf-8")
-    from ..report import to_csv, to_junit
-    return (to_junit(result) if fmt == "junit" else to_csv(result)).encode("utf-8")
+    from ..report import to_junit
+    return to_junit(result).encode("utf-8")
 
 
 def _worth_keeping(item: TraceResult, kept: dict[str, Any]) -> bool:

@@ -49,6 +49,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], labels: str | None
     from ..engine import calibrate
     from ..errors import ConfigError
     from ..store import RunStore, save_card
+    from ._input_options import input_warnings
     from ._session import store_path
 
     load_plugins(plugins)
@@ -59,8 +60,9 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], labels: str | None
         raise ConfigError("--dry-run: a calibration needs the judge's verdicts; `assay run --dry-run` estimates cost")
     store_file = store_path(store, no_store)
     check_writable(output, "-o")
-    card = calibrate(list(paths), list(metrics) or None, judge=judge, labels=labels, input_format=input_format,
-                     **options)
+    with input_warnings():
+        card = calibrate(list(paths), list(metrics) or None, judge=judge, labels=labels, input_format=input_format,
+                         **options)
     write_atomic(output, card.to_json() + b"\n")
     if store_file is not None:
         save_card(RunStore(store_file), card)
