@@ -20,7 +20,7 @@ from typing import Any
 import pydantic
 
 from ._base import Wrapper, call_inner
-from ._parse import schema_text
+from ._parse import Schema, VerdictSchema, schema_text
 from ._protocol import Judge, JudgeRequest, Verdict
 from ._stats import JudgeStats
 
@@ -67,9 +67,20 @@ def cache_key(model: str, request: JudgeRequest, endpoint: Mapping[str, Any] | N
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-@functools.lru_cache(maxsize=1024)
-def schema_digest(schema: type[pydantic.BaseModel]) -> str:
+def schema_digest(schema: Schema) -> str:
     """The verdict schema's digest: serialising the schema into every key cost more than hashing it once."""
+    if isinstance(schema, VerdictSchema):  # one per option order, cached with it
+        return _ordered_digest(schema)
+    return _digest(schema)
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest(schema: type[pydantic.BaseModel]) -> str:
+    return hashlib.sha256(schema_text(schema).encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _ordered_digest(schema: VerdictSchema) -> str:
     return hashlib.sha256(schema_text(schema).encode("utf-8")).hexdigest()
 
 
@@ -113,7 +124,7 @@ class JudgeCache:
         self._opened.append((os.getpid(), conn))
         return conn
 
-    def get(self, key: str, schema: type[pydantic.BaseModel]) -> Verdict | None:
+    def get(self, key: str, schema: Schema) -> Verdict | None:
         """The stored verdict for *key*, or None (also when it no longer validates)."""
         row = self._connection().execute("SELECT verdict FROM verdicts WHERE key = ?", (key,)).fetchone()
         if row is None:

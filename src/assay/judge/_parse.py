@@ -171,7 +171,7 @@ def _integral(value: Any) -> Any:
     return value
 
 
-def validate(obj: Any, schema: type[pydantic.BaseModel]) -> pydantic.BaseModel:
+def validate(obj: Any, schema: Schema) -> pydantic.BaseModel:
     """*obj* validated strictly against *schema*; ParseError naming each bad field otherwise."""
     try:
         return schema.model_validate_json(json.dumps(_integral(obj)), strict=True)
@@ -182,7 +182,7 @@ def validate(obj: Any, schema: type[pydantic.BaseModel]) -> pydantic.BaseModel:
         raise ParseError(f"reply does not match {schema.__name__}: {problems}") from None
 
 
-def parse_verdict(text: str, schema: type[pydantic.BaseModel], *, structured: bool = False) -> pydantic.BaseModel:
+def parse_verdict(text: str, schema: Schema, *, structured: bool = False) -> pydantic.BaseModel:
     """The verdict in *text* (see the module docstring for which object that is)."""
     body = _strip(text)
     if structured:
@@ -218,19 +218,120 @@ def parse_verdict(text: str, schema: type[pydantic.BaseModel], *, structured: bo
     return final
 
 
+class VerdictSchema:
+    """A verdict model with its option lists (enums) in one request's order.
+
+    Options are listed in a per-request order, so a model per order would mean a new pydantic
+    model, and its JSON schema, for nearly every call. The order is no part of what is valid, so
+    one model validates every order; only what the provider sees (and the cache key) carries the
+    order: the model's cached JSON schema with its enum lists reordered, a small dict walk. The
+    class answers what the judge stack asks of a model class (``__name__``, ``model_validate*``,
+    ``model_json_schema``), so a backend or a scripted judge treats both alike. Make them with
+    :func:`ordered` (cached per order); treat every schema it hands out as read-only.
+    """
+
+    __slots__ = ("model", "orders", "__name__", "_json", "_strict", "_text")
+
+    def __init__(self, model: type[pydantic.BaseModel], orders: tuple[tuple[str, ...], ...]) -> None:
+        self.model, self.orders, self.__name__ = model, orders, model.__name__
+        self._json: dict[str, Any] | None = None
+        self._strict: dict[str, Any] | None = None
+        self._text: str | None = None
+
+    def __repr__(self) -> str:
+        return f"VerdictSchema({self.__name__}, {self.orders!r})"
+
+    @property
+    def json(self) -> dict[str, Any]:
+        if self._json is None:
+            self._json = self.reorder(_model_schema(self.model))
+        return self._json
+
+    @property
+    def strict(self) -> dict[str, Any]:
+        if self._strict is None:
+            self._strict = self.reorder(_strict(self.model))
+        return self._strict
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = json.dumps(self.json, sort_keys=True, separators=(",", ":"))
+        return self._text
+
+    def reorder(self, node: Any) -> Any:
+        """*node* (a JSON schema of the model) with every enum whose values are an order's, in that order.
+
+        Shares every subtree it leaves alone, so the result is as read-only as its source.
+        """
+        if isinstance(node, dict):
+            out = None
+            for key, value in node.items():
+                if key == "enum" and isinstance(value, list):
+                    new = next((list(o) for o in self.orders if len(o) == len(value) and set(o) == set(value)), value)
+                else:
+                    new = self.reorder(value)
+                if new is not value:
+                    out = dict(node) if out is None else out
+                    out[key] = new
+            return node if out is None else out
+        if isinstance(node, list):
+            items = [self.reorder(v) for v in node]
+            return node if all(a is b for a, b in zip(items, node)) else items
+        return node
+
+    # what the judge stack (and a scripted judge) asks of a model class
+    def model_json_schema(self) -> dict[str, Any]:
+        return self.json
+
+    def model_validate(self, obj: Any, **kw: Any) -> pydantic.BaseModel:
+        return self.model.model_validate(obj, **kw)
+
+    def model_validate_json(self, data: str | bytes, **kw: Any) -> pydantic.BaseModel:
+        return self.model.model_validate_json(data, **kw)
+
+    def model_construct(self, **values: Any) -> pydantic.BaseModel:
+        return self.model.model_construct(**values)
+
+
+Schema = type[pydantic.BaseModel] | VerdictSchema
+"""What a request's verdict must validate against: a model class, or one in a given option order."""
+
+
+@lru_cache(maxsize=4096)
+def ordered(model: type[pydantic.BaseModel], *orders: tuple[str, ...]) -> VerdictSchema:
+    """*model* with each enum whose values are one of *orders* listed in that order (see :class:`VerdictSchema`)."""
+    return VerdictSchema(model, orders)
+
+
+def model_of(schema: Schema) -> type[pydantic.BaseModel]:
+    """The model class that validates *schema*'s verdicts."""
+    return schema.model if isinstance(schema, VerdictSchema) else schema
+
+
 @lru_cache(maxsize=256)
-def json_schema(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema (cached, so treat it as read-only: it feeds every key and request)."""
-    return schema.model_json_schema()
+def _model_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
 
 
-def schema_text(schema: type[pydantic.BaseModel]) -> str:
+def json_schema(schema: Schema) -> dict[str, Any]:
+    """The JSON schema (cached, so treat it as read-only: it feeds every key and request)."""
+    return schema.json if isinstance(schema, VerdictSchema) else _model_schema(schema)
+
+
+def schema_text(schema: Schema) -> str:
+    if isinstance(schema, VerdictSchema):
+        return schema.text
     return json.dumps(json_schema(schema), sort_keys=True, separators=(",", ":"))
 
 
-@lru_cache(maxsize=256)
-def strict_schema(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
+def strict_schema(schema: Schema) -> dict[str, Any]:
     """A copy that satisfies OpenAI strict mode: closed objects, every property required, no defaults."""
+    return schema.strict if isinstance(schema, VerdictSchema) else _strict(schema)
+
+
+@lru_cache(maxsize=256)
+def _strict(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
     def visit(node: Any) -> Any:
         if isinstance(node, dict):
             node = {k: visit(v) for k, v in node.items() if k not in ("default", "title")}
@@ -247,9 +348,17 @@ def strict_schema(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
     return result
 
 
+def bounded_schema(schema: Schema, text: int = 400, quote: int = 160, items: int = 3) -> tuple[dict[str, Any], int]:
+    """A copy whose strings and lists have a length cap, and the output tokens that cap allows (see
+    :func:`_bounded`); an option order changes the enums, not the bound."""
+    if isinstance(schema, VerdictSchema):
+        bounded, bound = _bounded(schema.model, text, quote, items)
+        return schema.reorder(bounded), bound
+    return _bounded(schema, text, quote, items)
+
+
 @lru_cache(maxsize=256)
-def bounded_schema(schema: type[pydantic.BaseModel], text: int = 400, quote: int = 160,
-                   items: int = 3) -> tuple[dict[str, Any], int]:
+def _bounded(schema: type[pydantic.BaseModel], text: int, quote: int, items: int) -> tuple[dict[str, Any], int]:
     """A copy whose strings and lists have a length cap, and the output tokens that cap allows.
 
     For grammar-constrained backends (llama.cpp): the grammar then forces the reply to close in
@@ -290,8 +399,13 @@ def bounded_schema(schema: type[pydantic.BaseModel], text: int = 400, quote: int
     return bounded, tokens(bounded)
 
 
-def output_guess(schema: type[pydantic.BaseModel]) -> int:
+def output_guess(schema: Schema) -> int:
     """A rough output-token count for one verdict: long for free text, short for numbers and labels."""
+    return _output_guess(model_of(schema))
+
+
+@lru_cache(maxsize=256)
+def _output_guess(schema: type[pydantic.BaseModel]) -> int:
     root = json_schema(schema)
     defs = root.get("$defs", {})
 
@@ -314,11 +428,11 @@ def output_guess(schema: type[pydantic.BaseModel]) -> int:
     return max(16, size(root))
 
 
-def schema_instruction(schema: type[pydantic.BaseModel]) -> str:
+def schema_instruction(schema: Schema) -> str:
     """The sentence that asks for bare JSON when the server cannot enforce the schema itself."""
     return ("Reply with only one JSON object, no prose and no code fences, that validates against "
             f"this JSON schema:\n{schema_text(schema)}")
 
 
-def reask_message(error: str, schema: type[pydantic.BaseModel]) -> str:
+def reask_message(error: str, schema: Schema) -> str:
     return f"Your previous reply could not be used: {error}\n{schema_instruction(schema)}"

@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 import pydantic
 
 from .._secrets import redact
+from ._parse import Schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +22,7 @@ class JudgeRequest:
     """One question to a judge model; every field feeds the cache key."""
 
     messages: tuple[dict[str, str], ...]  # {"role": "system"|"user"|"assistant", "content": str}
-    schema: type[pydantic.BaseModel]      # the verdict must validate against it
+    schema: Schema                        # the verdict must validate against it (a model, or one in an option order)
     key: str = ""          # "metric_name@rubric_version": feeds the cache key
     repeat: int = 0        # repeat index: independent cache entries for --repeats
     temperature: float = 0.0

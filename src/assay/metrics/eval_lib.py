@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import pydantic
 
+from ..judge import VerdictSchema, ordered
 from ..model import MetricResult
 from ._base import MetricContext, metric
 from ._judged import COMPACT_REASON_CHARS, JudgeFailed, Session
@@ -40,9 +41,16 @@ BEHAVIOURS = (FABRICATED, "stalled", "admitted_uncertainty", "proposed_alternati
 OUTCOME_WEIGHTS: dict[str, float] = {"fully": 1.0, "mostly": 0.9, "partial": 0.7, "minor": 0.3, "none": 0.0}
 
 
-@functools.lru_cache(maxsize=4096)
-def failure_schema(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
-    """Per-turn findings (quote + behaviour) first, then the reason, then the label: checkable."""
+def failure_schema(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> VerdictSchema:
+    """Per-turn findings (quote + behaviour) first, then the reason, then the label: checkable.
+
+    One model per behaviour and label set; the orders are the request's (:func:`assay.judge.ordered`).
+    """
+    return ordered(_failure_model(tuple(sorted(behaviours)), tuple(sorted(labels))), behaviours, labels)
+
+
+@functools.lru_cache(maxsize=64)
+def _failure_model(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
     finding = pydantic.create_model(
         "TurnFinding",
         turn=(int, pydantic.Field(description="The turn number the quote comes from.")),
@@ -252,8 +260,13 @@ def goal_level(check: Any) -> str:
     return GOAL_LEVELS[sum(bool(getattr(check, q)) for q in GOAL_QUESTIONS)]
 
 
-@functools.lru_cache(maxsize=512)
-def outcome_schema(labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
+def outcome_schema(labels: tuple[str, ...]) -> VerdictSchema:
+    """``{reasoning, verdict}``: one model per label set, the labels in the request's order."""
+    return ordered(_outcome_model(tuple(sorted(labels))), labels)
+
+
+@functools.lru_cache(maxsize=64)
+def _outcome_model(labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
     return pydantic.create_model("OutcomeVerdict", reasoning=(str, ...),
                                  verdict=(Literal[labels], pydantic.Field(description="Exactly one listed label.")))  # type: ignore[valid-type]
 
