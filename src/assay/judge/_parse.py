@@ -52,7 +52,7 @@ def _objects(text: str) -> list[dict[str, Any]]:
         value = None
         if end is not None:
             try:
-                value = json.loads(repair_json(text[start:end + 1]), strict=False)
+                value = _loads(text[start:end + 1])
             except ValueError:
                 value = None
         if isinstance(value, dict):
@@ -129,6 +129,18 @@ def repair_json(text: str) -> str:
     return "".join(out)
 
 
+def _loads(text: str) -> Any:
+    """``json.loads`` of the repaired *text*. Text without a backslash that parses as it is needs no
+    repair (the repairs touch escapes, and trailing commas that valid JSON cannot hold), so the
+    character-by-character pass runs only where it can change something."""
+    if "\\" not in text:
+        try:
+            return json.loads(text, strict=False)
+        except ValueError:
+            pass
+    return json.loads(repair_json(text), strict=False)
+
+
 def _escape(text: str, i: int) -> str:
     """The repaired form of the two-character escape starting at text[i] (a backslash)."""
     nxt = text[i + 1]
@@ -190,7 +202,7 @@ def parse_verdict(text: str, schema: Schema, *, structured: bool = False) -> pyd
         if fenced:
             body = fenced.group(1).strip()
         try:
-            value = json.loads(repair_json(body), strict=False)
+            value = _loads(body)
         except ValueError:
             value = None
         if not isinstance(value, dict):
