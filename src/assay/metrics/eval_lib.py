@@ -19,6 +19,7 @@ a turn number must hold a user message to count.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -189,10 +190,16 @@ class FailureRate:
         yes/no questions about one reply far better. :func:`reply_behaviour` turns the answers
         into the behaviour, :func:`failure_label` the behaviours into the label.
         """
+        turns = replied_turns(ctx.trace)  # conversation() made sure there is at least one
+        # The calls are independent: all in flight at once, within the judge's own limits.
+        asks = [s.ask(f"turn {n}", ReplyCheck, [x for x in conv if x.label.startswith(f"TURN_{n}_")], prompt="reply")
+                for n in turns]
+        checks = await asyncio.gather(*asks, return_exceptions=True)
+        failed = next((c for c in checks if isinstance(c, BaseException)), None)
+        if failed is not None:  # the first failed turn decides, as when the calls ran in turn order
+            raise failed
         findings: list[dict[str, Any]] = []
-        for n in replied_turns(ctx.trace):  # conversation() made sure there is at least one
-            shown = [x for x in conv if x.label.startswith(f"TURN_{n}_")]
-            check = await s.ask(f"turn {n}", ReplyCheck, shown, prompt="reply")
+        for n, check in zip(turns, checks):
             findings.append({"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
                              "behaviour": reply_behaviour(check), "checks": check.model_dump(), "verified": True})
         label = failure_label([f["behaviour"] for f in findings])
