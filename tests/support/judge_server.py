@@ -140,6 +140,7 @@ class Recorded:
     started: float                     # time.monotonic() when the request arrived
     ended: float | None = None         # ... and when its reply was sent (None while in flight)
     status: int | None = None          # the status it was answered with
+    peer: Any = None                   # the client's (host, port): one per connection
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -259,7 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
             request = json.loads(raw or b"null")
         except ValueError:
             request = {"_raw": raw.decode("utf-8", "replace")}
-        recorded = Recorded(self.path, request, dict(self.headers), time.monotonic())
+        recorded = Recorded(self.path, request, dict(self.headers), time.monotonic(), peer=self.client_address)
         with server._lock:
             server.in_flight += 1
             server.peak = max(server.peak, server.in_flight)

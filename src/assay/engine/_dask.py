@@ -20,8 +20,10 @@ over a network filesystem).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pickle
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -281,15 +283,21 @@ def _drive(client: Any, spec: WorkerSpec, shards: list[Shard], slots: int, evalu
 # -- on the worker ------------------------------------------------------------------------------
 
 _BUILT: dict[str, Any] = {}
-"""token -> (Evaluation, judge) of the run this worker process is scoring (one at a time)."""
+"""token -> Evaluation of the run this worker process is scoring (one at a time)."""
 
 
 def score_shard(spec: WorkerSpec, shard: Shard) -> ShardOutput:
     """Score one shard with the ordinary engine (runs on a worker)."""
     evaluation = _BUILT.get(spec.token)
     if evaluation is None:
-        _BUILT.clear()  # a new run: drop the previous run's judge and its connections
+        for previous in _BUILT.values():  # a new run: drop the previous run's judge, loop and connections
+            _stop_loop(previous.loop)
+        _BUILT.clear()
         evaluation = _BUILT[spec.token] = _rebuild(spec)
+        # One event loop for all of this run's shards on this worker: the judge's connections, its
+        # rpm/tpm buckets and its slots carry over from shard to shard instead of starting again
+        # (a loop per shard reconnected and refilled them for every shard).
+        evaluation.loop = _start_loop()
     stats = getattr(evaluation.judge, "stats", None)
     before = stats.as_dict() if stats is not None else None
     items: list[Any] | None = [] if spec.stream else None
@@ -299,6 +307,28 @@ def score_shard(spec: WorkerSpec, shard: Shard) -> ShardOutput:
     if stats is not None:
         part.judge = _delta(before, stats.as_dict())
     return ShardOutput(shard.index, part, items, worker=os.environ.get("DASK_WORKER_NAME", str(os.getpid())))
+
+
+def _start_loop() -> asyncio.AbstractEventLoop:
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, name="assay-shard-loop", daemon=True).start()
+    return loop
+
+
+def _stop_loop(loop: asyncio.AbstractEventLoop | None) -> None:
+    """Cancel what is left on *loop* (the judge closes its connections then) and stop it."""
+    if loop is None or loop.is_closed():
+        return
+
+    async def cancel_rest() -> None:
+        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in rest:
+            task.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
+    try:
+        asyncio.run_coroutine_threadsafe(cancel_rest(), loop).result(timeout=10)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
 
 
 def _rebuild(spec: WorkerSpec) -> Any:
