@@ -271,26 +271,15 @@ class VerdictSchema:
             self._text = json.dumps(self.json, sort_keys=True, separators=(",", ":"))
         return self._text
 
-    def reorder(self, node: Any) -> Any:
-        """*node* (a JSON schema of the model) with every enum whose values are an order's, in that order.
-
-        Shares every subtree it leaves alone, so the result is as read-only as its source.
-        """
-        if isinstance(node, dict):
-            out = None
-            for key, value in node.items():
-                if key == "enum" and isinstance(value, list):
-                    new = next((list(o) for o in self.orders if len(o) == len(value) and set(o) == set(value)), value)
-                else:
-                    new = self.reorder(value)
-                if new is not value:
-                    out = dict(node) if out is None else out
-                    out[key] = new
-            return node if out is None else out
-        if isinstance(node, list):
-            items = [self.reorder(v) for v in node]
-            return node if all(a is b for a, b in zip(items, node)) else items
-        return node
+    def reorder(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """*schema* (a JSON schema of the model, or a rewrite that keeps its layout) with every enum
+        whose values are an order's in that order; only the nodes on the way to an enum are copied,
+        so the result is as read-only as its source."""
+        for path, values in _enums(self.model):
+            order = next((o for o in self.orders if len(o) == len(values) and set(o) == values), None)
+            if order is not None:
+                schema = _with_enum(schema, path, list(order))
+        return schema
 
     # what the judge stack (and a scripted judge) asks of a model class
     def model_json_schema(self) -> dict[str, Any]:
@@ -304,6 +293,38 @@ class VerdictSchema:
 
     def model_construct(self, **values: Any) -> pydantic.BaseModel:
         return self.model.model_construct(**values)
+
+
+@lru_cache(maxsize=256)
+def _enums(model: type[pydantic.BaseModel]) -> tuple[tuple[tuple[Any, ...], frozenset[str]], ...]:
+    """Where the model's JSON schema lists options: (path to the node holding ``enum``, its values)."""
+    found: list[tuple[tuple[Any, ...], frozenset[str]]] = []
+
+    def walk(node: Any, path: tuple[Any, ...]) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "enum" and isinstance(value, list):
+                    found.append((path, frozenset(value)))
+                else:
+                    walk(value, (*path, key))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, (*path, i))
+    walk(_model_schema(model), ())
+    return tuple(found)
+
+
+def _with_enum(node: Any, path: tuple[Any, ...], order: list[str]) -> Any:
+    """A copy of *node* whose node at *path* lists *order* as its enum (unchanged where there is none)."""
+    if not path:
+        return {**node, "enum": order} if isinstance(node, dict) and "enum" in node else node
+    try:
+        child = node[path[0]]
+    except (KeyError, IndexError, TypeError):
+        return node
+    copy = dict(node) if isinstance(node, dict) else list(node)
+    copy[path[0]] = _with_enum(child, path[1:], order)
+    return copy
 
 
 Schema = type[pydantic.BaseModel] | VerdictSchema
