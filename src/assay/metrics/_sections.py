@@ -15,7 +15,7 @@ import functools
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -184,14 +184,25 @@ def _indexed(quote: str, hay: str, need: float, band: int) -> list[int]:
     return sorted(good, key=lambda d: -hits[d])[:_WINDOWS]
 
 
+def _alignments(quote: str, hay: str, need: float, band: int) -> Iterator[int]:
+    """Where to compare windows: in a long text where its 3-gram index says; in a short one first at
+    the best-supported alignment (a near-verbatim quote ends there), then at the anchors."""
+    if need > 0:
+        found = _indexed(quote, hay, need, band)
+        if len(hay) > _INDEXED:
+            yield from found
+            return
+        yield from found[:1]
+    yield from _anchors(quote, hay)
+
+
 def _similar(quote: str, hay: str, cutoff: float = QUOTE_CUTOFF) -> float:
     """Best similarity of *quote* to a region of *hay* (difflib ratio over an aligned window), or 0.0
     when no region can reach *cutoff*; stops at the first region that does.
 
     A quote whose 3-grams are too few in the text for any window to reach the cutoff is rejected
-    without a comparison. Otherwise windows are compared at the alignments of the longest match of
-    each third of the quote (a text of up to _INDEXED characters), or at the alignments the text's
-    3-gram index supports (a longer one): a quote costs about its own length, not the text's.
+    without a comparison. Otherwise windows are compared where :func:`_alignments` says: a quote
+    costs about its own length, not the text's; a short text still gets every window it got before.
     """
     n = len(quote)
     if n == 0 or not hay:
@@ -205,10 +216,9 @@ def _similar(quote: str, hay: str, cutoff: float = QUOTE_CUTOFF) -> float:
             shared = sum(quote[j:j + _GRAM] in hay for j in range(n - _GRAM + 1))
         if shared < need:
             return 0.0
-    alignments = _anchors(quote, hay) if len(hay) <= _INDEXED or need <= 0 else _indexed(quote, hay, need, band)
     slack = max(3, n // 5)
     best = 0.0
-    for d in alignments:
+    for d in _alignments(quote, hay, need, band):
         window = hay[max(0, d - slack):d + n + slack]
         blocks = [m for m in SequenceMatcher(None, window, quote, autojunk=False).get_matching_blocks() if m.size]
         if not blocks:
