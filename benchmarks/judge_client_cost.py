@@ -73,7 +73,9 @@ def serve(latency: float, conn) -> None:
 
 
 def source_of(rev: str, scratch: Path) -> Path:
-    """``src/`` of git revision *rev*, unpacked under *scratch*."""
+    """``src/`` of git revision *rev*, unpacked under *scratch* (or *rev* itself when it is a folder)."""
+    if Path(rev).is_dir():
+        return Path(rev)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True, check=True).stdout
     target = scratch / f"src-{rev}"
     target.mkdir()
@@ -191,7 +193,7 @@ def main() -> int:
     parser.add_argument("--conversations", type=int, nargs=2, default=[100, 1000], metavar=("SMALL", "LARGE"))
     parser.add_argument("--latency", type=float, default=0.01)
     parser.add_argument("--repeat", type=int, default=1, help="runs per size; the least CPU counts")
-    parser.add_argument("--baseline", default=BASELINE, metavar="REV", help=f"also time REV's src (default {BASELINE})")
+    parser.add_argument("--baseline", default=BASELINE, metavar="REV", help=f"also time REV's src, or a src folder (default {BASELINE})")
     parser.add_argument("--no-baseline", dest="baseline", action="store_const", const=None)
     parser.add_argument("--profile", metavar="METRIC", default=None)
     parser.add_argument("--style", default="full", choices=("full", "compact"))
