@@ -172,14 +172,15 @@ def _indexed(quote: str, hay: str, need: float, band: int) -> list[int]:
         for p in index.get(quote[j:j + _GRAM], ()):
             hits[p - j] = hits.get(p - j, 0) + 1
     alignments = sorted(hits)
-    good: set[int] = set()
-    held, end = 0, 0
+    good: list[int] = []
+    held = end = covered = 0
     for start, d in enumerate(alignments):  # a sliding band [d, d + band] over the alignments
         while end < len(alignments) and alignments[end] <= d + band:
             held += hits[alignments[end]]
             end += 1
         if held >= need:
-            good.update(alignments[start:end])
+            good += alignments[max(start, covered):end]
+            covered = end
         held -= hits[d]
     return sorted(good, key=lambda d: -hits[d])[:_WINDOWS]
 
