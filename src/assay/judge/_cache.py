@@ -69,18 +69,13 @@ def cache_key(model: str, request: JudgeRequest, endpoint: Mapping[str, Any] | N
 
 def schema_digest(schema: Schema) -> str:
     """The verdict schema's digest: serialising the schema into every key cost more than hashing it once."""
-    if isinstance(schema, VerdictSchema):  # one per option order, cached with it
-        return _ordered_digest(schema)
+    if isinstance(schema, VerdictSchema):  # one per option order, kept with it
+        return schema.digest
     return _digest(schema)
 
 
 @functools.lru_cache(maxsize=1024)
 def _digest(schema: type[pydantic.BaseModel]) -> str:
-    return hashlib.sha256(schema_text(schema).encode("utf-8")).hexdigest()
-
-
-@functools.lru_cache(maxsize=4096)
-def _ordered_digest(schema: VerdictSchema) -> str:
     return hashlib.sha256(schema_text(schema).encode("utf-8")).hexdigest()
 
 

@@ -21,6 +21,7 @@ trailing commas, and LaTeX (``\\frac``) written with single backslashes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -242,13 +243,14 @@ class VerdictSchema:
     :func:`ordered` (cached per order); treat every schema it hands out as read-only.
     """
 
-    __slots__ = ("model", "orders", "__name__", "_json", "_strict", "_text")
+    __slots__ = ("model", "orders", "__name__", "_json", "_strict", "_text", "_digest")
 
     def __init__(self, model: type[pydantic.BaseModel], orders: tuple[tuple[str, ...], ...]) -> None:
         self.model, self.orders, self.__name__ = model, orders, model.__name__
         self._json: dict[str, Any] | None = None
         self._strict: dict[str, Any] | None = None
         self._text: str | None = None
+        self._digest: str | None = None
 
     def __repr__(self) -> str:
         return f"VerdictSchema({self.__name__}, {self.orders!r})"
@@ -270,6 +272,13 @@ class VerdictSchema:
         if self._text is None:
             self._text = json.dumps(self.json, sort_keys=True, separators=(",", ":"))
         return self._text
+
+    @property
+    def digest(self) -> str:
+        """sha256 of :attr:`text` (the cache key's share of the schema)."""
+        if self._digest is None:
+            self._digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        return self._digest
 
     def reorder(self, schema: dict[str, Any]) -> dict[str, Any]:
         """*schema* (a JSON schema of the model, or a rewrite that keeps its layout) with every enum
@@ -331,7 +340,7 @@ Schema = type[pydantic.BaseModel] | VerdictSchema
 """What a request's verdict must validate against: a model class, or one in a given option order."""
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def ordered(model: type[pydantic.BaseModel], *orders: tuple[str, ...]) -> VerdictSchema:
     """*model* with each enum whose values are one of *orders* listed in that order (see :class:`VerdictSchema`)."""
     return VerdictSchema(model, orders)
