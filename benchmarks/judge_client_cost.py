@@ -14,7 +14,9 @@ so 4 calls per conversation) and ``answer_relevance`` (one call per turn). ``--b
 archive``), alternating with this checkout, for a before/after in one run. Target: <= 1.0 ms per
 call for each metric.
 
-``--profile METRIC`` prints the top functions of an in-process run instead (cProfile; judge
+``--in-process`` times ``Evaluation.run`` in a child process instead (the judge built and warmed
+up outside the clock, new ids for each ``--repeat`` so that no option order repeats, the least CPU
+per call): steadier than the marginal figure when the machine is busy. ``--profile METRIC`` prints the top functions of an in-process run instead (cProfile; judge
 cache off, server still in its own process, so only client work shows).
 
     python benchmarks/judge_client_cost.py [--conversations 100 1000] [--baseline REV | --no-baseline]
@@ -134,6 +136,12 @@ def measure(args: argparse.Namespace) -> int:
                 files[n].write_text("".join(json.dumps(t) + "\n" for t in conversations(n)))
             for metric, style in CASES:
                 for label, source in versions:  # alternating, so that load changes hit both alike
+                    if args.in_process:
+                        results[metric, style, label] = per_call = in_process(source, metric, style, url, large,
+                                                                              args.repeat)
+                        print(f"  {metric:<22} {style:<8} {label:<20} {1000 * per_call:6.2f} ms CPU per call "
+                              f"(in process, {large} conversations, least of {args.repeat})", flush=True)
+                        continue
                     seen = []
                     for n in (small, large):
                         before = calls()
@@ -150,7 +158,8 @@ def measure(args: argparse.Namespace) -> int:
     finally:
         parent.send("stop")
         server.join(timeout=5)
-    print(f"\nclient CPU per judge call (marginal, ms; load average after {os.getloadavg()[0]:.2f})")
+    print(f"\nclient CPU per judge call ({'in process' if args.in_process else 'marginal'}, ms; load average after "
+          f"{os.getloadavg()[0]:.2f})")
     ok = True
     for metric, style in CASES:
         after = results[metric, style, "after"]
@@ -161,6 +170,37 @@ def measure(args: argparse.Namespace) -> int:
             line += f"   before {1000 * before:6.2f}   {before / after:5.1f}x less"
         print(line + ("" if after <= 0.001 else "   (target <= 1.0 ms)"))
     return 0 if ok else 1
+
+
+def in_process(source: Path, metric: str, style: str, url: str, n: int, repeat: int) -> float:
+    """CPU seconds per call of ``Evaluation.run`` in a child importing assay from *source*."""
+    env = {k: v for k, v in os.environ.items() if k not in _CLEARED} | {"PYTHONPATH": str(source)}
+    done = subprocess.run([sys.executable, __file__, "--child", metric, style, url, str(n), str(repeat)], env=env,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"the in-process run failed:\n{done.stderr[-2000:]}")
+    return float(done.stdout.split()[-1])
+
+
+def child(metric: str, style: str, url: str, n: int, repeat: int) -> None:
+    """Score *n* conversations *repeat* times (new ids each time, so no option order repeats) with the
+    judge built and warmed up outside the clock; print the least CPU per call."""
+    from assay import Evaluation
+    from assay.judge import make_judge
+
+    judge = make_judge(f"openai-compatible:bench-judge@{url}", cache=False, prompt_style=style)
+    Evaluation([metric], judge=judge).run([{**c, "id": f"warm-{c['id']}"} for c in conversations(20)])
+    best = float("inf")
+    for r in range(repeat):
+        traces = [{**c, "id": f"{c['id']}-{r}"} for c in conversations(n)]
+        started = time.process_time()
+        result = Evaluation([metric], judge=judge).run(traces)
+        cpu = time.process_time() - started
+        made = sum(t.metrics[metric].judge_calls or 0 for t in result.traces)
+        if any(t.metrics[metric].score is None for t in result.traces):
+            raise SystemExit(f"{metric}: a verdict errored")
+        best = min(best, cpu / made)
+    print(best)
 
 
 def profile(args: argparse.Namespace) -> int:
@@ -195,11 +235,20 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs per size; the least CPU counts")
     parser.add_argument("--baseline", default=BASELINE, metavar="REV", help=f"also time REV's src, or a src folder (default {BASELINE})")
     parser.add_argument("--no-baseline", dest="baseline", action="store_const", const=None)
+    parser.add_argument("--in-process", action="store_true",
+                        help="time Evaluation.run in a child process instead (judge built and warmed up outside the "
+                             "clock; the LARGE size, new ids per repeat; steadier than the marginal figure on a busy "
+                             "machine)")
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("--profile", metavar="METRIC", default=None)
     parser.add_argument("--style", default="full", choices=("full", "compact"))
     parser.add_argument("--sort", default="tottime")
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
+    if args.child:
+        metric, style, url, n, repeat = args.child
+        child(metric, style, url, int(n), int(repeat))
+        return 0
     return profile(args) if args.profile else measure(args)
 
 
