@@ -20,10 +20,8 @@ over a network filesystem).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import pickle
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -31,6 +29,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import TraceResult
+from ._loop import start_loop, stop_loop
 from ._partial import RunPartial, merge_judge_stats
 from ._shards import Shard, plan_shards
 
@@ -291,13 +290,13 @@ def score_shard(spec: WorkerSpec, shard: Shard) -> ShardOutput:
     evaluation = _BUILT.get(spec.token)
     if evaluation is None:
         for previous in _BUILT.values():  # a new run: drop the previous run's judge, loop and connections
-            _stop_loop(previous.loop)
+            stop_loop(previous.loop)
         _BUILT.clear()
         evaluation = _BUILT[spec.token] = _rebuild(spec)
         # One event loop for all of this run's shards on this worker: the judge's connections, its
         # rpm/tpm buckets and its slots carry over from shard to shard instead of starting again
         # (a loop per shard reconnected and refilled them for every shard).
-        evaluation.loop = _start_loop()
+        evaluation.loop = start_loop()
     stats = getattr(evaluation.judge, "stats", None)
     before = stats.as_dict() if stats is not None else None
     items: list[Any] | None = [] if spec.stream else None
@@ -307,28 +306,6 @@ def score_shard(spec: WorkerSpec, shard: Shard) -> ShardOutput:
     if stats is not None:
         part.judge = _delta(before, stats.as_dict())
     return ShardOutput(shard.index, part, items, worker=os.environ.get("DASK_WORKER_NAME", str(os.getpid())))
-
-
-def _start_loop() -> asyncio.AbstractEventLoop:
-    loop = asyncio.new_event_loop()
-    threading.Thread(target=loop.run_forever, name="assay-shard-loop", daemon=True).start()
-    return loop
-
-
-def _stop_loop(loop: asyncio.AbstractEventLoop | None) -> None:
-    """Cancel what is left on *loop* (the judge closes its connections then) and stop it."""
-    if loop is None or loop.is_closed():
-        return
-
-    async def cancel_rest() -> None:
-        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in rest:
-            task.cancel()
-        await asyncio.gather(*rest, return_exceptions=True)
-    try:
-        asyncio.run_coroutine_threadsafe(cancel_rest(), loop).result(timeout=10)
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
 
 
 def _rebuild(spec: WorkerSpec) -> Any:
