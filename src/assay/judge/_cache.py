@@ -119,7 +119,7 @@ class JudgeCache:
         self._opened.append((os.getpid(), conn))
         return conn
 
-    def get(self, key: str, schema: Schema) -> Verdict | None:
+    def get(self, key: str, schema: type[pydantic.BaseModel]) -> Verdict | None:
         """The stored verdict for *key*, or None (also when it no longer validates)."""
         row = self._connection().execute("SELECT verdict FROM verdicts WHERE key = ?", (key,)).fetchone()
         if row is None:

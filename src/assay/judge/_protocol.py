@@ -9,12 +9,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import pydantic
 
 from .._secrets import redact
-from ._parse import Schema
+
+if TYPE_CHECKING:
+    from ._parse import Schema
 
 
 @dataclass(frozen=True, slots=True)
