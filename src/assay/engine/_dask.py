@@ -29,7 +29,6 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import TraceResult
-from ._loop import start_loop, stop_loop
 from ._partial import RunPartial, merge_judge_stats
 from ._shards import Shard, plan_shards
 
@@ -289,6 +288,8 @@ def score_shard(spec: WorkerSpec, shard: Shard) -> ShardOutput:
     """Score one shard with the ordinary engine (runs on a worker)."""
     evaluation = _BUILT.get(spec.token)
     if evaluation is None:
+        from ._loop import start_loop, stop_loop  # the worker's side only
+
         for previous in _BUILT.values():  # a new run: drop the previous run's judge, loop and connections
             stop_loop(previous.loop)
         _BUILT.clear()
