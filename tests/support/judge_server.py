@@ -115,6 +115,36 @@ def delayed(reply: Reply | str | dict, seconds: float) -> Reply:
     return replace(as_reply(reply), delay=seconds)
 
 
+def fitting(request: dict, quotes: tuple[str, ...] = ("table for",), text: str = "The answer fits the question.",
+            **kw: Any) -> Reply:
+    """A verdict that fits whatever schema *request* sends (its response_format or forced tool):
+    the last option of each enum, the top of each range, yes to each question, *quotes* for each
+    list of strings, turn 1 for each list of turns, two entries for each list of objects."""
+    fmt = (request.get("response_format") or {}).get("json_schema") or {}
+    tools = request.get("tools") or [{}]
+    schema = fmt.get("schema") or tools[0].get("function", {}).get("parameters") or {}
+    defs = schema.get("$defs", {})
+
+    def fill(node: dict, name: str = "") -> Any:
+        if "$ref" in node:
+            node = defs[node["$ref"].rsplit("/", 1)[-1]]
+        if "enum" in node:
+            return node["enum"][-1]
+        kind = node.get("type")
+        if kind == "object":
+            return {k: fill(v, k) for k, v in node.get("properties", {}).items()}
+        if kind == "array":
+            items = node.get("items", {})
+            return list(quotes) if items.get("type") == "string" else [1] if items.get("type") == "integer" \
+                else [fill(items), fill(items)]
+        if kind == "integer":
+            return node.get("maximum", 1)
+        if kind == "boolean":
+            return True
+        return quotes[0] if name == "quote" else text
+    return Reply(json=fill(schema), **kw)
+
+
 def as_reply(spec: Reply | str | dict | Any) -> Reply:
     if isinstance(spec, Reply):
         return spec
@@ -131,6 +161,7 @@ class Recorded:
     started: float                     # time.monotonic() when the request arrived
     ended: float | None = None         # ... and when its reply was sent (None while in flight)
     status: int | None = None          # the status it was answered with
+    peer: Any = None                   # the client's (host, port): one per connection
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -255,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
             request = json.loads(raw or b"null")
         except ValueError:
             request = {"_raw": raw.decode("utf-8", "replace")}
-        recorded = Recorded(self.path, request, dict(self.headers), time.monotonic())
+        recorded = Recorded(self.path, request, dict(self.headers), time.monotonic(), peer=self.client_address)
         with server._lock:
             server.in_flight += 1
             server.peak = max(server.peak, server.in_flight)
