@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from ..errors import DataError
 from ..model import Trace
+from ..model._messages import TurnBuilder
 from ._common import (
     Record, arguments, array, build_trace, integer, join, maybe_json, number, obj, read_conversations, usage,
     wrong,
@@ -94,24 +95,13 @@ def _call(c: Any, path: str) -> dict[str, Any]:
     return out
 
 
-def build_turns(messages: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    """``{"turns", "system"}`` from (field path, message) pairs; raises DataError naming the field."""
-    system: list[str] = []
-    turns: list[dict[str, Any]] = []
-    by_id: dict[str, dict[str, Any]] = {}
-    current: dict[str, Any] | None = None
+def build_turns(messages: Iterable[tuple[str, Any]], *, lenient: bool = False) -> dict[str, Any]:
+    """``{"turns", "system"}`` from (field path, message) pairs; raises DataError naming the field.
 
-    def open_turn(user_input: str | None) -> dict[str, Any]:
-        turn: dict[str, Any] = {"input": user_input, "tool_calls": []}
-        turns.append(turn)
-        return turn
-
-    def answer(call_id: Any, where: str) -> dict[str, Any]:
-        target = by_id.get(str(call_id)) if call_id is not None else None
-        if target is None:
-            raise DataError(f"no earlier tool call has id {call_id!r}", field=where)
-        return target
-
+    With ``lenient`` a result whose call id matches no earlier call is kept in ``orphans`` (and the
+    trace's metadata, with a warning) instead of rejecting the record.
+    """
+    b = TurnBuilder(lenient=lenient, error=lambda detail, field: DataError(detail, field=field))
     for where, m in messages:
         m = obj(m, where, "a message object")
         role = m.get("role")
@@ -121,28 +111,21 @@ def build_turns(messages: Iterable[tuple[str, Any]]) -> dict[str, Any]:
         texts, thoughts, uses, results = _blocks(m.get("content"), cpath)
         body = "\n".join(texts) if texts else None
         if role in ("system", "developer"):
-            if body:
-                system.append(body)
+            b.system(body)
         elif role == "user":
             for rpath, block in results:
-                target = answer(block.get("tool_use_id"), join(rpath, "tool_use_id"))
+                call_id = block.get("tool_use_id")
+                target = b.find(call_id, join(rpath, "tool_use_id"))
                 if block.get("is_error"):
-                    target["error"] = str(_result_text(block, rpath) or "error")
+                    b.answer(target, call_id, error=str(_result_text(block, rpath) or "error"))
                 else:
-                    target["result"] = _result_text(block, rpath)
+                    b.answer(target, call_id, result=_result_text(block, rpath))
             if texts or not results:
-                current = open_turn(body)
+                b.user(body)
         elif role == "assistant":
-            if current is None:
-                current = open_turn(None)
-            if body:
-                current["output"] = body if current.get("output") is None else current["output"] + "\n" + body
             extra = m.get("reasoning_content", m.get("reasoning"))
             if isinstance(extra, str) and extra:
                 thoughts.append(extra)
-            if thoughts:
-                prior = current.get("reasoning")
-                current["reasoning"] = "\n".join(([prior] if prior else []) + thoughts)
             calls = [_call(c, join(join(where, "tool_calls"), j)) for j, c in enumerate(array(m, where, "tool_calls"))]
             if isinstance(m.get("function_call"), dict):
                 calls.append(_call(m["function_call"], join(where, "function_call")))
@@ -156,27 +139,25 @@ def build_turns(messages: Iterable[tuple[str, Any]]) -> dict[str, Any]:
                 if block.get("id") is not None:
                     call["id"] = str(block["id"])
                 calls.append(call)
-            for call in calls:
-                current["tool_calls"].append(call)
-                if call.get("id"):
-                    by_id[call["id"]] = call
+            b.assistant(body, reasoning="\n".join(thoughts) or None, calls=calls)
         else:  # tool / function
             call_id = m.get("tool_call_id")
-            if call_id is None and role == "function" and current is not None:
-                target = next((c for c in reversed(current["tool_calls"])
-                               if c["name"] == m.get("name") and "result" not in c), None)
+            if call_id is None and role == "function" and b.current is not None:
+                target = b.named(m.get("name"))
                 if target is None:
                     raise DataError(f"no earlier function call is named {m.get('name')!r}", field=join(where, "name"))
             else:
-                target = answer(call_id, join(where, "tool_call_id"))
+                target = b.find(call_id, join(where, "tool_call_id"))
             error = m.get("error")
             if isinstance(error, dict):  # Inspect AI: {"type", "message"}
                 error = error.get("message") or error.get("type") or "error"
-            if error:
-                target["error"] = str(error)
-            if body or not error:
-                target["result"] = maybe_json(body)
-    return {"turns": turns, "system": "\n\n".join(system) or None}
+            b.answer(target, call_id, error=str(error) if error else None,
+                     **({"result": maybe_json(body)} if body or not error else {}))
+    system, turns = b.finish()
+    out: dict[str, Any] = {"turns": turns, "system": system}
+    if b.orphans:
+        out["orphans"] = b.orphans
+    return out
 
 
 def usage_of(value: Any, path: str) -> dict[str, Any] | None:
