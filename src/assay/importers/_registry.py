@@ -32,6 +32,23 @@ class Importer:
     description: str
     read: Callable[[IO[bytes], str], Iterator[Record]]
     sniff: Callable[[bytes, str], bool]
+    companions: Companions | None = None
+
+
+@dataclass(frozen=True)
+class Companions:
+    """Files that complete other files of the same format rather than standing alone (an OpenAI
+    Batch input file holds the requests its output file answers).
+
+    When several files are read, those of the format whose head passes ``is_companion`` are read
+    first into ``hold(files)``; the others of the format are read with ``read(stream, source,
+    held)``, and ``leftovers(held)`` yields what nothing answered.
+    """
+
+    is_companion: Callable[[bytes], bool]
+    hold: Callable[[list[tuple[str, IO[bytes]]]], Any]
+    read: Callable[[IO[bytes], str, Any], Iterator[Record]]
+    leftovers: Callable[[Any], Iterator[Record]]
 
 
 _IMPORTERS: dict[str, Importer] = {}
@@ -75,7 +92,7 @@ register_importer(Importer("assay", "assay's trace format: JSON Lines, a JSON ar
 
 _BUILTIN_MODULES: tuple[str, ...] = (
     ".otel", ".openinference", ".uaef", ".fair_forge", ".eval_lib", ".deepeval", ".langchain", ".openai_chat",
-    ".anthropic_messages", ".openai_responses", ".inspect_ai", ".langfuse",
+    ".anthropic_messages", ".openai_responses", ".openai_batch", ".inspect_ai", ".langfuse",
 )
 """Modules of further built-in importers, imported on first use to keep 'import assay' light."""
 _loaded = False
@@ -209,14 +226,20 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
     if input_format is not None and input_format not in _IMPORTERS:
         raise ConfigError.unknown("input format", input_format, _IMPORTERS)
     dups = DuplicateIds()
+    paths = [str(p) for p in paths]
+    held, skip = _companions(paths, input_format, tap, limits)
     for path in paths:
-        raw, source = _open(str(path), tap)
+        if path in skip:
+            continue
+        raw, source = _open(path, tap)
         dups.source(source)
         try:
             stream, head = _with_head(raw)
             name = input_format or detect_format(head, source)
+            imp = _IMPORTERS[name]
+            records = imp.companions.read(stream, source, held[name]) if name in held else imp.read(stream, source)
             try:
-                for loc, item in _under(limits, _IMPORTERS[name].read(stream, source)):
+                for loc, item in _under(limits, records):
                     is_trace = type(item) is Trace or isinstance(item, Trace)
                     if is_trace and not item.turns and _empty(item):  # type: ignore[union-attr]
                         item, is_trace = _empty_issue(item, loc, source), False  # type: ignore[arg-type]
@@ -231,9 +254,53 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
                     raise
                 raise DataError(str(exc), source=source) from exc
         finally:
-            if str(path) != "-":
+            if path != "-":
                 raw.close()
+    for name, requests in held.items():
+        for loc, item in _IMPORTERS[name].companions.leftovers(requests):  # type: ignore[union-attr]
+            if strict and isinstance(item, InputIssue):
+                raise DataError(item.message, source=item.source, line=item.line, field=item.field)
+            yield loc, item
     dups.warn()
+
+
+def _companions(paths: list[str], input_format: str | None, tap: Callable[[str, IO[bytes]], IO[bytes]] | None,
+                limits: Limits) -> tuple[dict[str, Any], set[str]]:
+    """Read the companion files among ``paths`` first: ({format: what they hold}, their paths)."""
+    if len(paths) < 2 or "-" in paths:
+        return {}, set()
+    formats: dict[str, list[tuple[str, bool]]] = {}
+    for path in paths:
+        p = Path(path)
+        if not p.is_file():
+            continue
+        with open(p, "rb") as f:
+            head = f.read(_SNIFF_BYTES)
+        try:
+            name = input_format or detect_format(head, path)
+        except ConfigError:
+            continue  # reported when the file itself is read
+        imp = _IMPORTERS[name]
+        if imp.companions is not None:
+            formats.setdefault(name, []).append((path, imp.companions.is_companion(head)))
+    held: dict[str, Any] = {}
+    skip: set[str] = set()
+    for name, files in formats.items():
+        companions = [path for path, is_companion in files if is_companion]
+        if not companions or len(companions) == len(files):
+            continue  # nothing to join: each file is read as it is
+        opened = [_open(path, tap) for path in companions]
+        try:
+            token = _limits._current.set(limits)
+            try:
+                held[name] = _IMPORTERS[name].companions.hold([(source, f) for f, source in opened])  # type: ignore[union-attr]
+            finally:
+                _limits._current.reset(token)
+        finally:
+            for f, _ in opened:
+                f.close()
+        skip.update(companions)
+    return held, skip
 
 
 def _empty(trace: Trace) -> bool:
