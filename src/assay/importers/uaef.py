@@ -277,7 +277,9 @@ def read(stream: IO[bytes], source: str) -> Iterator[Record]:
 
 
 def _is_case(rec: Any) -> bool:
-    return isinstance(rec, dict) and (isinstance(rec.get("trace"), dict) or isinstance(rec.get("multi_agent_trace"), dict))
+    if not isinstance(rec, dict) or "observations" in rec:  # {"trace", "observations"}: a Langfuse download
+        return False
+    return isinstance(rec.get("trace"), dict) or isinstance(rec.get("multi_agent_trace"), dict)
 
 
 def sniff(head: bytes, filename: str) -> bool:
