@@ -45,6 +45,8 @@ CORPUS: list[tuple[tuple[str, ...], dict[str, int], dict[str, tuple[int, list[Ca
                                                 ("get_weather", {"lat": 51.5, "lng": -0.12}, "tool")])}),
     (("langfuse/observations_adk.json",), {"langfuse": 1},
      {"c0ffee00b0a7400fa1d2e3f405060708": (1, [("say_hello", {"name": "Ana"}, "tool")])}),
+    (("openinference/llm_spans_spec.jsonl",), {"openinference": 1},
+     {"409df945-e058-4829-b240-cfbdd2ff4488": (1, [("multiply", {"a": 23, "b": 87}, "tool")])}),
     (("inspect/log_tool_call_error.json",), {"inspect": 1}, {"1-epoch4": (1, [])}),
     (("uaef/cost_efficiency.json",), {"uaef": 6},
      {name: (1, []) for name in ("low_cost_high_quality", "high_cost", "no_cost_info", "zero_cost", "negative_cost",
