@@ -21,7 +21,7 @@ from typing import IO, Any
 from ..errors import DataError
 from ..model import InputIssue, Trace
 from ._chat import _exchange
-from ._common import Record, default_id, join, obj, read_records
+from ._common import Record, default_id, obj, read_records
 from ._registry import Companions, Importer, register_importer
 from ._sniff import inspect
 from ._stream import iter_values
