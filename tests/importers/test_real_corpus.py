@@ -113,6 +113,8 @@ def test_results_and_errors_are_attached_to_their_calls() -> None:
                                                                {"temperature": "21 °C", "description": "Sunny"}]
     assert [c.id for c in weather.turns[0].tool_calls] == ["call_Lat8s2", "call_Wx91k3"]
     assert weather.metadata["trace_metadata"]["scope"]["name"] == "pydantic-ai"  # decoded from a JSON string
+    (spec,), _, _ = _read(("openinference/llm_spans_spec.jsonl",))
+    assert spec.turns[0].tool_calls[0].result == "2001"  # the tool message names no call id, only the tool
 
 
 def test_batch_error_lines_are_failed_traces_with_their_request_or_a_located_issue() -> None:
