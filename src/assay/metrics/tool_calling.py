@@ -265,7 +265,9 @@ class ParameterQuality:
     over expected calls is scaled by E/A when more calls were made than expected. Differs from
     UAEF: the scale is min(1, E/A) (UAEF multiplies by E/A whenever a call stayed unmatched,
     which raises the score when fewer calls were made than expected), and a same-name call
-    whose arguments all differ still counts as matched rather than as an extra call.
+    whose arguments all differ still counts as matched rather than as an extra call. With no
+    calls expected and none made there are no arguments to judge (not_applicable); UAEF gives
+    1.0 there, and so does assay.compat.uaef.
     """
 
     threshold: float = 0.7
