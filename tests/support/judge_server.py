@@ -27,11 +27,13 @@ As a pytest fixture in another test folder, import it into that folder's conftes
 
 from __future__ import annotations
 
+import base64
 import collections
 import json
-import threading
 import struct
+import threading
 import time
+import urllib.parse
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -60,7 +62,24 @@ class Reply:
     size: int = 0                      # ... its size in bytes
 
 
-HOSTILE = ("gzip_bomb", "endless_body", "endless_headers", "huge_length", "trailing", "trickle")
+HOSTILE = ("gzip_bomb", "endless_body", "endless_headers", "huge_length", "trailing", "trickle", "echo")
+ENCODINGS: dict[str, Callable[[str], str]] = {
+    "plain": lambda k: k,
+    "json": lambda k: json.dumps(k)[1:-1].replace("/", "\\/"),
+    "url": lambda k: urllib.parse.quote(k, safe=""),
+    "base64": lambda k: base64.b64encode(k.encode()).decode(),
+    "base64url": lambda k: base64.urlsafe_b64encode(b"x" + k.encode()).decode(),  # at another alignment
+    "basic": lambda k: base64.b64encode(f"user:{k}".encode()).decode(),
+}
+"""How a server may echo the request's key: as sent, JSON-escaped, URL-encoded, base64 (also inside longer text)."""
+
+
+def echo(encoding: str, *, code: int = 200) -> Reply:
+    """The request's bearer key echoed in *encoding* (see ENCODINGS): in the reply's ``model`` field
+    and its verdict's reasoning, or (``code`` >= 400) in the error message."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}; expected one of {sorted(ENCODINGS)}")
+    return Reply(hostile="echo", body=encoding, status=code)
 
 
 def hostile(mode: str, size: int = 2**31) -> Reply:
@@ -316,6 +335,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _hostile(self, reply: Reply) -> None:
         stop, size = self.owner._stop, reply.size
         try:
+            if reply.hostile == "echo":
+                key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                seen = ENCODINGS[str(reply.body)](key)
+                if reply.status >= 400:
+                    return self._send(reply.status, {"error": {"message": f"invalid key {seen}", "code": reply.status}})
+                verdict = {"evidence": [], "reasoning": f"the key was {seen}", "score": 5}
+                return self._send(200, {"id": f"chatcmpl-{seen}", "model": f"echo-{seen}", "choices": [{
+                    "message": {"role": "assistant", "content": json.dumps(verdict)}, "finish_reason": "stop"}]},
+                    {"X-Echo": seen})
             if reply.hostile == "trailing":
                 forged = json.dumps({"choices": [{"message": {"role": "assistant", "content": "FORGED"}}]}).encode()
                 self._send(200, {"choices": [{"message": {"role": "assistant", "content": json.dumps(
