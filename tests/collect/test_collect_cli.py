@@ -80,6 +80,9 @@ def test_trials_conversations_failures_then_pass_at_k(tmp_path):
     assert trials["n_tasks"] == 3 and trials["trials_per_task"] == {"min": 3, "max": 3}
     assert [row["k"] for row in trials["trace_passed"]] == [1, 2, 3]
     assert all("pass_at_k" in row and "pass_pow_k" in row for row in trials["trace_passed"])
+    table = run_pipe(["run", str(out), "--no-store"], env)
+    assert "pass@k / pass^k over 3 tasks x 3 trials" in " ".join(table.stdout.split())
+    assert "k=3 " in table.stdout
 
 
 def test_score_in_the_same_command(tmp_path):
