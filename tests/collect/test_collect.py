@@ -205,3 +205,19 @@ def test_bad_agents_are_config_errors():
         assay.collect([{"id": 1, "input": "x"}], "no_such_module_x:reply")
     with pytest.raises(ConfigError, match="only OpenAI-compatible chat endpoints"):
         assay.collect([{"id": 1, "input": "x"}], "anthropic:claude-3-5-haiku-latest", api_key="k")
+
+
+def test_trials_the_budget_left_unrun_are_not_failures_and_a_rerun_collects_them(tmp_path, judge_server):
+    judge_server.reply = lambda request: text("ok")
+    agent = f"openai-compatible:agent@{judge_server.url}"
+    out = tmp_path / "t.jsonl"
+    task = [{"id": "t", "input": "hi"}]
+    first = assay.collect(task, agent, trials=3, output=out, budget_tokens=1, concurrency=1, cache=False)
+    assert [t.trial for t in first.traces] == [0] and first.failed == []
+    assert [(t, k) for t, k, _ in first.not_collected] == [("t", 1), ("t", 2)]
+    assert "budget" in first.not_collected[0][2]
+    assert len(out.read_text().splitlines()) == 1 and journal_path(out).exists()
+    calls = len(judge_server.requests)
+    again = assay.collect(task, agent, trials=3, output=out, concurrency=1, cache=False)
+    assert len(judge_server.requests) == calls + 2 and again.resumed == 1 and again.not_collected == []
+    assert [t.trial for t in again.traces] == [0, 1, 2] and not journal_path(out).exists()

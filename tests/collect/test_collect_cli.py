@@ -126,3 +126,40 @@ def test_bad_task_file_is_a_located_usage_error(tmp_path):
                      str(tmp_path / "t.jsonl")], cli_env(tmp_path))
     assert done.returncode == 2
     assert f"Error: {tasks}:2: tools[0].parameters: expected an object, got string" in done.stderr
+
+
+def test_ctrl_c_keeps_the_finished_trials_and_the_rerun_collects_the_rest(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.support.judge_server import delayed
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"id": f"t{i}", "input": f"question {i}"}) + "\n" for i in range(10)))
+    out = tmp_path / "t.jsonl"
+    out.write_text("previous traces\n")
+    env = cli_env(tmp_path)
+    with JudgeServer(lambda request: delayed(text("an answer"), 0.3)) as agent:
+        args = ["collect", str(tasks), "--agent", f"openai-compatible:agent@{agent.url}", "-o", str(out),
+                "--concurrency", "2", "--no-progress"]
+        proc = subprocess.Popen([sys.executable, "-m", "assay", *args], env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while agent.completed < 3:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        assert proc.returncode == 130, err
+        assert "rerun the same command to collect the unfinished ones" in err
+        assert out.read_text() == "previous traces\n"  # nothing half-written over the old file
+        first = len(agent.requests)
+        kept = int(err.split("interrupted after ")[1].split()[0])
+        assert 1 <= kept < 10
+        again = run_pipe(args, env)
+        assert again.returncode == 0, again.stderr
+        assert f"{kept} kept from the interrupted run" in again.stderr
+        assert len(agent.requests) - first == 10 - kept
+    assert [t["task_id"] for t in lines(out)] == [f"t{i}" for i in range(10)]

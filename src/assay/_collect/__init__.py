@@ -21,11 +21,11 @@ from typing import Any
 from .._files import atomic_write, check_writable
 from ..model import Trace
 from ._agents import AgentReply, AgentRequest, make_agent, make_user
-from ._runner import Collected, Settings, check_settings, collect_async, fingerprint, trial_key
+from ._runner import Collected, NotCollected, Settings, check_settings, collect_async, fingerprint, trial_key
 from ._tasks import Task, Tool, load_tasks
 from ._user import UserTurn
 
-__all__ = ["AgentReply", "AgentRequest", "Collected", "Settings", "Task", "Tool", "UserTurn", "collect",
+__all__ = ["AgentReply", "AgentRequest", "Collected", "NotCollected", "Settings", "Task", "Tool", "UserTurn", "collect",
            "journal_path", "load_tasks", "make_agent", "make_user", "simulator_errors_path"]
 
 
@@ -92,8 +92,9 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
         else:
             with suppress(OSError):
                 errors.unlink()  # an earlier collection's faults do not describe this one
-        with suppress(OSError):
-            journal.unlink()  # type: ignore[union-attr]
+        if not result.not_collected:  # else the journal stays: a rerun collects only the missing trials
+            with suppress(OSError):
+                journal.unlink()  # type: ignore[union-attr]
     return result
 
 

@@ -50,6 +50,10 @@ class Settings:
     max_tokens: int | None = None
 
 
+class NotCollected(Exception):
+    """A call of the trial was not made (budget reached, breaker open): nobody's fault, collected on a rerun."""
+
+
 @dataclass
 class Collected:
     """What ``collect`` returns: the agent's traces (completed and failed) and the simulator faults apart."""
@@ -59,6 +63,8 @@ class Collected:
     interrupted: bool = False
     resumed: int = 0
     """Trials taken from an interrupted earlier run instead of being collected again."""
+    not_collected: list[tuple[str, int, str]] = field(default_factory=list)
+    """(task id, trial, why) of the trials whose calls were not made (budget reached, breaker open)."""
 
     def __iter__(self) -> Any:  # so that ``assay.evaluate(collected)`` scores the agent's traces
         return iter(self.traces)
@@ -122,121 +128,149 @@ def _tool_message(call_id: str, result: Any, error: str | None) -> dict[str, Any
 
 async def run_trial(task: Task, trial: int, agent: Any, user: Any, settings: Settings) -> tuple[Trace, str | None]:
     """One conversation; returns its trace and the simulator fault (None when the user kept its role)."""
-    tools = _Tools(task.tools)
-    schemas = tuple(t.schema() for t in task.tools)
-    seed = None if settings.seed is None else settings.seed + trial
-    digest = hashlib.sha256(json.dumps([task.system, schemas], default=str).encode()).hexdigest()[:16]
-    key = f"{KEY}:{task.id}:{digest}:seed={seed}"
-    messages: list[dict[str, Any]] = []
-    system = task.system or next((m["content"] for m in task.input if m["role"] == "system"), None) \
-        if isinstance(task.input, list) else task.system
-    if system:
-        messages.append({"role": "system", "content": system})
-    scripted = task.user_messages()
-    max_turns = task.max_turns or (settings.max_turns if user is not None else len(scripted))
-    turns: list[Turn] = []
-    transcript: list[tuple[str, str]] = []
-    error = fault = None
-    stop = "scripted" if user is None else "max_turns"
-    user_usage = [0, 0, 0.0]
-    while True:
-        n = len(turns)
-        if n < len(scripted):
-            text = scripted[n]
-        elif user is None or n >= max_turns:
-            stop = "scripted" if user is None else "max_turns"
-            break
-        else:
-            verdict = await user.judge(user_request(task, transcript, trial=trial, temperature=settings.temperature))
-            user_usage[0] += verdict.input_tokens
-            user_usage[1] += verdict.output_tokens
-            user_usage[2] += verdict.cost_usd or 0.0
-            if verdict.error is not None:
-                fault = f"the simulated user's call failed: {verdict.error}"
-                break
-            turn_out: UserTurn = verdict.parsed  # type: ignore[assignment]
-            fault = role_break(turn_out, task, transcript[-1][1] if transcript else None)
-            if fault is not None:
-                fault = f"the simulated user broke its role: {fault}"
-                break
-            if turn_out.stop in STOPS:
-                stop = turn_out.stop
-                break
-            text = turn_out.message.strip()
-        messages.append({"role": "user", "content": text})
-        transcript.append(("user", text))
-        turn, error = await _agent_turn(agent, tools, messages, text, schemas, key, trial, seed, task.id, settings)
-        turns.append(turn)
+    return await _Trial(task, trial, agent, user, settings).run()
+
+
+class _Trial:
+    """The state of one conversation: the agent's messages, the user's visible transcript, the turns."""
+
+    def __init__(self, task: Task, trial: int, agent: Any, user: Any, settings: Settings) -> None:
+        self.task, self.trial, self.agent, self.user, self.settings = task, trial, agent, user, settings
+        self.tools = _Tools(task.tools)
+        self.schemas = tuple(t.schema() for t in task.tools)
+        self.seed = None if settings.seed is None else settings.seed + trial
+        digest = hashlib.sha256(json.dumps([task.system, self.schemas], default=str).encode()).hexdigest()[:16]
+        self.key = f"{KEY}:{task.id}:{digest}:seed={self.seed}"
+        inline = [m["content"] for m in task.input if m["role"] == "system"] if isinstance(task.input, list) else []
+        self.system = task.system or (inline[0] if inline else None)
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": self.system}] if self.system else []
+        self.scripted = task.user_messages()
+        self.max_turns = task.max_turns or (settings.max_turns if user is not None else len(self.scripted))
+        self.turns: list[Turn] = []
+        self.transcript: list[tuple[str, str]] = []
+        self.user_usage = {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+
+    async def run(self) -> tuple[Trace, str | None]:
+        try:
+            stop, error, fault = await self._converse()
+        finally:
+            command = _command(self.agent)
+            if command is not None:
+                await command.finish(self.task.id, self.trial)  # type: ignore[arg-type]
+        task = self.task
+        collect = {"agent": self.agent.model, "user": getattr(self.user, "model", None),
+                   "temperature": self.settings.temperature, "seed": self.seed}
+        if self.user is not None:
+            collect["user_usage"] = self.user_usage
+        meta: dict[str, Any] = {**task.metadata, "stop_reason": "simulator_error" if fault else stop,
+                                "collect": collect}
         if error is not None:
-            stop = "agent_error"
-            break
-        transcript.append(("assistant", turn.output or ""))
-    if isinstance(getattr(agent, "inner", None), CommandAgent) or isinstance(agent, CommandAgent):
-        await _command(agent).finish(task.id, trial)  # type: ignore[arg-type]
-    meta: dict[str, Any] = {**task.metadata, "stop_reason": "simulator_error" if fault else stop,
-                            "collect": {"agent": agent.model, "user": getattr(user, "model", None),
-                                        "temperature": settings.temperature, "seed": seed}}
-    if user is not None:
-        meta["collect"]["user_usage"] = {"input_tokens": user_usage[0], "output_tokens": user_usage[1],
-                                         "cost_usd": user_usage[2]}
-    if error is not None:
-        meta["error"] = error
-    if fault is not None:
-        meta["simulator_error"] = fault
-    status = "failed" if error is not None else "partial" if fault is not None else "completed"
-    trace = Trace(id=trial_key(task.id, trial), task_id=task.id, trial=trial, system=system, turns=turns,  # type: ignore[arg-type]
-                  expected=task.expected, status=status, metadata=meta)
-    return trace, fault
+            meta["error"] = error
+        if fault is not None:
+            meta["simulator_error"] = fault
+        status = "failed" if error is not None else "partial" if fault is not None else "completed"
+        trace = Trace(id=trial_key(task.id, self.trial), task_id=task.id, trial=self.trial,  # type: ignore[arg-type]
+                      system=self.system, turns=self.turns, expected=task.expected, status=status, metadata=meta)
+        return trace, fault
 
+    async def _converse(self) -> tuple[str, str | None, str | None]:
+        """(stop reason, agent error, simulator fault)."""
+        while True:
+            n = len(self.turns)
+            if n < len(self.scripted):
+                text = self.scripted[n]
+            elif self.user is None:
+                return "scripted", None, None
+            elif n >= self.max_turns:
+                return "max_turns", None, None
+            else:
+                text, stop, fault = await self._ask_user()
+                if text is None:
+                    return stop or "simulator_error", None, fault
+            self.messages.append({"role": "user", "content": text})
+            self.transcript.append(("user", text))
+            turn, error = await self._agent_turn(text)
+            self.turns.append(turn)
+            if error is not None:
+                return "agent_error", error, None
+            self.transcript.append(("assistant", turn.output or ""))
 
-def _command(agent: Any) -> CommandAgent:
-    while not isinstance(agent, CommandAgent):
-        agent = agent.inner
-    return agent
-
-
-async def _agent_turn(agent: Any, tools: _Tools, messages: list[dict[str, Any]], text: str,
-                      schemas: tuple[dict[str, Any], ...], key: str, trial: int, seed: int | None, task_id: str,
-                      settings: Settings) -> tuple[Turn, str | None]:
-    """The agent's answer to one user message: calls until it replies with text, tools run between."""
-    calls: list[ToolCall] = []
-    tokens_in = tokens_out = 0
-    cost: float | None = None
-    latency = 0.0
-    for _ in range(settings.max_steps):
-        request = AgentRequest(messages=tuple(messages), schema=AgentReply, key=key, repeat=trial,
-                               temperature=settings.temperature, max_tokens=settings.max_tokens, tools=schemas,
-                               task_id=task_id, seed=seed)
-        verdict = await agent.judge(request)
-        tokens_in += verdict.input_tokens
-        tokens_out += verdict.output_tokens
-        if verdict.cost_usd is not None:
-            cost = (cost or 0.0) + verdict.cost_usd
-        latency += verdict.latency_s * 1000
-        usage = _usage(tokens_in, tokens_out, cost)
+    async def _ask_user(self) -> tuple[str | None, str | None, str | None]:
+        """The simulated user's next message, or (None, stop reason, None), or (None, None, fault)."""
+        verdict = await self.user.judge(user_request(self.task, self.transcript, trial=self.trial,
+                                                     temperature=self.settings.temperature))
+        if verdict.skipped:
+            raise NotCollected(f"the simulated user's call was not made: {verdict.error}")
+        self.user_usage["input_tokens"] += verdict.input_tokens
+        self.user_usage["output_tokens"] += verdict.output_tokens
+        self.user_usage["cost_usd"] += verdict.cost_usd or 0.0
         if verdict.error is not None:
-            return Turn(input=text, tool_calls=calls, usage=usage, latency_ms=latency), f"agent: {verdict.error}"
-        reply: AgentReply = verdict.parsed  # type: ignore[assignment]
-        if not reply.tool_calls:
-            messages.append({"role": "assistant", "content": reply.content})
-            return Turn(input=text, output=reply.content, tool_calls=calls, usage=usage, latency_ms=latency), None
+            return None, None, f"the simulated user's call failed: {verdict.error}"
+        move: UserTurn = verdict.parsed  # type: ignore[assignment]
+        broke = role_break(move, self.task, self.transcript[-1][1] if self.transcript else None)
+        if broke is not None:
+            return None, None, f"the simulated user broke its role: {broke}"
+        if move.stop in STOPS:
+            return None, move.stop, None
+        return move.message.strip(), None, None
+
+    async def _agent_turn(self, text: str) -> tuple[Turn, str | None]:
+        """The agent's answer to one user message: calls until it replies with text, tools run between."""
+        calls: list[ToolCall] = []
+        tokens_in = tokens_out = 0
+        cost: float | None = None
+        latency = 0.0
+        for _ in range(self.settings.max_steps):
+            request = AgentRequest(messages=tuple(self.messages), schema=AgentReply, key=self.key, repeat=self.trial,
+                                   temperature=self.settings.temperature, max_tokens=self.settings.max_tokens,
+                                   tools=self.schemas, task_id=self.task.id, seed=self.seed)  # type: ignore[arg-type]
+            verdict = await self.agent.judge(request)
+            if verdict.skipped:
+                raise NotCollected(f"the agent's call was not made: {verdict.error}")
+            tokens_in += verdict.input_tokens
+            tokens_out += verdict.output_tokens
+            if verdict.cost_usd is not None:
+                cost = (cost or 0.0) + verdict.cost_usd
+            latency += verdict.latency_s * 1000
+            usage = _usage(tokens_in, tokens_out, cost)
+            if verdict.error is not None:
+                return Turn(input=text, tool_calls=calls, usage=usage, latency_ms=latency), f"agent: {verdict.error}"
+            reply: AgentReply = verdict.parsed  # type: ignore[assignment]
+            if not reply.tool_calls:
+                self.messages.append({"role": "assistant", "content": reply.content})
+                return Turn(input=text, output=reply.content, tool_calls=calls, usage=usage, latency_ms=latency), None
+            latency += await self._run_tools(reply, calls)
+        return Turn(input=text, tool_calls=calls, usage=_usage(tokens_in, tokens_out, cost), latency_ms=latency), \
+            f"agent: no reply after {self.settings.max_steps} calls (still calling tools)"
+
+    async def _run_tools(self, reply: AgentReply, calls: list[ToolCall]) -> float:
+        """Run the tool calls of ``reply``, recording them in ``calls`` and answering them in the messages;
+        returns the milliseconds they took."""
         asked = []
         for i, call in enumerate(reply.tool_calls):
-            call_id = call.id or f"call_{len(calls) + i}"
-            asked.append({"id": call_id, "type": "function", "function": {
-                "name": call.name, "arguments": call.arguments if isinstance(call.arguments, str)
-                else json.dumps(call.arguments if call.arguments is not None else {})}})
-        messages.append({"role": "assistant", "content": reply.content or None, "tool_calls": asked})
+            arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(
+                call.arguments if call.arguments is not None else {})
+            asked.append({"id": call.id or f"call_{len(calls) + i}", "type": "function",
+                          "function": {"name": call.name, "arguments": arguments}})
+        self.messages.append({"role": "assistant", "content": reply.content or None, "tool_calls": asked})
+        spent = 0.0
         for call, spec in zip(reply.tool_calls, asked):
             arguments = {} if call.arguments is None else call.arguments
-            result, error, ms = await tools.run(call.name, arguments)
-            latency += ms
+            result, error, ms = await self.tools.run(call.name, arguments)
+            spent += ms
             calls.append(ToolCall(name=call.name, arguments=arguments if isinstance(arguments, dict) else {},
                                   result=result, error=error, duration_ms=round(ms, 3), id=spec["id"]))
-            messages.append(_tool_message(spec["id"], result, error))
-    usage = _usage(tokens_in, tokens_out, cost)
-    return Turn(input=text, tool_calls=calls, usage=usage, latency_ms=latency), \
-        f"agent: no reply after {settings.max_steps} calls (still calling tools)"
+            self.messages.append(_tool_message(spec["id"], result, error))
+        return spent
+
+
+def _command(agent: Any) -> CommandAgent | None:
+    """The command agent under the stack's layers, if that is the agent."""
+    for _ in range(32):
+        if agent is None or isinstance(agent, CommandAgent):
+            return agent
+        agent = getattr(agent, "inner", None)
+    return None
 
 
 def _usage(tokens_in: int, tokens_out: int, cost: float | None) -> Usage | None:
@@ -255,11 +289,17 @@ async def collect_async(tasks: list[Task], agent: Any, user: Any, settings: Sett
     resumed = len(done)
     gate = asyncio.Semaphore(concurrency)
 
+    skipped: list[tuple[str, int, str]] = []
+
     async def one(task: Task, trial: int) -> None:
         async with gate:
             if cancel is not None and cancel.is_set():
                 return
-            trace, fault = await run_trial(task, trial, agent, user, settings)
+            try:
+                trace, fault = await run_trial(task, trial, agent, user, settings)
+            except NotCollected as exc:
+                skipped.append((task.id, trial, str(exc)))  # type: ignore[arg-type]
+                return
         done[trial_key(task.id, trial)] = (trace, fault)  # type: ignore[arg-type]
         if on_trial is not None:
             on_trial(trace, fault)
@@ -282,7 +322,10 @@ async def collect_async(tasks: list[Task], agent: Any, user: Any, settings: Sett
         for t in todo:
             if t.done() and not t.cancelled() and t.exception() is not None:
                 raise t.exception()  # type: ignore[misc]  # a fatal ProviderError: every call would fail
-    out = Collected(interrupted=interrupted, resumed=resumed)
+        # trials still waiting for a slot return at once when cancelled, so the wait may end first
+        interrupted = cancel is not None and cancel.is_set() and \
+            len(done) + len(skipped) < len(tasks) * settings.trials
+    out = Collected(interrupted=interrupted, resumed=resumed, not_collected=sorted(skipped))
     for task in tasks:
         for trial in range(settings.trials):
             item = done.get(trial_key(task.id, trial))  # type: ignore[arg-type]

@@ -15,7 +15,8 @@ EPILOG = """\b
 Exit status (without --score):
   0    every trial was collected (an agent that failed a trial is a failed trace, not an error)
   2    usage or input error (bad options, an invalid task file)
-  3    nothing could be collected: every trial failed, or the agent refused every call
+  3    not everything could be collected: no trial completed, the agent refused every call,
+       or trials were not run (--budget-usd reached, the agent stopped answering)
   130  interrupted (Ctrl-C, SIGTERM); rerun the same command to collect the unfinished trials
 With --score: the exit status of `assay run` on the collected traces."""
 
@@ -125,6 +126,11 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
         click.echo(f"  failed {trace.id}: {trace.metadata.get('error')}", err=True)
     for trace in collected.simulator_errors[:5]:
         click.echo(f"  simulator error {trace.id}: {trace.metadata.get('simulator_error')}", err=True)
+    if collected.not_collected:
+        _, _, why = collected.not_collected[0]
+        click.echo(f"could not collect {len(collected.not_collected)} of {total} trials ({why}); the others are in "
+                   f"{output}: rerun the same command to collect the missing ones", err=True)
+        sys.exit(EXIT_NOT_EVALUATED)
     if not collected.traces or len(collected.failed) == len(collected.traces):
         click.echo("could not collect: no trial completed", err=True)
         sys.exit(EXIT_NOT_EVALUATED)
