@@ -200,6 +200,14 @@ def test_bad_tasks_are_data_errors(tasks, message):
         assay.collect(tasks, agents.async_echo)
 
 
+def test_the_output_cannot_be_the_task_file(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": 1, "input": "x"}) + "\n")
+    with pytest.raises(ConfigError, match="is the task file"):
+        assay.collect(tasks, agents.async_echo, output=tasks)
+    assert json.loads(tasks.read_text()) == {"id": 1, "input": "x"}
+
+
 def test_bad_agents_are_config_errors():
     with pytest.raises(ConfigError, match="cannot import 'no_such_module_x'"):
         assay.collect([{"id": 1, "input": "x"}], "no_such_module_x:reply")

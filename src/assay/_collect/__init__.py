@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import atomic_write, check_writable
+from ..errors import ConfigError
 from ..model import Trace
 from ._agents import AgentReply, AgentRequest, make_agent, make_user
 from ._runner import Collected, NotCollected, Settings, check_settings, collect_async, fingerprint, trial_key
@@ -57,6 +58,9 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     ``budget_usd``, ...) apply to both; ``agent_options`` / ``user_options`` to one.
     ``temperature`` and ``seed`` (trial t samples with ``seed + t``) are recorded in each trace.
     """
+    if output is not None and isinstance(tasks, (str, os.PathLike)) and \
+            os.path.realpath(tasks) == os.path.realpath(output):
+        raise ConfigError(f"the output {str(output)!r} is the task file: give the traces another file")
     task_list = load_tasks(tasks)
     settings = Settings(trials=trials, temperature=temperature, seed=seed, max_turns=max_turns or 10,
                         max_tokens=max_tokens)

@@ -108,7 +108,7 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
         if tracker is not None:
             tracker.__enter__()
         try:
-            collected = collect(task_list, agent, user=user, trials=trials, output=output, temperature=temperature,
+            collected = collect(tasks, agent, user=user, trials=trials, output=output, temperature=temperature,
                                 seed=seed, max_turns=max_turns, max_tokens=max_tokens, cancel=cancel,
                                 on_trial=(lambda trace, fault: tracker.trace_done()) if tracker else None,
                                 **options)
