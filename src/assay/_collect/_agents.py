@@ -28,7 +28,7 @@ import pydantic
 
 from ..errors import ConfigError, ProviderError
 from ..judge import Backend, Completion, JudgeRequest, OpenAICompatible, make_judge, parse_spec
-from ..judge._factory import _BACKENDS, ALIASES, build_backend, compose
+from ..judge._factory import _BACKENDS, _STACK_OPTIONS, ALIASES, build_backend, compose
 from ..judge._http import json_client
 from ..judge._local import LocalLlama
 from ._tasks import import_callable
@@ -130,7 +130,9 @@ class ChatAgent(Backend):
         message = choices[0].get("message") or {}
         calls = []
         for call in message.get("tool_calls") or ():
-            fn = call.get("function") or {} if isinstance(call, dict) else {}
+            if not isinstance(call, dict):
+                continue
+            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
             arguments = fn.get("arguments")
             try:
                 arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
@@ -256,17 +258,15 @@ class CommandAgent(Backend):
             await proc.wait()
 
 
-_MODEL_ONLY = ("cache", "cache_path")
-
-
 def make_agent(spec: Any, **options: Any) -> Any:
     """The agent stack for ``--agent SPEC`` (a string, a function or a Backend); options as make_judge's.
 
-    Only chat-model agents are cached by default: assay cannot see when a function, a command or
-    an endpoint changes, and a command holds per-trial state that a replayed reply would skip.
+    Only chat-model agents are cached by default: assay cannot see when a function or an endpoint
+    changes (an explicit ``cache=`` still caches them); a command is never cached, since it holds
+    per-trial state that a replayed reply would skip.
     """
-    stack = {k: v for k, v in options.items() if k in _STACK}
-    backend_options = {k: v for k, v in options.items() if k not in _STACK}
+    stack = {k: v for k, v in options.items() if k in _STACK_OPTIONS}
+    backend_options = {k: v for k, v in options.items() if k not in _STACK_OPTIONS}
     timeout = backend_options.get("timeout")
     if isinstance(spec, Backend):
         backend: Backend = spec
@@ -280,7 +280,7 @@ def make_agent(spec: Any, **options: Any) -> Any:
         stack.setdefault("cache", False)
     elif spec.startswith("cmd:"):
         backend = CommandAgent(spec[4:].strip(), timeout=timeout or 60.0)
-        stack.setdefault("cache", False)
+        stack["cache"] = False
     elif _is_callable_ref(spec):
         backend = CallableAgent(import_callable(spec, "agent"), name=spec, timeout=timeout)
         stack.setdefault("cache", False)
@@ -306,5 +306,3 @@ def make_user(spec: Any, **options: Any) -> Any:
     """The simulated user: any judge (its replies are verdicts of :class:`~._user.UserTurn`)."""
     return make_judge(spec, **options)
 
-
-from ..judge._factory import _STACK_OPTIONS as _STACK  # noqa: E402  (the stack's option names)
