@@ -163,3 +163,16 @@ def test_ctrl_c_keeps_the_finished_trials_and_the_rerun_collects_the_rest(tmp_pa
         assert f"{kept} kept from the interrupted run" in again.stderr
         assert len(agent.requests) - first == 10 - kept
     assert [t["task_id"] for t in lines(out)] == [f"t{i}" for i in range(10)]
+
+
+def test_progress_counts_trials():
+    import io
+
+    from assay.cli.collect import _TrialProgress
+
+    stream = io.StringIO()
+    with _TrialProgress(9, tty=False, interval=60, stream=stream) as progress:
+        progress.trace_done()
+        progress.trace_done()
+        progress.show()
+    assert stream.getvalue().startswith("progress: trials 2/9")
