@@ -208,6 +208,14 @@ def test_the_output_cannot_be_the_task_file(tmp_path):
     assert json.loads(tasks.read_text()) == {"id": 1, "input": "x"}
 
 
+def test_a_tool_function_that_cannot_be_imported_stops_before_any_agent_call():
+    agents.CALLS.clear()
+    task = {"id": "x", "input": "hi", "tools": [{"name": "t", "function": "tests.collect.agents:no_such_tool"}]}
+    with pytest.raises(ConfigError, match="tool 't' 'tests.collect.agents:no_such_tool': tests.collect.agents has no"):
+        assay.collect([task], agents.async_echo)
+    assert agents.CALLS == []
+
+
 def test_bad_agents_are_config_errors():
     with pytest.raises(ConfigError, match="cannot import 'no_such_module_x'"):
         assay.collect([{"id": 1, "input": "x"}], "no_such_module_x:reply")

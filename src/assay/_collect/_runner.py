@@ -304,6 +304,8 @@ async def collect_async(tasks: list[Task], agent: Any, user: Any, settings: Sett
         if on_trial is not None:
             on_trial(trace, fault)
 
+    for task in tasks:
+        _Tools(task.tools)  # a tool function that cannot be imported is an error before any agent call
     todo = [asyncio.ensure_future(one(task, trial)) for task in tasks for trial in range(settings.trials)
             if trial_key(task.id, trial) not in done]  # type: ignore[arg-type]
     interrupted = False
@@ -313,7 +315,6 @@ async def collect_async(tasks: list[Task], agent: Any, user: Any, settings: Sett
         finished, _ = await asyncio.wait([waiter, *([stopper] if stopper else [])],
                                          return_when=asyncio.FIRST_COMPLETED)
         if stopper is not None and stopper in finished:
-            interrupted = True
             for t in todo:
                 t.cancel()
             await asyncio.gather(*todo, return_exceptions=True)
