@@ -27,8 +27,8 @@ from typing import Any
 import pydantic
 
 from ..errors import ConfigError, ProviderError
-from ..judge import Backend, Completion, JudgeRequest, OpenAICompatible, make_judge, parse_spec
-from ..judge._factory import _BACKENDS, _STACK_OPTIONS, ALIASES, build_backend, compose
+from ..judge import Backend, Completion, JudgeRequest, OpenAICompatible, make_judge
+from ..judge._factory import _BACKENDS, ALIASES
 from ..judge._http import json_client
 from ..judge._local import LocalLlama
 from ._tasks import import_callable
@@ -265,30 +265,38 @@ def make_agent(spec: Any, **options: Any) -> Any:
     changes (an explicit ``cache=`` still caches them); a command is never cached, since it holds
     per-trial state that a replayed reply would skip.
     """
-    stack = {k: v for k, v in options.items() if k in _STACK_OPTIONS}
-    backend_options = {k: v for k, v in options.items() if k not in _STACK_OPTIONS}
-    timeout = backend_options.get("timeout")
+    options = {"reasks": 0, **options}  # an agent's reply is not a verdict: nothing to re-ask
+    if isinstance(spec, str) and spec.strip() and not spec.startswith(("http://", "https://", "cmd:")) \
+            and not _is_callable_ref(spec):
+        return _answering(make_judge(spec, **options))
+    timeout, api_key = options.pop("timeout", None), options.pop("api_key", None)
     if isinstance(spec, Backend):
         backend: Backend = spec
     elif callable(spec):
         backend = CallableAgent(spec, timeout=timeout)
-        stack.setdefault("cache", False)
     elif not isinstance(spec, str) or not spec.strip():
         raise ConfigError(f"agent {spec!r}: expected a model string, http://URL, module:function or cmd:COMMAND")
     elif spec.startswith(("http://", "https://")):
-        backend = HttpAgent(spec, timeout=timeout or 60.0, api_key=backend_options.get("api_key"))
-        stack.setdefault("cache", False)
+        backend = HttpAgent(spec, timeout=timeout or 60.0, api_key=api_key)
     elif spec.startswith("cmd:"):
         backend = CommandAgent(spec[4:].strip(), timeout=timeout or 60.0)
-        stack["cache"] = False
-    elif _is_callable_ref(spec):
-        backend = CallableAgent(import_callable(spec, "agent"), name=spec, timeout=timeout)
-        stack.setdefault("cache", False)
+        options["cache"] = False
     else:
-        backend = ChatAgent(build_backend(parse_spec(spec, base_url=backend_options.pop("base_url", None)),
-                                          **backend_options))
-    stack.setdefault("reasks", 0)  # an agent's reply is not a verdict: nothing to re-ask
-    return compose(backend, **stack)
+        backend = CallableAgent(import_callable(spec, "agent"), name=spec, timeout=timeout)
+    options.setdefault("cache", False)
+    return make_judge(backend, **options)
+
+
+def _answering(judge: Any) -> Any:
+    """*judge* (a composed stack) with its backend asked as an agent: the stack's layers stay as built."""
+    layer = judge
+    for _ in range(32):
+        inner = getattr(layer, "inner", None)
+        if isinstance(inner, Backend):
+            layer.inner = ChatAgent(inner)
+            return judge
+        layer = inner
+    raise ConfigError(f"agent {getattr(judge, 'model', judge)!r}: no chat backend to ask")
 
 
 def _is_callable_ref(spec: str) -> bool:
