@@ -102,6 +102,9 @@ def table(result: RunResult, console: Any = None, *, judge_line: bool = True) ->
         by_reason.setdefault(why, []).append(name)
     for why, names in by_reason.items():  # once per reason, not per metric or trace
         console.print(_text((f"skipped {len(names)} metric(s) ({', '.join(names)}): {why}", "dim")))
+    line = passk_line(result)
+    if line:
+        console.print(_text(line))
     failed = [tr for tr in result.traces if tr.passed is False] or result.failed
     n_failed = len(failed) if result.traces else result.run.get("n_failed", len(failed))
     if failed:
@@ -120,6 +123,21 @@ def table(result: RunResult, console: Any = None, *, judge_line: bool = True) ->
         console.print()
         console.print(_text(summary))
     console.print(_text(one_line(result)))
+
+
+def passk_line(result: RunResult) -> str | None:
+    """``pass@k / pass^k over 3 tasks x 3 trials (trace passed): k=1 0.67 / 0.67, ...`` when tasks have trials."""
+    trials = (result.statistics or {}).get("trials") or {}
+    rows = trials.get("trace_passed") or []
+    per_task = trials.get("trials_per_task") or {}
+    if not rows or (per_task.get("max") or 1) < 2:
+        return None
+    n = per_task["min"] if per_task.get("min") == per_task.get("max") else f"{per_task.get('min')}-{per_task['max']}"
+
+    def fmt(v: Any) -> str:
+        return "—" if v is None else f"{v:.2f}"
+    shown = ", ".join(f"k={r['k']} {fmt(r.get('pass_at_k'))} / {fmt(r.get('pass_pow_k'))}" for r in rows)
+    return f"pass@k / pass^k over {trials.get('n_tasks')} tasks x {n} trials (a trial passes when its trace does): {shown}"
 
 
 def _when(iso: str | None) -> str:
