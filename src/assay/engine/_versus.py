@@ -114,7 +114,8 @@ def summarise_pairs(pairs: Sequence[Pair], results: Sequence[MetricResult | None
         "wins_b": wr.wins, "ties": wr.ties, "losses_b": wr.losses,
         "win_rate_b": wr.rate, "ci_low": wr.ci_low, "ci_high": wr.ci_high, "level": level, "interval": wr.method,
         "p_value": wr.p_value, "test": "sign test (exact)" if wr.exact and wr.n == wr.n_tasks else
-        "sign-flip test over tasks" + (" (exact)" if wr.exact else ""),
+        "sign-flip test over tasks" + (" (exact)" if wr.exact else "" if wr.min_p_value is None
+                                       else f" (random flips: p >= {wr.min_p_value:.2g})"),
         "min_p_value": wr.min_p_value, "alpha": alpha, "significant": significant,
         "b_worse": significant and wr.rate is not None and wr.rate < 0.5,
         "b_better": significant and wr.rate is not None and wr.rate > 0.5,
