@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from ..model import RunResult
+from ..model._status import apart
 from ._common import shown
 
 
@@ -17,11 +18,7 @@ def _below(score: float | None, threshold: float | None) -> str:
     """``score<threshold`` with as many digits as it takes for the two to differ (never "0.70<0.70")."""
     if score is None or threshold is None:
         return f"{_fmt(score, 2)}<{_fmt(threshold, 2)}"
-    for digits in range(2, 7):
-        a, b = f"{score:.{digits}f}", f"{threshold:.{digits}f}"
-        if a != b:
-            return f"{a}<{b}"
-    return f"{score!r}<{threshold!r}"
+    return "<".join(apart(score, threshold))
 
 
 def _ci(ci: Any, digits: int = 2) -> str:
