@@ -123,9 +123,9 @@ def test_smallest_achievable_p_value():
     from assay.stats import min_p_value
 
     assert min_p_value(2) == 0.5 and min_p_value(5) == 2 / 32
-    assert min_p_value(20, n_perm=10000) == 2 / 2**20  # enumerated: 2**20 patterns are cheap
-    assert min_p_value(30, n_perm=10000) == 1 / 10001  # random flips (unless the data sit on a grid)
-    assert min_p_value(30, exact=True) == 2 / 2**30
+    assert min_p_value(32, n_perm=10000) == 2 / 2**32  # counted: 2**32 patterns meet in the middle
+    assert min_p_value(40, n_perm=10000) == 1 / 10001  # random flips (unless the data sit on a grid)
+    assert min_p_value(40, exact=True) == 2 / 2**40
     r = paired_compare({"a": 0.0, "b": 0.0}, {"a": 1.0, "b": 1.0})
     assert r.p_value == r.min_p_value == 0.5  # the largest possible effect, and still p = 0.5
 
@@ -192,7 +192,7 @@ def test_scores_in_tenths_are_on_a_grid_too():
 
 def test_random_flips_only_beyond_and_their_floor_is_stated():
     rng = random.Random(5)
-    diffs = [rng.gauss(0.3, 1.0) * math.pi for _ in range(30)]
+    diffs = [rng.gauss(0.3, 1.0) * math.pi for _ in range(40)]
     r = _flips(diffs)
     assert not r.exact and r.permutations == 10_000
     assert r.min_p_value == 1 / 10_001 and r.p_value >= r.min_p_value
@@ -207,3 +207,26 @@ def test_enumeration_matches_scipy_permutation_test(seed):
     ref = scipy_stats.permutation_test((np.asarray(diffs),), np.sum, permutation_type="samples",
                                        n_resamples=2**15, alternative="two-sided")
     assert r.exact and r.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+@pytest.mark.parametrize("g", [1, 2, 5, 9, 12])
+def test_meeting_in_the_middle_counts_every_pattern(g):
+    rng = random.Random(g)
+    diffs = [rng.gauss(0.1, 1.0) for _ in range(g)] + [0.0]  # and a tie, which does not count
+    brute = 0
+    for code in range(2**g):
+        total = sum(d if code >> j & 1 else -d for j, d in enumerate(diffs[:g]))
+        brute += abs(total) >= abs(sum(diffs)) - 1e-12
+    r = _flips(diffs)
+    assert r.exact and r.p_value == pytest.approx(brute / 2**g, abs=1e-15)
+
+
+def test_thirty_clusters_of_real_numbers_are_exact():
+    rng = random.Random(3)
+    diffs = [rng.gauss(0.4, 1.0) for _ in range(30)]
+    r = _flips(diffs)
+    assert r.exact and r.permutations == 2**30 and r.min_p_value == 2 / 2**30
+    scipy_stats = pytest.importorskip("scipy.stats")  # its random flips: within Monte Carlo error
+    ref = scipy_stats.permutation_test((np.asarray(diffs),), np.sum, permutation_type="samples",
+                                       n_resamples=200_000, alternative="two-sided", rng=1)
+    assert r.p_value == pytest.approx(ref.pvalue, abs=4 * math.sqrt(ref.pvalue / 200_000) + 1e-5)

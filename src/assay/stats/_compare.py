@@ -130,12 +130,13 @@ def min_p_value(n_clusters: int, n_perm: int = 10000, *, exact: bool | None = No
 
 
 def enumeration_limit(n_perm: int) -> int:
-    """Sign patterns enumerated outright (any values): n_perm, and at least 2**20 (a few hundredths
-    of a second), since an exact answer is better than n_perm random draws of the same cost."""
+    """Sign patterns counted outright (any values): n_perm, and at least 2**32 - 32 clusters, whose
+    two halves' 65,536 totals each meet in the middle in milliseconds: an exact answer is better
+    than n_perm random draws of the same cost."""
     return max(n_perm, _ENUMERATE)
 
 
-_ENUMERATE = 1 << 20
+_ENUMERATE = 1 << 32
 _GRID_WORK = 1 << 26  # cells x clusters of the exact distribution on an integer grid
 _DENOMINATORS = range(1, 101)  # cluster sums that are multiples of 1/D (0.5 for ties, 0.1 for judges' 0.7)
 
@@ -157,13 +158,10 @@ def _sign_flip_p(np, sums, n_perm: int, seed: int) -> tuple[float, int, bool]:
     observed = abs(float(sums.sum()))
     # Ties (|flipped| == |observed|) must count as hits; allow for rounding in the sums.
     threshold = observed - 1e-10 * scale
+    if threshold <= 0:  # a total of 0: every pattern is at least as extreme
+        return 1.0, 2**g if g < 63 else n_perm, g < 63
     if g < 63 and 2**g <= enumeration_limit(n_perm):
-        hits, step = 0, max(1, _CHUNK // g)
-        for start in range(0, 2**g, step):
-            codes = np.arange(start, min(2**g, start + step), dtype=np.int64)
-            patterns = codes[:, None] >> np.arange(g, dtype=np.int64) & 1
-            hits += int((np.abs((2 * patterns - 1) @ sums) >= threshold).sum())
-        return hits / 2**g, 2**g, True
+        return _count_hits(np, sums, threshold) / 2**g, 2**g, True
     grid = _on_grid(np, sums)
     if grid is not None:
         p = _grid_p(np, grid)
@@ -177,6 +175,29 @@ def _sign_flip_p(np, sums, n_perm: int, seed: int) -> tuple[float, int, bool]:
         totals = 2.0 * (bits @ sums) - base  # sum of s_j * S_j with s_j = 2 * bit - 1
         hits += int((np.abs(totals) >= threshold).sum())
     return (1 + hits) / (1 + n_perm), n_perm, False
+
+
+def _count_hits(np, sums, threshold: float) -> int:
+    """Sign patterns whose |total| reaches *threshold* (> 0), all 2**G of them counted by meeting in
+    the middle: every total of the first half against the sorted totals of the second."""
+    half = len(sums) // 2
+    left, right = _totals(np, sums[:half]), np.sort(_totals(np, sums[half:]))
+    n = len(right)
+    hits = 0
+    for start in range(0, len(left), _CHUNK):  # chunks bound the memory of 2**(G/2) lookups
+        part = left[start:start + _CHUNK]
+        above = n - np.searchsorted(right, threshold - part, side="left")  # left + right >= threshold
+        below = np.searchsorted(right, -threshold - part, side="right")  # left + right <= -threshold
+        hits += int(above.sum()) + int(below.sum())
+    return hits
+
+
+def _totals(np, values):
+    """The 2**len(values) signed totals sum(s_j v_j), s_j = +-1."""
+    out = np.zeros(1)
+    for v in values.tolist():
+        out = np.concatenate([out + v, out - v])
+    return out
 
 
 def _on_grid(np, sums):
