@@ -118,7 +118,9 @@ def test_a_reply_behaviour_follows_from_its_question_sheet(answers, behaviour):
 
 
 def test_failure_rate_compact_a_fabrication_anywhere_is_a_hallucination(judge_server):
-    judge_server.push(sheet(knowable=False, admits=True), sheet(knowable=False, answers=True))
+    # keyed by the turn shown, not by arrival: the per-reply calls are in flight together
+    judge_server.reply = lambda request: sheet(knowable=False, answers=True) \
+        if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, admits=True)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["failure_rate"]
     assert r.score == 0.0 and r.details["verdict"] == "hallucination"
