@@ -223,6 +223,11 @@ def test_bad_agents_are_config_errors():
         assay.collect([{"id": 1, "input": "x"}], "anthropic:claude-3-5-haiku-latest", api_key="k")
 
 
+def test_a_dollar_budget_does_not_apply_to_an_agent_assay_cannot_price():
+    trace = assay.collect([{"id": "t", "input": "x"}], agents.async_echo, budget_usd=0.0).traces[0]
+    assert trace.status == "completed" and trace.turns[0].output == "echo: x"
+
+
 def test_trials_the_budget_left_unrun_are_not_failures_and_a_rerun_collects_them(tmp_path, judge_server):
     judge_server.reply = lambda request: text("ok")
     agent = f"openai-compatible:agent@{judge_server.url}"

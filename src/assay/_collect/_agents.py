@@ -270,6 +270,7 @@ def make_agent(spec: Any, **options: Any) -> Any:
             and not _is_callable_ref(spec):
         return _answering(make_judge(spec, **options))
     timeout, api_key = options.pop("timeout", None), options.pop("api_key", None)
+    options.pop("budget_usd", None)  # assay has no price for them: a dollar budget covers the model calls
     if isinstance(spec, Backend):
         backend: Backend = spec
     elif callable(spec):

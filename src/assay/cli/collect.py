@@ -59,7 +59,8 @@ class _TrialProgress(RunProgress):
               help="Seconds per agent or user call (default 60; 600 for a local server).")
 @click.option("--retries", type=click.IntRange(0), default=None, help="Retries on transient errors (default 5).")
 @click.option("--budget-usd", type=click.FloatRange(min=0), default=None,
-              help="Stop making model calls once the agent (or the user) has spent this much.")
+              help="Stop making model calls once the agent (a chat model) or the simulated user has spent "
+                   "this much; the trials left are reported, and a rerun collects them.")
 @click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None,
               help="Cache file for model replies (default: the judge cache). A rerun replays them.")
 @click.option("--no-cache", is_flag=True, help="Fresh samples: do not read or write the cache.")
