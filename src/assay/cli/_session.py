@@ -20,6 +20,7 @@ from .._files import atomic_write, check_writable, write_atomic
 from ..engine import Evaluation
 from ..engine._compare import compare_runs
 from ..engine._calls import plan_inputs
+from ..engine._spec import RunSpec
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
 from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
@@ -61,43 +62,29 @@ def open_store(store: str | None) -> RunStore:
     return RunStore(path)
 
 
-def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | list[str] | None, judge_options: dict[str, Any],
-                weights: dict[str, float], thresholds: dict[str, float], input_format: str | None, strict: bool,
-                outputs: list[tuple[str, str, str]], fmt: str | None, progress: bool | None, store: Path | None = None,
-                repeats: int = 1, intervals: bool = True,
-                max_errors: float | int = 0, progress_every: float = 10.0,
-                label: dict[str, Any] | None = None, judge_cards: tuple[str, ...] = (),
-                executor: str | None = None) -> RunResult:
-    """Score ``paths``, streaming into ``store`` (when given), the ``outputs`` (``(path, format, flag)``; html
-    is the report) and stdout (``fmt``: json, jsonl, junit or csv are written there; table or None: nothing).
+def run_session(paths: list[str], spec: RunSpec, *, outputs: list[tuple[str, str, str]], fmt: str | None,
+                progress: bool | None, store: Path | None = None, progress_every: float = 10.0,
+                judge_cards: tuple[str, ...] = ()) -> RunResult:
+    """Score ``paths`` as ``spec`` says, streaming into ``store`` (when given), the ``outputs`` (``(path, format,
+    flag)``; html is the report) and stdout (``fmt``: json, jsonl, junit or csv are written there; table or None:
+    nothing).
 
     Every output path is checked before any scoring; each file is written atomically once the run is
     done (jsonl streams into a temporary file renamed at the end), none when it is interrupted.
 
     ``progress``: None shows a bar on a terminal and a plain line every ``progress_every`` s
-    elsewhere; True the same; False nothing. ``label``: the run's ``name`` and ``tags``, kept with
-    its configuration in the store and the results. ``judge_cards``: --judge-card files or stored
-    ids (without any, the store's cards for this judge are used where they fit). ``executor``: see
-    ``Evaluation.run``.
+    elsewhere; True the same; False nothing. ``judge_cards``: --judge-card files or stored
+    ids (without any, the store's cards for this judge are used where they fit).
     """
-    judge_obj = None
-    if isinstance(judge, list):  # a jury (``jury`` in judge_options: its weights and score aggregate)
-        from ..engine._jury import make_jury
-        options = dict(judge_options)
-        jury = options.pop("jury", None) or {}
-        judge_obj = make_jury(judge, jury.get("weights"), scores=jury.get("scores", "mean"), **options)
-    elif judge is not None:
-        from ..judge import make_judge
-        judge_obj = make_judge(judge, **judge_options)
+    judge_obj = spec.judge.build() if spec.judge is not None else None
     if judge_cards and judge_obj is None:
         raise ConfigError("--judge-card given but no judge: pass --judge (the card is for one judge)")
-    dry = bool(judge_options.get("dry_run"))  # a plan has no verdicts to correct
-    cards = resolve_cards(judge_cards, store, judge_obj.model) if judge_obj is not None and not dry else ([], False)
+    # a plan has no verdicts to correct
+    cards = resolve_cards(judge_cards, store, judge_obj.model) if judge_obj is not None and not spec.dry_run \
+        else ([], False)
     html = [path for path, f, _ in outputs if f == "html"]
-    evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds, repeats=repeats,
-                            attach_traces=store is not None or bool(html), cancel=threading.Event())
-    if isinstance(judge, str):
-        evaluation.judge_spec = (judge, dict(judge_options))  # what Dask workers build their judges from
+    evaluation = Evaluation.from_spec(spec, judge=judge_obj, attach_traces=store is not None or bool(html),
+                                      cancel=threading.Event())
     for p in paths:  # before the store records a run that cannot start
         if p != "-" and not os.path.exists(p):
             raise DataError("no such file", source=p)
@@ -108,9 +95,8 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | lis
     try:
         with ExitStack() as stack:
             stack.enter_context(_stop_on_signals(evaluation.cancel))  # type: ignore[arg-type]
-            result, report_traces, digest = _scored(stack, evaluation, judge_obj, paths, tap, inputs, store, bool(html),
-                                            fmt, outputs, input_format, strict, intervals, progress,
-                                            progress_every, max_errors, label, cards, executor)
+            result, report_traces, digest = _scored(stack, spec, evaluation, judge_obj, paths, tap, inputs, store,
+                                                    bool(html), fmt, outputs, progress, progress_every, cards)
     except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
         return stopped.result
     finally:
@@ -165,19 +151,17 @@ def _stop_on_signals(cancel: threading.Event) -> Iterator[None]:
             signal.signal(sig, old)
 
 
-def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: list[str], tap: InputTap,
+def _scored(stack: ExitStack, spec: RunSpec, evaluation: Evaluation, judge_obj: Any, paths: list[str], tap: InputTap,
             inputs: list[dict[str, Any]], store: Path | None, html: bool, fmt: str | None,
-            outputs: list[tuple[str, str, str]], input_format: str | None, strict: bool, intervals: bool,
-            progress: bool | None, progress_every: float, max_errors: float | int,
-            label: dict[str, Any] | None = None,
-            cards: tuple[list[Any], bool] = ([], False),
-            executor: str | None = None) -> tuple[RunResult, dict[str, Any], Any]:
+            outputs: list[tuple[str, str, str]], progress: bool | None, progress_every: float,
+            cards: tuple[list[Any], bool] = ([], False)) -> tuple[RunResult, dict[str, Any], Any]:
     """The run itself, with the store, the outputs and progress entered on ``stack``."""
+    input_format, label = spec.input_format, spec.label
     recorder = None
     if store is not None:
         recorder = stack.enter_context(RunStore(store).start(
             inputs=inputs, metrics=metric_specs(evaluation), judge=judge_model(judge_obj),
-            config=run_config(evaluation, input_format, strict, label)))
+            config=run_config(evaluation, input_format, spec.strict, label)))
     report_traces: dict[str, Any] = {}
     digest = None
     if html:
@@ -225,12 +209,11 @@ def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: lis
     # table reads summaries and the first failed traces
     whole = {f for _, f, _ in outputs} | {fmt}
     keep = bool(whole & {"json", "junit", "csv"})
-    result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=keep,
-                            intervals=intervals, on_result=on_result, tap=tap, executor=executor)
+    result = evaluation.run_spec(paths, spec, keep_traces=keep, on_result=on_result, tap=tap)
     inputs = tap.info()
     result.run["input_files"] = inputs
     result.run.update(given(label))
-    result.run["max_errors"] = max_errors
+    result.run["max_errors"] = spec.max_errors
     if planned is not None:
         result.run["planned_judge_calls"] = planned.total
         result.run["judge_plan"] = {m: {"traces": planned.traces[m], "calls": planned.calls[m]}

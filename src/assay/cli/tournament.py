@@ -52,7 +52,7 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
     from ..engine._tournament import Entrant, tournament
     from ..engine._versus import run_label
     from ..errors import ConfigError
-    from ..judge import make_judge
+    from ..judge import build_judge
     from ..store import load_traces
     from ._loading import load_result
     from ._render_versus import tournament_table
@@ -73,9 +73,9 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
     for ref in runs:
         r = load_result(ref, store_path)
         entrants.append(Entrant(run_label(r, ref), r, load_traces(r, store=store_path)))
-    result = tournament(entrants, m, make_judge(judge, **opts), schedule=schedule, rounds=rounds, n_boot=n_boot,
+    result = tournament(entrants, m, build_judge(judge, opts), schedule=schedule, rounds=rounds, n_boot=n_boot,
                         seed=stat_seed)
-    if opts.get("dry_run"):
+    if opts.dry_run:
         j = result["judge"]
         click.echo(f"dry run: nothing was sent; {len([x for x in result['matches'] if not x.get('bye')])} matches, "
                    f"{result['planned_judge_calls']} judge calls planned, {j.get('estimated_calls', 0)} not in the "

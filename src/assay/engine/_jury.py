@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import ConfigError, ProviderError
 from ..model import MetricResult, TraceResult, Warning
+from ..model._options import JudgeOptions
 from ..stats import krippendorff_alpha
 
 AGGREGATES = ("mean", "median")
@@ -170,12 +171,16 @@ class JuryStats:
 def make_jury(specs: Sequence[Any], weights: Sequence[float] | None = None, *, scores: str = "mean",
               **options: Any) -> Any:
     """A Jury of ``make_judge(spec, **options)`` for each spec (one spec: that judge alone)."""
-    from ..judge import make_judge
+    return jury_of(specs, weights, scores, JudgeOptions.of(options))
 
+
+def jury_of(specs: Sequence[Any], weights: Sequence[float] | None, scores: str, options: JudgeOptions) -> Any:
+    """``make_jury`` with its options already typed (``JudgeSpec.build``)."""
+    from ..judge import build_judge  # here: a run without a judge does not load the judge package
     specs = list(specs)
     if len(specs) == 1 and not weights:
-        return make_judge(specs[0], **options)
-    return Jury([make_judge(s, **options) for s in specs], weights, scores=scores)
+        return build_judge(specs[0], options)
+    return Jury([build_judge(s, options) for s in specs], weights, scores=scores)
 
 
 def _weighted_median(scored: list[tuple[float, float]]) -> float:

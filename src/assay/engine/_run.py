@@ -32,6 +32,7 @@ from ._jury import Jury, JuryTotals
 from ._partial import FAILED_KEPT, RunPartial
 from ._retest import RetestTotals
 from ._scoring import Plan, score_async, score_sync
+from ._spec import JudgeSpec, RunSpec
 from ._statistics import StatisticsCollector
 
 NO_JUDGE = "no judge configured: pass --judge or set ASSAY_JUDGE"
@@ -163,9 +164,25 @@ class Evaluation:
             check_dimensions(weights, thresholds, {*DEFAULT_WEIGHTS, *DEFAULT_THRESHOLDS, *self.dimension_of.values(),
                                                    *(spec.dimension for spec in registry.specs())})
         self.window = window
-        self.judge_spec: tuple[str, dict[str, Any]] | None = None
-        """(model string, make_judge options) the judge was built from: what a distributed run's workers
-        build their own judges from (``evaluate`` and ``assay run`` set it)."""
+        self.judge_spec: JudgeSpec | None = None
+        """What the judge was built from: a distributed run's workers build their own judges from it
+        when its model is a string (``from_spec`` sets it)."""
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec, *, judge: Any = None, **kwargs: Any) -> Evaluation:
+        """The evaluation a RunSpec describes; ``judge``: the spec's judge when the caller built it already;
+        ``kwargs``: what is not part of a run's description (``registry``, ``attach_traces``, ``cancel``, ``window``)."""
+        if judge is None and spec.judge is not None:
+            judge = spec.judge.build()
+        evaluation = cls(spec.metrics, judge=judge, weights=spec.weights, thresholds=spec.thresholds,
+                         repeats=spec.repeats, **kwargs)
+        evaluation.judge_spec = spec.judge
+        return evaluation
+
+    def run_spec(self, source: Source, spec: RunSpec, **kwargs: Any) -> RunResult:
+        """``run`` with the input and executor settings of *spec*."""
+        return self.run(source, input_format=spec.input_format, strict=spec.strict, intervals=spec.intervals,
+                        executor=spec.executor, **kwargs)
 
     def _result(self, trace: Trace, loc: str, metrics: dict[str, Any], totals: RunTotals | None = None) -> TraceResult:
         if totals is None:
@@ -470,24 +487,15 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     ``executor="dask"`` (or ``"dask:tcp://HOST:8786"``, a ``distributed.Client``) scores on a Dask
     cluster: see ``Evaluation.run``.
     """
-    spec = (judge, dict(judge_options)) if isinstance(judge, str) else None
-    evaluation = Evaluation(metrics, judge=resolve_judge(judge, judge_options), weights=weights,
-                            thresholds=thresholds)
-    evaluation.judge_spec = spec  # what Dask workers build their judges from
-    return evaluation.run(traces, input_format=input_format, strict=strict, executor=executor)
+    spec = RunSpec(metrics=metrics, judge=JudgeSpec.of(judge, judge_options), weights=weights or {},
+                   thresholds=thresholds or {}, input_format=input_format, strict=strict, executor=executor)
+    return Evaluation.from_spec(spec).run_spec(traces, spec)
 
 
 def resolve_judge(judge: Any, judge_options: Mapping[str, Any]) -> Any:
     """``evaluate``'s ``judge`` argument as a judge: a model string, client, Judge, or a list of them (a jury)."""
-    if judge is None and judge_options:
-        raise ConfigError(f"judge options {sorted(judge_options)} given without a judge")
-    if isinstance(judge, (list, tuple)):  # a jury: one judge per item
-        from ._jury import make_jury
-        return make_jury(judge, **judge_options)
-    if judge is not None and (not hasattr(judge, "judge") or judge_options):
-        from ..judge import make_judge
-        return make_judge(judge, **judge_options)
-    return judge
+    spec = JudgeSpec.of(judge, judge_options)
+    return None if spec is None else spec.build()
 
 
 async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
