@@ -30,7 +30,7 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     jury. ``store=True``
     records the run in the run store (``$ASSAY_STORE``, else the user data dir; nothing when
     ``ASSAY_STORE=off``), ``store="runs.sqlite3"`` in that file; ``name`` and ``tags`` label it
-    for ``assay runs``, and ``result.run["run_id"]`` names it.
+    for ``assay runs``, and ``result.run.run_id`` names it.
     """
     spec = RunSpec(metrics=metrics, judge=JudgeSpec.of(judge, judge_options), weights=weights or {},
                    thresholds=thresholds or {}, input_format=input_format, strict=strict, name=name, tags=tags or {},

@@ -210,18 +210,16 @@ def _scored(stack: ExitStack, spec: RunSpec, evaluation: Evaluation, judge_obj: 
     whole = {f for _, f, _ in outputs} | {fmt}
     keep = bool(whole & {"json", "junit", "csv"})
     result = evaluation.run_spec(paths, spec, keep_traces=keep, on_result=on_result, tap=tap)
-    inputs = tap.info()
-    result.run["input_files"] = inputs
-    result.run.update(given(label))
-    result.run["max_errors"] = spec.max_errors
+    run = result.run
+    run.input_files = tap.info()
+    run.update(label)
+    run.max_errors = spec.max_errors
     if planned is not None:
-        result.run["planned_judge_calls"] = planned.total
-        result.run["judge_plan"] = {m: {"traces": planned.traces[m], "calls": planned.calls[m]}
-                                    for m in planned.calls}
-    if input_format:
-        result.run["input_format"] = input_format
+        run.planned_judge_calls = planned.total
+        run.judge_plan = {m: {"traces": planned.traces[m], "calls": planned.calls[m]} for m in planned.calls}
+    run.input_format = input_format or None
     if recorder is not None:
-        result.run["run_id"] = recorder.run_id
+        run.run_id = recorder.run_id
     apply_cards(result, *cards, evaluation.instances, judge_obj)
     if evaluation.interrupted:
         if recorder is not None:

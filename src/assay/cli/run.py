@@ -134,11 +134,11 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
         result = run_session(list(paths), spec, outputs=files, fmt=stdout_fmt, progress=progress,
                              progress_every=progress_every, store=store_file, judge_cards=judge_cards)
     exit_quickly()  # the store, the judge cache and the output files are closed
-    if result.run.get("interrupted"):
+    if result.run.interrupted:
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])
     if dry:
-        result.run["dry_run"] = True
+        result.run.dry_run = True
         click.echo(dry_run_plan(result.run), err=stdout_fmt not in ("table", None))  # stdout stays the results'
     elif stdout_fmt == "table":
         _render.table(result, judge_line=False)
@@ -150,7 +150,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     from ._cards import correction_lines
     for line in correction_lines(result):
         click.echo(line, err=stdout_fmt != "table")
-    if result.run.get("run_id"):
+    if result.run.run_id:
         click.echo(f"run {result.run['run_id']} stored in {store_file} (assay runs show {result.run['run_id']})",
                    err=True)
     if files:
@@ -161,7 +161,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if len(result.input_issues) > 20:
         click.echo(f"... and {len(result.input_issues) - 20} more skipped records", err=True)
     if result.input_issues:
-        rest = "the others were scored" if result.run.get("n_traces") else "no trace could be read"
+        rest = "the others were scored" if result.run.n_traces else "no trace could be read"
         click.echo(f"{len(result.input_issues)} input record(s) skipped; {rest}.", err=True)
     status, why = run_status(result)
     if dry and status != "invalid_input":
@@ -204,8 +204,8 @@ def plan_outputs(outputs: tuple[str, ...], fmt: str | None, html: str | None,
 
 def interrupted_line(result: Any) -> str:
     """The one line an interrupted run prints."""
-    judge = result.run.get("judge") or {}
-    planned = result.run.get("planned_judge_calls")
+    judge = result.run.judge or {}
+    planned = result.run.planned_judge_calls
     if judge:
         done = judge.get("requests", 0) - judge.get("skipped", 0)
         of = f" of {planned}" if planned is not None else ""

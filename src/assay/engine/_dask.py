@@ -130,7 +130,7 @@ def run_distributed(evaluation: Any, source: Any, *, executor: Any, input_format
         if owned is not None:
             owned.close()
     result = evaluation.finish(part, source, started)
-    result.run["executor"] = {"kind": "dask", "scheduler": address or "LocalCluster", "workers": processes,
+    result.run.executor = {"kind": "dask", "scheduler": address or "LocalCluster", "workers": processes,
                               "threads": threads, "shards": len(shards)}
     if part.interrupted:
         evaluation.interrupted = True

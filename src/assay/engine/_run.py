@@ -25,7 +25,7 @@ from ..importers import read_traces
 from ..importers._native import parse_trace
 from ..metrics import DEFAULT_SET_VERSION, Registry, parse_metric_arg
 from ..metrics._base import REGISTRY, build, check_instance_name, split_instance
-from ..model import InputIssue, RunResult, Trace, TraceResult, TraceValidationError
+from ..model import InputIssue, RunRecord, RunResult, Trace, TraceResult, TraceValidationError
 from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions, RunTotals, group
 from ._config import check_dimensions
 from ._jury import Jury, JuryTotals
@@ -347,30 +347,29 @@ class Evaluation:
     def finish(self, part: RunPartial, source: Source, started: float) -> RunResult:
         """The RunResult of an accumulated (or merged) run: summaries, intervals, pass@k, run info."""
         finished = time.time()
-        run = {
-            "assay_version": __version__,
-            "started_at": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
-            "duration_s": round(finished - started, 3),
-            "n_traces": part.n, "n_passed": part.n_passed, "n_failed": part.n_failed,
-            "n_input_issues": len(part.issues),
-            "metrics": [{"name": n, "metric": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
-                         "judge_calls": m.spec.judge_calls, "params": _params(m)} for n, m in self.instances.items()],
-            "skipped_metrics": dict(self.skipped),
-            **({"default_set": DEFAULT_SET_VERSION} if self.default_set else {}),
-            "repeats": self.plan.repeats,
-            "dimension_weights": {d: self.dims.weight(d) for d in sorted(set(self.dimension_of.values()))},
-            "dimension_thresholds": {d: self.dims.threshold(d) for d in sorted(set(self.dimension_of.values()))},
-        }
+        dims = sorted(set(self.dimension_of.values()))
+        run = RunRecord(
+            assay_version=__version__,
+            started_at=_dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
+            duration_s=round(finished - started, 3),
+            n_traces=part.n, n_passed=part.n_passed, n_failed=part.n_failed, n_input_issues=len(part.issues),
+            metrics=[{"name": n, "metric": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
+                      "judge_calls": m.spec.judge_calls, "params": _params(m)} for n, m in self.instances.items()],
+            skipped_metrics=dict(self.skipped),
+            default_set=DEFAULT_SET_VERSION if self.default_set else None,
+            repeats=self.plan.repeats,
+            dimension_weights={d: self.dims.weight(d) for d in dims},
+            dimension_thresholds={d: self.dims.threshold(d) for d in dims},
+            interrupted=self.interrupted or part.interrupted,
+        )
         if part.judge is not None:
-            run["judge"] = {"model": getattr(self.judge, "model", type(self.judge).__name__), **part.judge}
+            run.judge = {"model": getattr(self.judge, "model", type(self.judge).__name__), **part.judge}
         elif self.judge is not None:
-            run["judge"] = _judge_info(self.judge)
-        if self.interrupted or part.interrupted:
-            run["interrupted"] = True
+            run.judge = _judge_info(self.judge)
         if isinstance(source, (str, Path)):
-            run["inputs"] = [str(source)]
+            run.inputs = [str(source)]
         elif isinstance(source, Sequence) and source and all(isinstance(s, (str, Path)) for s in source):
-            run["inputs"] = [str(s) for s in source]
+            run.inputs = [str(s) for s in source]
         summaries = part.totals.finish()
         collector = part.totals.collector
         statistics = collector.finish(summaries) if collector is not None else {}

@@ -344,7 +344,7 @@ class RunStore:
         result.input_issues = issues or result.input_issues
         result.run.update(run_id=info.id, status=info.status, input_files=info.inputs)
         if info.error:
-            result.run["error"] = info.error
+            result.run.error = info.error
         return result
 
     def traces(self, ref: str, *, limit: int | None = None, keys: set[str] | None = None) -> dict[str, Trace]:
@@ -399,7 +399,7 @@ def _rebuild(info: RunInfo, stream: Iterable[TraceResult], each: Callable[[Trace
             traces.append(t)
         else:
             each(t)
-    run: dict[str, Any] = {"started_at": info.started_at, "n_traces": n,
+    run = {"started_at": info.started_at, "n_traces": n,
                            "n_passed": passed, "n_failed": failed, "n_input_issues": info.n_issues,
                            "metrics": info.metrics, "inputs": [i.get("path") for i in info.inputs],
                            **info.config}

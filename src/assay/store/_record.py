@@ -115,17 +115,17 @@ class RunRecorder:
 
     def finish(self, result: RunResult) -> None:
         """Mark the run completed and store its summary, statistics and run information."""
-        doc = {"run": result.run, "summary": result.summary,
+        doc = {"run": result.run.to_dict(), "summary": result.summary,
                "statistics": result.statistics}  # traces and issues are rows already
         cost = _run_cost(result)
-        judge = result.run.get("judge")
+        judge = result.run.judge
         extra: dict[str, Any] = {"status": "completed", "finished_at": utcnow(), "result": dumps(doc)}
         if cost is not None:
             extra["cost_usd"] = cost
         if judge is not None:
             extra["judge"] = dumps(judge)
-        if result.run.get("input_files") is not None:  # hashed while read: known only now
-            extra["inputs"] = dumps(result.run["input_files"])
+        if result.run.input_files is not None:  # hashed while read: known only now
+            extra["inputs"] = dumps(result.run.input_files)
         self.flush(**extra)
         self.close()
 
@@ -160,6 +160,6 @@ def _run_cost(result: RunResult) -> float | None:
     costs = [s.cost_usd for s in result.summary.values() if s.cost_usd is not None]
     if costs:
         return sum(costs)
-    judge = result.run.get("judge") or {}
+    judge = result.run.judge or {}
     cost = judge.get("cost_usd") if isinstance(judge, dict) else None
     return float(cost) if isinstance(cost, (int, float)) else None

@@ -79,7 +79,7 @@ def record_evaluation(evaluation: Evaluation, source: Any, store: Path, *, input
                       executor: Any = None) -> RunResult:
     """Run ``evaluation`` over ``source`` while streaming every result into ``store``, as ``assay run`` does.
 
-    The run is listed by ``assay runs`` and loadable by ``load_run``; ``result.run["run_id"]`` names
+    The run is listed by ``assay runs`` and loadable by ``load_run``; ``result.run.run_id`` names
     it. ``source`` paths are hashed while read; Trace objects or dicts are recorded as "(python)".
     """
     paths = _paths(source)
@@ -98,9 +98,9 @@ def record_evaluation(evaluation: Evaluation, source: Any, store: Path, *, input
         result = evaluation.run(source, input_format=input_format, strict=strict, on_result=record, tap=tap,
                                 executor=executor)
         if tap is not None:
-            result.run["input_files"] = tap.info()
+            result.run.input_files = tap.info()
         result.run.update(given(label))
-        result.run["run_id"] = recorder.run_id
+        result.run.run_id = recorder.run_id
         recorder.finish(result)
     return result
 
