@@ -31,6 +31,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..model import TraceResult
 from ._partial import RunPartial, merge_judge_stats
+from ._scoring import Plan
 from ._shards import Shard, plan_shards
 from ._spec import DaskExecutor, JudgeSpec, parse_executor
 
@@ -90,6 +91,9 @@ class WorkerSpec:
     """The run's judge spec with this worker's share of the limits (``JudgeSpec.share``)."""
     judge_object: bytes | None = None
     """A pickled judge object, when it was given as one (no limits are split then)."""
+    evaluation_type: type | None = None
+    """The driver's Evaluation class (pickled by reference): what the worker rebuilds, without this
+    module importing the engine's run module (which imports this one)."""
 
 
 @dataclass(slots=True)
@@ -156,7 +160,8 @@ def _spec(evaluation: Any, *, keep_traces: bool, stream: bool, intervals: bool, 
                                   "which each worker builds for itself") from None
     spec = WorkerSpec(uuid.uuid4().hex, dict(evaluation.instances), evaluation.default_set, dict(evaluation.skipped),
                       evaluation.plan.repeats, evaluation.dims, evaluation.window, evaluation.attach_traces,
-                      keep_traces, stream, intervals, passk_tasks, strict, judge, judge_object)
+                      keep_traces, stream, intervals, passk_tasks, strict, judge, judge_object,
+                      next(c for c in type(evaluation).__mro__ if c.__module__.startswith("assay.")))
     return spec, slots
 
 
@@ -244,16 +249,13 @@ def score_shard(spec: WorkerSpec, shard: Shard) -> ShardOutput:
 
 
 def _rebuild(spec: WorkerSpec) -> Any:
-    from ._run import Evaluation
-    from ._scoring import Plan
-
     judge = None
     if spec.judge_object is not None:
         judge = pickle.loads(spec.judge_object)
     elif spec.judge is not None:
         judge = spec.judge.build()
-    evaluation = Evaluation(spec.instances, judge=judge, window=spec.window, repeats=spec.repeats,
-                            attach_traces=spec.attach_traces)
+    evaluation = spec.evaluation_type(spec.instances, judge=judge, window=spec.window, repeats=spec.repeats,
+                                      attach_traces=spec.attach_traces)
     evaluation.plan = Plan.make(evaluation.instances, only_applicable=spec.default_set, repeats=spec.repeats)
     evaluation.default_set, evaluation.skipped, evaluation.dims = spec.default_set, dict(spec.skipped), spec.dims
     return evaluation

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import itertools
 import threading
 import time
 from collections import deque
@@ -21,8 +20,6 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import ConfigError, DataError
-from ..importers import read_traces
-from ..importers._native import parse_trace
 from ..metrics import DEFAULT_SET_VERSION, Registry, parse_metric_arg
 from ..metrics._base import REGISTRY, build, check_instance_name, split_instance
 from ..model import InputIssue, RunRecord, RunResult, Trace, TraceResult, TraceValidationError
@@ -32,11 +29,11 @@ from ._jury import Jury, JuryTotals
 from ._partial import FAILED_KEPT, RunPartial
 from ._retest import RetestTotals
 from ._scoring import Plan, score_async, score_sync
+from ._source import Source, records as _records
 from ._spec import JudgeSpec, RunSpec
 from ._statistics import StatisticsCollector
 
 NO_JUDGE = "no judge configured: pass --judge or set ASSAY_JUDGE"
-Source = str | Path | Iterable[Any]
 
 
 def resolve_metrics(metrics: Iterable[Any] | Mapping[str, Any] | None, *, registry: Registry = REGISTRY,
@@ -91,48 +88,6 @@ def resolve_metrics(metrics: Iterable[Any] | Mapping[str, Any] | None, *, regist
             raise ConfigError(f"metric {name!r} needs a judge; {NO_JUDGE}")
         out[name], given[name] = m, shown
     return out, {}
-
-
-_END = object()
-
-
-def _records(source: Source, input_format: str | None, strict: bool,
-             tap: Any = None) -> Iterator[tuple[str, Trace | InputIssue]]:
-    shard_records = getattr(source, "shard_records", None)
-    if shard_records is not None:  # a worker's part of a distributed run (engine._shards.Shard)
-        yield from shard_records(strict)
-        return
-    if isinstance(source, (str, Path)):
-        yield from read_traces(source, input_format=input_format, strict=strict, tap=tap)
-        return
-    if isinstance(source, Iterator):  # a generator: look at the first item without losing it
-        first = next(source, _END)
-        if first is _END:
-            return
-        if isinstance(first, (str, Path)):
-            items: Iterable[Any] = [first, *source]
-        else:
-            items = itertools.chain([first], source)
-    else:
-        items = source if isinstance(source, Sequence) else list(source)
-    if isinstance(items, Sequence) and items and all(isinstance(i, (str, Path)) for i in items):
-        yield from read_traces(list(items), input_format=input_format, strict=strict, tap=tap)
-        return
-    for i, item in enumerate(items):
-        loc = f"<input>[{i}]"
-        if isinstance(item, Trace):
-            yield loc, item
-        elif isinstance(item, Mapping):
-            try:
-                yield loc, Trace.model_validate(item)
-            except TraceValidationError as exc:
-                if strict:
-                    raise DataError(exc.message, source="<input>", line=i, field=exc.path or None) from None
-                yield loc, InputIssue("<input>", i, exc.path or None, exc.message)
-        elif isinstance(item, (str, bytes)):
-            yield loc, parse_trace(item, "<input>", i)
-        else:
-            raise ConfigError(f"<input>[{i}]: expected a Trace, a mapping or a file path, got {type(item).__name__}")
 
 
 class Evaluation:

@@ -7,7 +7,7 @@ import socket
 import sqlite3
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Protocol, Self
 
 from .._secrets import redact
 from ..model import InputIssue, RunResult, Trace, TraceResult
@@ -15,8 +15,11 @@ from ._codec import dumps, new_run_id
 from ._compact import INSERT_BLOCK, INSERT_INPUT, RowCodec, encode_block
 from ._sql import utcnow, write_transaction
 
-if TYPE_CHECKING:  # the store hands itself in; no import cycle at run time
-    from ._db import RunStore
+
+class RunStore(Protocol):
+    """What a recorder needs of the store that hands itself in (``_db.RunStore``): a connection."""
+
+    def connect(self) -> sqlite3.Connection: ...
 
 
 class RunRecorder:
