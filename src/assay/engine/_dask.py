@@ -30,7 +30,8 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import TraceResult
-from ._partial import RunPartial, merge_judge_stats
+from ..judge._stats import JudgeStats
+from ._partial import RunPartial
 from ._scoring import Plan
 from ._shards import Shard, plan_shards
 from ._spec import DaskExecutor, JudgeSpec, parse_executor
@@ -238,13 +239,14 @@ def score_shard(spec: WorkerSpec, shard: Shard) -> ShardOutput:
         _BUILT.clear()  # a new run: drop the previous run's judge and its connections
         evaluation = _BUILT[spec.token] = _rebuild(spec)
     stats = getattr(evaluation.judge, "stats", None)
-    before = stats.as_dict() if stats is not None else None
+    stats = stats if isinstance(stats, JudgeStats) else None
+    before = stats.copy() if stats is not None else None
     items: list[Any] | None = [] if spec.stream else None
     part = evaluation.accumulate(shard, strict=spec.strict, keep_traces=spec.keep_traces and not spec.stream,
                                  intervals=spec.intervals, on_result=items.append if items is not None else None,
                                  passk_tasks=spec.passk_tasks)
-    if stats is not None:
-        part.judge = _delta(before, stats.as_dict())
+    if stats is not None and before is not None:
+        part.judge = stats.since(before)
     return ShardOutput(shard.index, part, items, worker=os.environ.get("DASK_WORKER_NAME", str(os.getpid())))
 
 
@@ -261,22 +263,4 @@ def _rebuild(spec: WorkerSpec) -> Any:
     return evaluation
 
 
-def _delta(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
-    """What one shard added to a worker's judge counters (peaks and limits: their value now)."""
-    if before is None:
-        return after
-    out: dict[str, Any] = {}
-    for key, value in after.items():
-        old = before.get(key)
-        if key in ("peak_concurrency", "concurrency_limit"):
-            out[key] = value
-        elif isinstance(value, dict):
-            out[key] = {k: v - (old or {}).get(k, 0) for k, v in value.items() if v != (old or {}).get(k, 0)}
-        elif value is None or old is None:
-            out[key] = value
-        else:
-            out[key] = value - old
-    return out
-
-
-__all__ = ["DaskExecutor", "merge_judge_stats", "parse_executor", "run_distributed", "score_shard"]
+__all__ = ["DaskExecutor", "parse_executor", "run_distributed", "score_shard"]

@@ -137,27 +137,16 @@ class JuryStats:
         self._jurors = jurors
 
     def as_dict(self) -> dict[str, Any]:
-        total: dict[str, Any] = {}
+        from ..judge._stats import JudgeStats  # here: a run without a jury does not load the judge package
+
+        total = None
         for j in self._jurors:
             s = getattr(j, "stats", None)
             if s is None or not hasattr(s, "as_dict"):
                 continue
-            for key, value in s.as_dict().items():
-                mine = total.get(key)
-                if isinstance(value, dict):
-                    merged = dict(mine or {})
-                    for k, v in value.items():
-                        merged[k] = merged.get(k, 0) + v
-                    total[key] = merged
-                elif key not in total:
-                    total[key] = value
-                elif key == "estimated_cost_usd":
-                    total[key] = None if mine is None or value is None else mine + value
-                elif key in ("peak_concurrency", "concurrency_limit"):
-                    total[key] = max(mine or 0, value or 0)
-                elif isinstance(value, (int, float)) and isinstance(mine, (int, float)):
-                    total[key] = mine + value
-        return total
+            s = s if isinstance(s, JudgeStats) else JudgeStats.from_dict(s.as_dict())
+            total = s.copy() if total is None else total.merge(s)
+        return {} if total is None else total.as_dict()
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

@@ -318,7 +318,7 @@ class Evaluation:
             interrupted=self.interrupted or part.interrupted,
         )
         if part.judge is not None:
-            run.judge = {"model": getattr(self.judge, "model", type(self.judge).__name__), **part.judge}
+            run.judge = {"model": getattr(self.judge, "model", type(self.judge).__name__), **part.judge.as_dict()}
         elif self.judge is not None:
             run.judge = _judge_info(self.judge)
         if isinstance(source, (str, Path)):
