@@ -13,6 +13,7 @@ from typing import Any
 
 from .engine import Evaluation
 from .engine._run import Source
+from .engine._sinks import run_into
 from .engine._spec import JudgeSpec, RunSpec
 from .errors import ConfigError
 from .model import RunResult
@@ -38,15 +39,14 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     if store is False or store is None:
         if name is not None or tags:
             raise ConfigError("name= and tags= label a stored run: pass store=True (or a store path) too")
-        return Evaluation.from_spec(spec).run_spec(traces, spec)
+        return run_into(Evaluation.from_spec(spec), traces, spec, [])
     from .store._recording import record_evaluation, store_file
 
     path = store_file(store)
     evaluation = Evaluation.from_spec(spec, attach_traces=path is not None)
     if path is None:  # ASSAY_STORE=off: the run is not recorded, as with `assay run`
-        return evaluation.run_spec(traces, spec)
-    return record_evaluation(evaluation, traces, path, input_format=input_format, strict=strict,
-                             label=spec.label, executor=executor)
+        return run_into(evaluation, traces, spec, [])
+    return record_evaluation(evaluation, traces, path, spec)
 
 
 async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,

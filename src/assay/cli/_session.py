@@ -12,7 +12,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,12 @@ from .._files import atomic_write, check_writable, write_atomic
 from ..engine import Evaluation
 from ..engine._compare import compare_runs
 from ..engine._calls import plan_inputs
+from ..engine._sinks import ContextSink, Sink, run_into
 from ..engine._spec import RunSpec
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
 from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
-from ..store._recording import STORED_INPUTS_OTHER, STORED_INPUTS_PASSED, InputBudget, given, judge_model, metric_specs, run_config
+from ..store._recording import STORED_INPUTS_OTHER, STORED_INPUTS_PASSED, InputBudget, StoreSink
 from ._cards import apply as apply_cards, resolve_cards
 from ._progress import RunProgress
 
@@ -92,21 +93,118 @@ def run_session(paths: list[str], spec: RunSpec, *, outputs: list[tuple[str, str
         check_writable(path, flag)
     tap = InputTap(paths)  # hashes and sizes taken while the inputs are scored: each is read once
     inputs = [{"path": p, "sha256": None, "bytes": None} for p in tap.paths]
+    stats = getattr(judge_obj, "stats", None)
+    planned = plan_inputs(evaluation, paths, spec.input_format) if stats is not None else None
+    sinks: list[Any] = []
+    if store is not None:  # this module's input caps, so tests can lower them
+        sinks.append(StoreSink(evaluation, store, inputs, InputBudget(STORED_INPUTS_PASSED, STORED_INPUTS_OTHER)))
+    sinks += [_Document(path, f) for path, f, _ in outputs if f in _DOCUMENTS]
+    if fmt in ("json", "junit", "csv"):
+        sinks.append(_Document(None, fmt))
+    sinks += [_Jsonl(path) for path, f, _ in outputs if f == "jsonl"]  # renamed into place after the documents
+    if fmt == "jsonl":
+        sinks.append(_Jsonl(None))
+    if progress is not False:
+        sinks.append(ContextSink(RunProgress(
+            stats=stats, model=getattr(judge_obj, "model", None),
+            planned_calls=planned.total if planned is not None else None,
+            read=(tap.bytes_read, tap.total_bytes()), tty=sys.stderr.isatty(), interval=progress_every)))
+        sinks.append(_Tick(sinks[-1]))
+    if html:
+        sinks.append(_Report(html))
+
+    def complete(result: RunResult) -> None:
+        run = result.run
+        run.max_errors = spec.max_errors
+        if planned is not None:
+            run.planned_judge_calls = planned.total
+            run.judge_plan = {m: {"traces": planned.traces[m], "calls": planned.calls[m]} for m in planned.calls}
+        apply_cards(result, *cards, evaluation.instances, judge_obj)
+
+    # per-trace results are kept only for whole-document outputs (the report has its digest); the
+    # table reads summaries and the first failed traces
+    keep = bool(({f for _, f, _ in outputs} | {fmt}) & {"json", "junit", "csv"})
     try:
-        with ExitStack() as stack:
-            stack.enter_context(_stop_on_signals(evaluation.cancel))  # type: ignore[arg-type]
-            result, report_traces, digest = _scored(stack, spec, evaluation, judge_obj, paths, tap, inputs, store,
-                                                    bool(html), fmt, outputs, progress, progress_every, cards)
-    except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
-        return stopped.result
+        with _stop_on_signals(evaluation.cancel):  # type: ignore[arg-type]
+            return run_into(evaluation, paths, spec, sinks, keep_traces=keep, tap=tap, complete=complete)
     finally:
         close_caches(judge_obj)
-    if html:  # from the digest of the stream: memory follows what the page shows, not the run's size
+
+
+_DOCUMENTS = ("json", "junit", "csv", "table")
+"""Outputs written whole once the run is done (jsonl streams; html is the report)."""
+
+
+class _Jsonl(Sink):
+    """JSON Lines results into a file (written atomically: nothing on abort) or stdout (``path`` None)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.file = ContextSink(atomic_write(path)) if path is not None else None
+
+    def begin(self, spec: RunSpec) -> None:
+        if self.file is not None:
+            self.file.begin(spec)
+        self.out = self.file.value if self.file is not None else sys.stdout.buffer
+
+    def add(self, item: TraceResult | InputIssue) -> None:
+        if isinstance(item, TraceResult):
+            self.out.write(encode_trace(item) + b"\n")
+
+    def finish(self, result: RunResult) -> None:
+        self.out.write(encode_summary_record(result) + b"\n")
+        self.out.flush()
+        if self.file is not None:
+            self.file.finish(result)
+
+    def abort(self, reason: str) -> None:
+        if self.file is not None:
+            self.file.abort(reason)
+
+
+class _Document(Sink):
+    """A whole-run output (json, junit, csv, the table) into a file, atomically, or stdout (``path`` None)."""
+
+    def __init__(self, path: str | None, fmt: str) -> None:
+        self.path, self.fmt = path, fmt
+
+    def finish(self, result: RunResult) -> None:
+        if self.path is not None:
+            write_atomic(self.path, _document(result, self.fmt))
+            return
+        sys.stdout.flush()
+        sys.stdout.buffer.write(_document(result, self.fmt))
+        sys.stdout.buffer.flush()
+
+
+class _Tick(Sink):
+    """Counts each trace on the progress line."""
+
+    def __init__(self, progress: ContextSink) -> None:
+        self.progress = progress
+
+    def add(self, item: TraceResult | InputIssue) -> None:
+        self.progress.value.trace_done()
+
+
+class _Report(Sink):
+    """The HTML report: a digest of the stream (memory follows what the page shows, not the run's size)
+    and the input traces worth showing, written once the run is done."""
+
+    def __init__(self, paths: list[str]) -> None:
+        from ..report import MAX_TRACES, ReportDigest
+        self.paths, self.digest, self.traces = paths, ReportDigest(MAX_TRACES), {}
+
+    def add(self, item: TraceResult | InputIssue) -> None:
+        if isinstance(item, TraceResult):
+            self.digest.add(item)
+            if item.trace is not None and _worth_keeping(item, self.traces):
+                self.traces[item.source or item.id] = item.trace
+
+    def finish(self, result: RunResult) -> None:
         from ..report import write_report
-        shown = digest.result(result)
-        for path in html:
-            write_report(path, shown, traces=report_traces, scores=digest)
-    return result
+        shown = self.digest.result(result)
+        for path in self.paths:
+            write_report(path, shown, traces=self.traces, scores=self.digest)
 
 
 def close_caches(judge: Any) -> None:
@@ -122,13 +220,6 @@ def close_caches(judge: Any) -> None:
             cache.close()
         todo.append(getattr(layer, "inner", None))
         todo.extend(getattr(layer, "jurors", None) or ())
-
-
-class _Interrupted(Exception):
-    """Raised inside the run's ExitStack so that every output being written is discarded."""
-
-    def __init__(self, result: RunResult) -> None:
-        self.result = result
 
 
 @contextmanager
@@ -149,97 +240,6 @@ def _stop_on_signals(cancel: threading.Event) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
-
-
-def _scored(stack: ExitStack, spec: RunSpec, evaluation: Evaluation, judge_obj: Any, paths: list[str], tap: InputTap,
-            inputs: list[dict[str, Any]], store: Path | None, html: bool, fmt: str | None,
-            outputs: list[tuple[str, str, str]], progress: bool | None, progress_every: float,
-            cards: tuple[list[Any], bool] = ([], False)) -> tuple[RunResult, dict[str, Any], Any]:
-    """The run itself, with the store, the outputs and progress entered on ``stack``."""
-    input_format, label = spec.input_format, spec.label
-    recorder = None
-    if store is not None:
-        recorder = stack.enter_context(RunStore(store).start(
-            inputs=inputs, metrics=metric_specs(evaluation), judge=judge_model(judge_obj),
-            config=run_config(evaluation, input_format, spec.strict, label)))
-    report_traces: dict[str, Any] = {}
-    digest = None
-    if html:
-        from ..report import MAX_TRACES, ReportDigest
-        digest = ReportDigest(MAX_TRACES)
-    store_input = InputBudget(STORED_INPUTS_PASSED, STORED_INPUTS_OTHER)  # this module's, so tests can lower them
-    sinks = [stack.enter_context(atomic_write(path)) for path, f, _ in outputs if f == "jsonl"]
-    if fmt == "jsonl":
-        sinks.append(sys.stdout.buffer)
-    callbacks = []
-    if evaluation.attach_traces:
-        def keep(item: TraceResult | InputIssue) -> None:
-            trace = item.trace if isinstance(item, TraceResult) else None
-            if recorder is not None:
-                recorder.add(item, trace if trace is not None and store_input(item) else None)
-            if digest is not None and isinstance(item, TraceResult):
-                digest.add(item)
-                if trace is not None and _worth_keeping(item, report_traces):
-                    report_traces[item.source or item.id] = trace
-        callbacks.append(keep)
-    if sinks:
-        def write(item: TraceResult | InputIssue) -> None:
-            if isinstance(item, TraceResult):
-                line = encode_trace(item) + b"\n"
-                for sink in sinks:
-                    sink.write(line)
-        callbacks.append(write)
-    stats = getattr(judge_obj, "stats", None)
-    planned = plan_inputs(evaluation, paths, input_format) if stats is not None else None
-    if progress is not False:
-        tracker = stack.enter_context(RunProgress(
-            stats=stats, model=getattr(judge_obj, "model", None),
-            planned_calls=planned.total if planned is not None else None,
-            read=(tap.bytes_read, tap.total_bytes()), tty=sys.stderr.isatty(), interval=progress_every))
-
-        def tick(item: TraceResult | InputIssue) -> None:
-            tracker.trace_done()
-        callbacks.append(tick)
-
-    def on_result(item: TraceResult | InputIssue) -> None:
-        for cb in callbacks:
-            cb(item)
-
-    # per-trace results are kept only for whole-document outputs (the report has its digest); the
-    # table reads summaries and the first failed traces
-    whole = {f for _, f, _ in outputs} | {fmt}
-    keep = bool(whole & {"json", "junit", "csv"})
-    result = evaluation.run_spec(paths, spec, keep_traces=keep, on_result=on_result, tap=tap)
-    run = result.run
-    run.input_files = tap.info()
-    run.update(label)
-    run.max_errors = spec.max_errors
-    if planned is not None:
-        run.planned_judge_calls = planned.total
-        run.judge_plan = {m: {"traces": planned.traces[m], "calls": planned.calls[m]} for m in planned.calls}
-    run.input_format = input_format or None
-    if recorder is not None:
-        run.run_id = recorder.run_id
-    apply_cards(result, *cards, evaluation.instances, judge_obj)
-    if evaluation.interrupted:
-        if recorder is not None:
-            recorder.abort("interrupted", "interrupted (SIGINT/SIGTERM): rerun the same command to resume")
-        raise _Interrupted(result)
-    if recorder is not None:
-        recorder.finish(result)
-    if sinks:
-        summary = encode_summary_record(result) + b"\n"
-        for sink in sinks:
-            sink.write(summary)
-            sink.flush()
-    for path, f, _ in outputs:
-        if f in ("json", "junit", "csv", "table"):
-            write_atomic(path, _document(result, f))
-    if fmt in ("json", "junit", "csv"):
-        sys.stdout.flush()
-        sys.stdout.buffer.write(_document(result, fmt))
-        sys.stdout.buffer.flush()
-    return result, report_traces, digest
 
 
 def _document(result: RunResult, fmt: str) -> bytes:
