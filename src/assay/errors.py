@@ -54,8 +54,8 @@ class ProviderError(AssayError):
 
     def __init__(self, message: str, *, backend: str = "", model: str = "", status: int | None = None,
                  body: str = "", retryable: bool = False, retry_after: float | None = None) -> None:
-        from ._secrets import redact  # a provider's error body may echo the request's API key
-        message, body = redact(message), redact(body)
+        from ._secrets import clip, redact  # a provider's error body may echo the request's API key
+        message, body = clip(redact(message), 2000), clip(redact(body))
         self.backend, self.model, self.status, self.body = backend, model, status, body
         self.retryable, self.retry_after = retryable, retry_after
         head = " ".join(p for p in (backend, model) if p)

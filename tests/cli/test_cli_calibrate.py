@@ -157,3 +157,15 @@ def test_a_jury_from_repeated_judge_flags_and_from_judge_tables(tmp_path):
                   "--judge-weight", "1", "--judge", jurors[0], "--judge", jurors[1], "--judge", jurors[2])
         assert bad.returncode == 2
         assert bad.stderr.strip().splitlines()[-1] == "Error: 1 --judge-weight for 3 --judge: give one per judge"
+
+
+def test_labels_that_match_no_trace_are_counted_in_a_warning(tmp_path, server):
+    labels = tmp_path / "labels.csv"
+    rows = (EXAMPLE / "labels.csv").read_text().splitlines()
+    labels.write_text("\n".join(rows + [f"ghost{i:06d},resolution,resolved" for i in range(20_000)]) + "\n")
+    r = cli(tmp_path, "calibrate", str(EXAMPLE / "traces.jsonl"), "--labels", str(labels),
+            "--judge", f"openai-compatible:scripted@{server.url}", "--no-store")
+    assert r.returncode == 0, r.stderr
+    assert (f"Warning: {labels}: 20,000 of 20,012 labels name no scored trace (e.g. 'ghost000000', 'ghost000001', "
+            "'ghost000002'); the card leaves them out") in r.stderr
+    assert json.loads((tmp_path / "judge-card.json").read_text())["labels"]["unmatched"] == 20_000

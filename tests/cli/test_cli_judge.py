@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.cli import cli_env, run_pipe
 from tests.support.judge_server import JudgeServer, obj
 
 TRACE = {"id": "r1", "turns": [{"input": "What causes rain?", "output": "Water vapour condenses into droplets."}]}
@@ -116,3 +117,19 @@ def test_a_run_closes_its_store_and_judge_cache_before_it_exits(tmp_path):
     import sqlite3
     with sqlite3.connect(tmp_path / "store" / "runs.sqlite3") as db:
         assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2
+
+
+def test_a_broken_judge_cache_is_one_clear_error_before_any_scoring(tmp_path):
+    broken = tmp_path / "judge.sqlite3"
+    broken.write_bytes(b"this is not a database, just bytes " * 200)
+    p = tmp_path / "t.jsonl"
+    p.write_text("".join(json.dumps({"id": f"r{i}", "turns": [{"input": "q?", "output": "a"}]}) + "\n" for i in range(3)))
+    with JudgeServer(lambda req: obj({"evidence": [], "reasoning": "ok", "score": 5})) as server:
+        r = run_pipe(["run", str(p), "-m", "answer_relevance", "--judge", f"openai-compatible:m@{server.url}",
+                      "--cache", str(broken)], cli_env(tmp_path))
+        assert r.returncode == 2 and len(server.requests) == 0
+        assert r.stderr.count("Error:") == 1 and f"the judge cache '{broken}' cannot be used" in r.stderr
+        assert "--no-cache" in r.stderr
+        fine = run_pipe(["run", str(p), "-m", "answer_relevance", "--judge", f"openai-compatible:m@{server.url}",
+                         "--no-cache"], cli_env(tmp_path))
+        assert fine.returncode == 0 and len(server.requests) == 3

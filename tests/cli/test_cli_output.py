@@ -107,10 +107,10 @@ def test_a_writer_crash_leaves_the_previous_results_file_intact(tmp_path, monkey
     out = tmp_path / "r.csv"
     out.write_text("previous results\n")
 
-    def crash(result):
+    def crash(result, dims):
         raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
 
-    monkeypatch.setattr(report, "to_csv", crash)  # the CLI imports the writer from the package when it writes
+    monkeypatch.setattr(report, "csv_rows", crash)  # the CLI imports the writer from the package when it writes
     r = CliRunner().invoke(main, ["run", str(traces(tmp_path, 2)), "--no-store", "-m", "tool_selection_accuracy",
                                   "-f", "csv", "-o", str(out)])
     assert r.exit_code == 3 and "internal error: UnicodeEncodeError" in r.stderr

@@ -8,12 +8,13 @@ the key. Two servers serving the same model name with different verdicts share o
 from __future__ import annotations
 
 import json
+import re
 import socket
 from pathlib import Path
 
 from assay._secrets import REDACTED, redact, register_secret
 from tests.support.cli import cli_env, run_pipe
-from tests.support.judge_server import JudgeServer, broken_body, malformed, obj, status
+from tests.support.judge_server import JudgeServer, Reply, broken_body, malformed, obj, status
 
 KEY = "k3y-Pr0d-0123456789abcdefXYZ"  # not shaped like any known key: only exact-value redaction catches it
 GOOD = {"evidence": [], "reasoning": "on topic", "score": 5}
@@ -134,3 +135,68 @@ def test_the_cache_keys_on_the_endpoint_not_only_the_model_name(tmp_path):
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
     r = run(dead)  # a dead server with the same model name gets no cached verdicts from a or b
     assert r.returncode == 3 and json.loads(r.stdout)["run"]["judge"]["cached"] == 0
+
+
+ENCODED_KEY = "zQ9/kEy+Pr0d=0123456789abc"  # "/", "+" and "=" make every encoding differ from the key
+
+
+def encodings(key: str) -> dict[str, str]:
+    import base64
+    from urllib.parse import quote
+    return {"json": json.dumps(key)[1:-1].replace("/", "\\/"), "url": quote(key, safe=""),
+            "base64": base64.b64encode(key.encode()).decode(),
+            "base64url": base64.urlsafe_b64encode(b"x" + key.encode()).decode(),  # at another alignment
+            "basic": base64.b64encode(f"user:{key}".encode()).decode()}
+
+
+def test_every_encoding_of_the_key_and_every_reply_field_is_redacted_everywhere(tmp_path):
+    forms = encodings(ENCODED_KEY)
+    env = cli_env(tmp_path, ASSAY_JUDGE_API_KEY=ENCODED_KEY)
+    p = traces(tmp_path, len(forms) + 1)
+    names = list(forms)
+
+    def reply(req):
+        i = int(re.search(r"question (\d+)\?", json.dumps(req.get("messages"))).group(1))
+        if i == len(names):  # the model field of a good reply carries the key
+            return Reply(body={"model": f"echo-{ENCODED_KEY}", "choices": [{"message": {
+                "role": "assistant", "content": json.dumps(GOOD)}, "finish_reason": "stop"}]})
+        echo = f"got {forms[names[i]]} as the key"
+        return status(500, echo) if i % 2 else obj({**GOOD, "reasoning": echo})
+
+    with JudgeServer(reply) as server:
+        outputs = [str(tmp_path / f"r.{x}") for x in ("json", "csv", "xml", "jsonl")]
+        r = run_pipe(["run", str(p), "-m", "answer_relevance", "--judge", f"openai-compatible:scripted@{server.url}",
+                      "--retries", "0", "--max-errors", "10", *sum((["-o", o] for o in outputs), []),
+                      "--html", str(tmp_path / "r.html"), "--cache", str(tmp_path / "judge.sqlite3")], env)
+        assert r.returncode in (0, 1), r.stderr
+    shown = run_pipe(["runs", "show", "latest"], env)
+    results = json.loads((tmp_path / "r.json").read_text())
+    reasons = json.dumps([t["metrics"]["answer_relevance"] for t in results["traces"]])
+    assert reasons.count(REDACTED) >= len(forms)  # every echo arrived, redacted
+    leaks = {name: [str(f.name) for f in tmp_path.rglob("*") if f.is_file() and form.encode() in f.read_bytes()]
+             + [s for s in ("stdout", "stderr", "runs show") if form in {"stdout": r.stdout, "stderr": r.stderr,
+                                                                          "runs show": shown.stdout}[s]]
+             for name, form in {**forms, "plain": ENCODED_KEY}.items()}
+    assert {k: v for k, v in leaks.items() if v} == {}
+
+
+def test_a_password_in_the_judge_url_splits_right_and_is_never_shown_or_kept(tmp_path):
+    env = cli_env(tmp_path)
+    p = traces(tmp_path, 2)
+    password = "Hunter2Passw0rd"
+    with JudgeServer(lambda req: obj(GOOD)) as server:
+        judge = f"openai-compatible:gpt-4o-mini@http://admin:{password}@127.0.0.1:{server.port}/v1"
+        r = run_pipe(["run", str(p), "-m", "answer_relevance", "--judge", judge, "-o", str(tmp_path / "r.json"),
+                      "--html", str(tmp_path / "r.html"), "--cache", str(tmp_path / "judge.sqlite3")], env)
+        assert r.returncode == 0, r.stderr
+        assert server.requests[0].json["model"] == "gpt-4o-mini"  # split at "@http://", not at the last "@"
+        bad = run_pipe(["run", str(p), "-m", "answer_relevance", "--judge", judge.replace(f":{server.port}", ":1:2"),
+                        "--no-cache", "--retries", "0"], env)  # an error message that names the URL
+    assert bad.returncode == 2 and "bad judge base URL 'http://127.0.0.1:1:2/v1'" in bad.stderr, bad.stderr
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert results["traces"][0]["metrics"]["answer_relevance"]["score"] == 1.0
+    streams = [r.stdout, r.stderr, bad.stdout, bad.stderr]
+    for cmd in (["runs"], ["runs", "show", "latest~1"], ["report", "latest~1", "-o", str(tmp_path / "s.html")]):
+        streams.append(run_pipe(cmd, env).stdout)
+    hits = [f.name for f in tmp_path.rglob("*") if f.is_file() and password.encode() in f.read_bytes()]
+    assert hits + [i for i, s in enumerate(streams) if password in s] == []

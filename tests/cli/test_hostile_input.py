@@ -68,3 +68,24 @@ def test_validate_names_each_bad_line_and_counts_the_good(hostile: Path) -> None
     assert [x.split(":")[1] for x in lines[:-1]] == ["1", "3", "4", "5"]
     assert lines[-1] == "2 valid trace(s), 4 invalid record(s)"
     assert invoke("validate", str(hostile), "--max-depth", "100000").exit_code == 2  # out of range: usage error
+
+
+def test_control_characters_in_ids_names_and_tags_never_reach_the_terminal(tmp_path: Path) -> None:
+    """Under a pseudo-terminal: ESC sequences in a trace id, a run name and a tag are printed escaped."""
+    from tests.support.cli import cli_env, run_pty
+
+    evil = "\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eevil"
+    p = tmp_path / "in.jsonl"
+    p.write_text(json.dumps({"id": f"t-{evil}", "turns": [{"input": "q", "output": "a", "tool_calls": [
+        {"name": "x"}]}], "expected": {"tool_calls": [{"name": "search"}]}}) + "\n")
+    env = cli_env(tmp_path)
+    outputs = [run_pty(["run", str(p), "-m", "tool_selection_accuracy", "--name", f"n-{evil}", "--tag",
+                        f"k=v-{evil}"], env)]
+    outputs += [run_pty(cmd, env) for cmd in (["runs"], ["runs", "show", "latest"])]
+    assert outputs[0].returncode == 1
+    for out in outputs:
+        for raw in ("\x1b]0;", "\x07", "\x1b[2J", "\x9b", "\u202e"):
+            assert raw not in out.output, (raw, out.output)
+    assert "t-\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202eevil" in outputs[0].output  # the failed list shows it escaped
+    assert "\\x1b]0;pwned" in outputs[1].output + outputs[2].output  # the run's name and tags too
+    assert "n-\\x1b" in outputs[2].output and "k=v-\\x1b" in outputs[2].output

@@ -104,12 +104,12 @@ def test_a_writer_crash_leaves_every_previous_output_intact(tmp_path, monkeypatc
     jsonl.write_text("previous jsonl\n")
     csv_out.write_text("previous csv\n")
 
-    def crash(result):
+    def crash(result, dims):
         raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
 
     import assay.report as report
 
-    monkeypatch.setattr(report, "to_csv", crash)  # the CLI imports the writer from the package when it writes
+    monkeypatch.setattr(report, "csv_rows", crash)  # the CLI imports the writer from the package when it writes
     r = CliRunner().invoke(main, ["run", str(traces(tmp_path)), "--no-store", "-m", "tool_selection_accuracy",
                                   "-o", str(jsonl), "-o", str(csv_out)])
     assert r.exit_code == 3 and "internal error: UnicodeEncodeError" in r.stderr
@@ -125,3 +125,38 @@ def test_quiet_prints_only_the_one_line_count(tmp_path):
     assert json.loads(out.read_text())["run"]["n_failed"] == 2
     r = invoke(str(traces(tmp_path)), "-m", "tool_selection_accuracy", "--no-store", "-q")
     assert r.exit_code == 1 and r.stdout == "" and "4 traces: 2 passed, 2 failed" in r.stderr
+
+
+def test_csv_cells_are_never_formulas_and_a_cr_in_a_field_stays_in_its_row(tmp_path):
+    ids = ["=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A2)", "\t=tab", "\r=cr", "line\rbreak", "two\nlines",
+           "plain", "=HYPERLINK(\"http://x\")"]
+    p = tmp_path / "in.jsonl"
+    p.write_text("".join(json.dumps({"id": i, "turns": [{"input": "q", "output": "a", "tool_calls": [{"name": "x"}]}],
+                                     "expected": {"tool_calls": [{"name": "search"}]}}) + "\n" for i in ids))
+    out = tmp_path / "r.csv"
+    r = invoke(str(p), "-m", "tool_selection_accuracy", "--no-store", "-o", str(out))
+    assert r.exit_code == 1, r.output
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0][0] == "trace_id" and len(rows) == 1 + len(ids)  # 10 records, 10 rows: no CR split a row
+    cells = [cell for row in rows[1:] for cell in row]
+    assert not [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    assert [row[0] for row in rows[1:]] == [("'" + i if i[0] in "=+-@\t\r" else i) for i in ids]  # nothing lost
+
+
+def test_csv_streams_and_keeps_no_results_in_memory(tmp_path, monkeypatch):
+    from assay.engine import Evaluation
+
+    kept = []
+    real = Evaluation.run
+
+    def run(self, *args, **kwargs):
+        kept.append(kwargs.get("keep_traces"))
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(Evaluation, "run", run)
+    out = tmp_path / "r.csv"
+    r = CliRunner().invoke(main, ["run", str(traces(tmp_path)), "-m", "tool_selection_accuracy", "--no-store",
+                                  "-f", "csv"], catch_exceptions=False)
+    assert kept == [False] and r.stdout.startswith("trace_id,") and len(r.stdout.splitlines()) == 5
+    r = invoke(str(traces(tmp_path)), "-m", "tool_selection_accuracy", "--no-store", "-o", str(out))
+    assert kept == [False, False] and len(out.read_text().splitlines()) == 5

@@ -125,3 +125,26 @@ def test_base64_ids_and_snake_case_keys(in_tmp: Path) -> None:
     (in_tmp / "s.json").write_text(json.dumps(doc))
     (t,) = [x for _, x in read_all("s.json", input_format="otel")]
     assert t.id == bytes(range(16)).hex() and t.latency_ms == 2.0
+
+
+def _agent_chain(n: int, cycle: bool = False) -> list[dict]:
+    """``n`` agents, each invoked by the one before (the first by the last when ``cycle``), each with one chat."""
+    msgs = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}])
+    spans = []
+    for i in range(n):
+        parent = f"{i:016x}" if i else (f"{n:016x}" if cycle else None)
+        spans.append(_span(f"{i + 1:016x}", parent, i, 10**9, gen_ai__operation__name="invoke_agent",
+                           gen_ai__agent__name=f"agent{i}"))
+        spans.append(_span(f"{i + 1:08x}0000000f", f"{i + 1:016x}", i, 10**9, gen_ai__operation__name="chat",
+                           gen_ai__input__messages=msgs))
+    return spans
+
+
+def test_a_deep_chain_of_nested_agents_imports_and_a_parent_cycle_is_a_located_issue(in_tmp: Path) -> None:
+    (in_tmp / "deep.json").write_text(json.dumps(_export(*_agent_chain(1500))))  # deeper than Python's recursion
+    (t,) = [x for _, x in read_all("deep.json")]
+    assert len(t.agents) == 1499 and [h.to_agent for h in t.handoffs][:2] == ["agent1", "agent2"]
+    (in_tmp / "cycle.json").write_text(json.dumps(_export(*_agent_chain(1500, cycle=True))))
+    ((_, issue),) = read_all("cycle.json")
+    assert isinstance(issue, InputIssue) and "RecursionError" not in str(issue)
+    assert "spans[0]: span '0000000000000001' is its own ancestor" in str(issue) and "after 1500 span(s)" in str(issue)

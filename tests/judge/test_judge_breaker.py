@@ -188,3 +188,40 @@ def test_skipped_calls_do_not_count_as_successes_for_the_concurrency_limit():
         return await asyncio.gather(*(layer.call(request(i)) for i in range(200)))
     asyncio.run(batch())
     assert layer.limit == 2
+
+
+def test_an_endless_429_ends_once_the_breaker_opens_and_progress_shows_no_eta(judge_server, make):
+    """Stop means stop: calls waiting out a long Retry-After are skipped as soon as the breaker opens."""
+    import time
+
+    from assay.cli._progress import RunProgress
+
+    seen: dict[str, int] = {}
+
+    def endless(req):  # each call's first 429 asks for 0.2 s, every later one for 30 s
+        key = json.dumps(req["messages"])
+        seen[key] = seen.get(key, 0) + 1
+        return status(429, "slow down", retry_after=0.2 if seen[key] == 1 else 30)
+    judge_server.reply = endless
+    judge = make(retries=5, trip_after=12, trip_grace_s=0.1, concurrency=8, max_concurrency=8)
+
+    async def run():
+        return await asyncio.gather(*(judge.judge(request(i)) for i in range(8)))
+    started = time.monotonic()
+    verdicts = asyncio.run(run())
+    assert time.monotonic() - started < 5  # not 30 s, let alone 5 x 30 s
+    assert all(v.error is not None for v in verdicts) and sum(v.skipped for v in verdicts) >= 6
+    assert len(judge_server.requests) <= 17  # nothing retried once the breaker opened
+    progress = RunProgress(stats=judge.stats, planned_calls=100)
+    line = progress.describe()
+    assert "ETA" not in line and "judge not answering" in line
+
+
+def test_a_retry_after_longer_than_assay_waits_fails_the_call_at_once(judge_server, make):
+    import time
+
+    judge_server.push(status(429, "come back tomorrow", retry_after=86400), obj(GOOD))
+    started = time.monotonic()
+    verdict = asyncio.run(make(retries=5).judge(request()))
+    assert time.monotonic() - started < 2 and len(judge_server.requests) == 1
+    assert "asks to wait 86400 s, longer than the 120 s assay waits" in verdict.error

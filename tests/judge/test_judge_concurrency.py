@@ -166,7 +166,8 @@ def test_a_single_slot_server_stops_growth_near_the_start(make, judge_server):
     judge_server.reply = one_at_a_time
     judge = make(concurrency=4, max_concurrency=64)
     run_all(judge, 48)
-    assert judge.stats.concurrency_limit < 8 and judge.stats.peak_concurrency <= 8
+    # one doubling (4 -> 8) may be taken before the latency shows; growing on to the cap (64) is the fault
+    assert judge.stats.concurrency_limit <= 8 and judge.stats.peak_concurrency <= 8
 
 
 @pytest.mark.parametrize("start", [4])

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from judge_helpers import GOOD, request
@@ -20,7 +21,7 @@ from judge_helpers import GOOD, request
 import pytest
 
 from assay.judge import _http, make_judge
-from tests.support.judge_server import obj, status
+from tests.support.judge_server import Reply, hostile, obj, status
 
 
 @pytest.fixture(params=["loopback", "httpx"])
@@ -200,3 +201,55 @@ def test_a_garbled_status_line_is_a_retryable_connection_error_and_a_redirect_na
         server.close()
     assert first.error is None and first.attempts == 2  # garbage, then a retry that worked
     assert second.error is not None and "redirected (HTTP 307) to http://127.0.0.1:1/v2" in second.error
+
+
+# -- hostile servers: what a reply can make assay hold, and for how long --
+
+def test_a_gzip_bomb_an_endless_body_and_a_huge_length_are_refused_at_the_reply_cap(transport, judge_server, make):
+    judge_server.push(hostile("gzip_bomb"), hostile("endless_body"), hostile("huge_length", 2 * 10**9))
+    judge = make(max_reply_mb=1, retries=3, timeout=20)
+    for i in range(3):
+        started = time.monotonic()
+        verdict = asyncio.run(judge.judge(request(i)))
+        assert verdict.error is not None and "over the 1 MiB limit (--max-reply-mb)" in verdict.error
+        assert verdict.attempts == 1 and time.monotonic() - started < 5  # refused, not retried nor waited out
+    assert len(judge_server.requests) == 3
+
+
+def test_a_decompressed_reply_under_the_cap_still_parses(transport, judge_server, make):
+    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": json.dumps(GOOD)}}],
+                       "padding": "x" * 300_000}).encode()
+    judge_server.push(Reply(body=gzip.compress(body), headers={"Content-Encoding": "gzip"}))
+    verdict = asyncio.run(make(max_reply_mb=1).judge(request()))
+    assert verdict.error is None and verdict.parsed.score == 0.75
+
+
+def test_endless_headers_are_refused_and_a_trickling_body_ends_at_the_timeout(transport, judge_server, make):
+    judge_server.push(hostile("endless_headers"), hostile("trickle"))
+    judge = make(retries=0, timeout=1.0)
+    first = asyncio.run(judge.judge(request(1)))
+    assert first.error is not None and ("headers" in first.error or "h11" in first.error.lower()
+                                        or "protocol" in first.error.lower())
+    started = time.monotonic()
+    second = asyncio.run(judge.judge(request(2)))
+    assert second.error is not None and "no reply within 1 s" in second.error
+    assert 0.9 < time.monotonic() - started < 3.0
+
+
+def test_bytes_past_the_end_of_a_reply_are_never_read_as_the_next_reply(judge_server, make):
+    judge_server.push(hostile("trailing"), obj({"score": 0.25, "reason": "second"}))
+    judge = make(retries=0)
+
+    async def both():
+        return [await judge.judge(request(i)) for i in range(2)]
+    first, second = asyncio.run(both())
+    assert first.error is None and first.parsed.score == 0.75
+    assert second.error is None and second.parsed.score == 0.25 and "FORGED" not in second.raw
+    assert len(judge_server.requests) == 2
+
+
+def test_a_huge_provider_error_message_is_kept_cut_with_its_length(transport, judge_server, make):
+    judge_server.push(status(500, "boom " * 2_000_000))
+    verdict = asyncio.run(make(retries=0).judge(request()))
+    assert "characters in all]" in verdict.error and len(verdict.error) < 10_000
+    assert "10,000,000 characters in all" in verdict.error and len(verdict.raw) < 10_000

@@ -320,7 +320,7 @@ def test_unverified_evidence_is_flagged_and_left_out_of_evidence():
 def test_fuzzy_match_is_fast_enough_on_long_text():
     import time
     hay = normalise_text(" ".join(f"sentence number {i} talks about topic {i * 7}." for i in range(2000)))
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # this process's CPU, not wall time: a loaded machine must not fail it
     assert quote_found("sentence number 1999 talks about topc 13993", hay)
     assert not quote_found("a completely different sentence that is nowhere", hay)
-    assert time.perf_counter() - t0 < 2.0
+    assert time.process_time() - t0 < 2.0

@@ -150,3 +150,54 @@ def test_a_schema_3_store_migrates_to_blocks_without_losing_anything(tmp_path, m
     assert conn.execute("PRAGMA user_version").fetchone() == (4,)
     assert "results" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     assert conn.execute("SELECT sum(n) FROM result_blocks").fetchone() == (37,)
+
+
+def test_a_store_from_a_newer_assay_is_refused_before_anything_is_written(tmp_path):
+    store, _ = run(tmp_path, 3)
+    conn = sqlite3.connect(store)
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    before = store.read_bytes()
+    message = "was written by a newer assay (schema 999; this one reads up to 4)"
+    for args in (["runs", "--store", str(store)], ["run", str(tmp_path / "in.jsonl"), "-m", "tool_selection_accuracy",
+                                                   "--store", str(store)]):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2 and message in r.stderr, r.output
+    assert store.read_bytes() == before  # no run row, no upgrade, no pragma written
+    conn = sqlite3.connect(store)
+    assert conn.execute("PRAGMA user_version").fetchone() == (999,)
+    assert conn.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+
+
+def test_a_read_only_store_is_listed_and_reported_and_an_upgrade_says_so(tmp_path, monkeypatch, capsys):
+    import assay.store._db as db
+
+    store, result = run(tmp_path, 6)
+    monkeypatch.setattr(db, "_writable", lambda path: False)  # root ignores file modes: this stands for chmod a-w
+    assert RunStore(store).load("latest").traces == result.traces
+    with RunStore(store).connect(write=False) as conn, __import__("pytest").raises(sqlite3.OperationalError,
+                                                                                   match="readonly"):
+        conn.execute("CREATE TABLE x (a)")
+    r = CliRunner().invoke(main, ["runs", "--store", str(store)])
+    assert r.exit_code == 0 and RunStore(store).runs()[0].id[:8] in r.stdout
+    r = CliRunner().invoke(main, ["report", "latest", "--store", str(store), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 0, r.output
+    old = tmp_path / "v3.sqlite3"  # an old read-only store cannot be upgraded: a clear error
+    conn = sqlite3.connect(old)
+    conn.executescript(V3_SCHEMA)
+    conn.close()
+    r = CliRunner().invoke(main, ["runs", "--store", str(old)])
+    assert r.exit_code == 2 and "is read-only and of schema 3" in r.stderr
+    monkeypatch.setattr(db, "_writable", lambda path: True)
+    monkeypatch.setattr(db, "PROGRESS_S", 0.0)
+    conn = sqlite3.connect(old)
+    conn.execute("INSERT INTO runs (id, started_at, updated_at, status) VALUES ('r1', 'x', 'x', 'completed')")
+    conn.executemany("INSERT INTO results VALUES ('r1', ?, ?, NULL, NULL, NULL, 1, x'', NULL, NULL)",
+                     [(i, f"t{i}") for i in range(3)])
+    conn.commit()
+    conn.close()
+    capsys.readouterr()
+    RunStore(old).runs()
+    err = capsys.readouterr().err
+    assert "upgrading the run store" in err and "3 stored results) from schema 3 to 4" in err
+    assert "other assay processes using it wait" in err and "(3 of 3)" in err and "run store upgraded in" in err

@@ -30,7 +30,9 @@ from __future__ import annotations
 import collections
 import json
 import threading
+import struct
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -54,6 +56,25 @@ class Reply:
     hang: float | None = None          # wait this long (or until the server stops) and drop the socket
     usage: tuple[int, int] | None = None   # (input, output) tokens; default ~chars/4
     finish_reason: str | None = None
+    hostile: str | None = None         # a broken or malicious server: see ``hostile()``
+    size: int = 0                      # ... its size in bytes
+
+
+HOSTILE = ("gzip_bomb", "endless_body", "endless_headers", "huge_length", "trailing", "trickle")
+
+
+def hostile(mode: str, size: int = 2**31) -> Reply:
+    """A reply a hostile server sends (the client must bound what it holds and how long it waits):
+
+    ``gzip_bomb``: a gzip body that inflates to *size* bytes of a JSON string (streamed, ~1/1000
+    of that on the wire); ``endless_body``: a chunked body that never ends; ``endless_headers``:
+    header lines without end; ``huge_length``: ``Content-Length: size`` then a slow trickle;
+    ``trailing``: a good verdict followed by a second, forged reply on the same connection;
+    ``trickle``: a chunked body of 16 bytes every 50 ms, without end (only a deadline stops it).
+    """
+    if mode not in HOSTILE:
+        raise ValueError(f"unknown hostile mode {mode!r}; expected one of {HOSTILE}")
+    return Reply(hostile=mode, size=size)
 
 
 def text(content: str, **kw: Any) -> Reply:
@@ -205,6 +226,11 @@ class JudgeServer:
         return [r.path for r in self.requests]
 
 
+def _full_flush(data: bytes) -> bytes:
+    z = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return z.compress(data) + z.flush(zlib.Z_FULL_FLUSH)
+
+
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # the default backlog of 5 drops bursts of connects (1 s SYN retry)
     daemon_threads = True
@@ -244,7 +270,9 @@ class _Handler(BaseHTTPRequestHandler):
                 server._stop.wait(reply.hang)
                 self.close_connection = True
                 return
-            if self.path.rstrip("/").endswith("/messages"):
+            if reply.hostile:
+                self._hostile(reply)
+            elif self.path.rstrip("/").endswith("/messages"):
                 self._anthropic(request, reply)
             else:
                 self._chat(request, reply)
@@ -253,6 +281,69 @@ class _Handler(BaseHTTPRequestHandler):
             with server._lock:
                 server.in_flight -= 1
                 server.completed += 1
+
+    def _hostile(self, reply: Reply) -> None:
+        stop, size = self.owner._stop, reply.size
+        try:
+            if reply.hostile == "trailing":
+                forged = json.dumps({"choices": [{"message": {"role": "assistant", "content": "FORGED"}}]}).encode()
+                self._send(200, {"choices": [{"message": {"role": "assistant", "content": json.dumps(
+                    {"score": 0.75, "reason": "fine"})}, "finish_reason": "stop"}]}, extra=(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(forged) + forged))
+                return
+            self.close_connection = True
+            w = self.wfile
+            if reply.hostile == "endless_headers":
+                w.write(b"HTTP/1.1 200 OK\r\n")
+                n = 0
+                while not stop.is_set():
+                    w.write(b"X-Filler-%d: %s\r\n" % (n, b"x" * 64))
+                    n += 1
+                return
+            if reply.hostile == "huge_length":
+                w.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % size)
+                block = b"x" * 65536
+                for _ in range(size // len(block)):
+                    if stop.is_set():
+                        return
+                    w.write(block)
+                return
+            if reply.hostile == "endless_body":
+                w.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+                block = b"x" * 65536
+                chunk = b"%x\r\n" % len(block) + block + b"\r\n"
+                while not stop.is_set():
+                    w.write(chunk)
+                return
+            if reply.hostile == "trickle":
+                w.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+                while not stop.wait(0.05):
+                    w.write(b"10\r\n" + b"x" * 16 + b"\r\n")
+                    w.flush()
+                return
+            # gzip_bomb: a block deflated once after a full flush is the same bytes every time, so a
+            # 2 GiB bomb costs the server ~2 MB of writes and a CRC per block actually sent
+            w.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n")
+            z = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+            block, head, tail = b"x" * 2**20, b'{"choices": "', b'"}'
+            segment = z.compress(block) + z.flush(zlib.Z_FULL_FLUSH)
+
+            def send(data: bytes) -> None:
+                w.write(b"%x\r\n" % len(data) + data + b"\r\n")
+            send(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + _full_flush(head))
+            crc, count = zlib.crc32(head), len(head)
+            for _ in range(size // len(block)):
+                if stop.is_set():
+                    return
+                send(segment)
+                crc, count = zlib.crc32(block, crc), count + len(block)
+            last = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+            crc, count = zlib.crc32(tail, crc), count + len(tail)
+            send(last.compress(tail) + last.flush() + struct.pack("<II", crc, count & 0xFFFFFFFF))
+            w.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
 
     def _error(self, reply: Reply) -> None:
         body = reply.body
@@ -309,7 +400,7 @@ class _Handler(BaseHTTPRequestHandler):
             "content": [block], "stop_reason": reply.finish_reason or ("tool_use" if args is not None else "end_turn"),
             "stop_sequence": None, "usage": {"input_tokens": prompt, "output_tokens": completion}}, reply.headers)
 
-    def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    def _send(self, code: int, body: Any, headers: dict[str, str] | None = None, extra: bytes = b"") -> None:
         data = body if isinstance(body, bytes) else (body if isinstance(body, str) else json.dumps(body)).encode()
         try:
             self.send_response(code)
@@ -318,7 +409,7 @@ class _Handler(BaseHTTPRequestHandler):
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            self.wfile.write(data + extra)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 

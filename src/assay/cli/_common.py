@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import functools
 import gc
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +28,21 @@ plugin_option = click.option(
 
 
 _QUICK_EXIT: list[bool] = []
+
+
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What a terminal would act on rather than show: C0 (but tab and newline) and C1 controls, DEL,
+and the bidirectional overrides that reorder what is shown."""
+
+
+def shown(text: str) -> str:
+    """*text* safe to print on a terminal: control characters in user data (trace ids, run names,
+    tags, reasons, provider messages) as visible ``\\xNN`` / ``\\uNNNN`` escapes."""
+    if not _UNSAFE.search(text):
+        return text
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                       text)
 
 
 def exit_quickly() -> None:
@@ -60,12 +76,12 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except ProviderError as exc:  # the judge refused every call: nothing could be evaluated
             if debug:
                 print_traceback(exc)
-            click.echo(redact(f"Error: {exc}"), err=True)
+            click.echo(shown(redact(f"Error: {exc}")), err=True)
             sys.exit(EXIT_NOT_EVALUATED)
         except (ConfigError, DataError, AssayError) as exc:
             if debug:
                 print_traceback(exc)
-            click.echo(redact(f"Error: {exc}"), err=True)
+            click.echo(shown(redact(f"Error: {exc}")), err=True)
             sys.exit(EXIT_USAGE)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
@@ -73,7 +89,7 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except Exception as exc:  # noqa: BLE001 - an internal error is "could not evaluate", not "failed"
             if debug:
                 print_traceback(exc)
-            click.echo(redact(f"Error: internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)"),
+            click.echo(shown(redact(f"Error: internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)")),
                        err=True)
             sys.exit(EXIT_NOT_EVALUATED)
 

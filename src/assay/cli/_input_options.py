@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ._common import shown
+
 if TYPE_CHECKING:
     from ..importers import Limits
 
@@ -45,13 +47,13 @@ def input_warnings() -> Iterator[None]:
     """Print each InputWarning raised inside the block as one 'Warning: ...' line on stderr."""
     from ..errors import InputWarning
 
-    shown = warnings.showwarning
+    previous = warnings.showwarning
 
     def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
         if issubclass(category, InputWarning):
-            click.echo(f"Warning: {message}", err=True)
+            click.echo(shown(f"Warning: {message}"), err=True)
         else:
-            shown(message, category, *args, **kwargs)
+            previous(message, category, *args, **kwargs)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)

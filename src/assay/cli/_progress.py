@@ -24,6 +24,13 @@ def _clock(seconds: float | None) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
+def _not_answering(stats: Any) -> bool:
+    """Whether the judge's breaker has skipped calls (``assay.judge._breaker``): the rest will not run."""
+    from ..judge._stats import NOT_ANSWERING  # loaded already: there is a judge
+
+    return bool(getattr(stats, "skipped_reasons", {}).get(NOT_ANSWERING))
+
+
 class RunProgress:
     """``with RunProgress(...) as p: ... p.trace_done()``; ``stats`` is the judge's JudgeStats or None."""
 
@@ -64,9 +71,11 @@ class RunProgress:
                      f"{self.traces / elapsed:,.0f} traces/s"]
         else:
             parts = [f"{unit} {done}/{total}" if total else f"{unit} {done}", f"{rate:.1f}/s"]
-        if total:
-            parts.append(f"ETA {_clock((total - done) / rate if rate > 0 else None) if done < total else _clock(0)}")
         s = self.stats
+        if total and s is not None and _not_answering(s):
+            parts.append("judge not answering: its remaining calls are skipped")  # no ETA for calls that will not run
+        elif total:
+            parts.append(f"ETA {_clock((total - done) / rate if rate > 0 else None) if done < total else _clock(0)}")
         if s is not None:
             parts.append(f"errors {s.errors}")
             parts.append(f"tokens {s.input_tokens + s.output_tokens:,}")

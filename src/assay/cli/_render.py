@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from ..model import RunResult
+from ._common import shown
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -44,9 +45,16 @@ def plain_console(**kw: Any) -> Any:
 
 
 def _text(*parts: Any) -> Any:
-    """``Text`` from ``(string, style)`` pairs or plain strings: user data is never parsed as markup or emoji."""
+    """``Text`` from ``(string, style)`` pairs or plain strings: user data is never parsed as markup or emoji,
+    and its control characters are shown escaped, never sent to the terminal (``_common.shown``)."""
     from rich.text import Text
-    return Text.assemble(*parts)
+    return Text.assemble(*((shown(p) if isinstance(p, str) else (shown(p[0]), *p[1:])) for p in parts))
+
+
+def escape(text: str) -> str:
+    """User data for a rich markup string: control characters shown escaped, ``[`` not read as markup."""
+    from rich.markup import escape as markup_escape
+    return markup_escape(shown(text))
 
 
 def table(result: RunResult, console: Any = None, *, judge_line: bool = True) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._render import escape
+
 
 def _f(x: Any, fmt: str = "+.3f") -> str:
     return "—" if x is None else format(x, fmt)
@@ -40,26 +42,26 @@ def comparison_table(result: dict[str, Any], console: Any = None) -> None:
     for name, r in result["metrics"].items():
         ci = f" [{_f(r['ci_low'])}, {_f(r['ci_high'])}]" if r["ci_low"] is not None else ""
         p = _f(r["p_value"], ".4f")
-        t.add_row(name, _f(r["mean_a"], ".3f"), _f(r["mean_b"], ".3f"), _f(r["delta"]) + ci,
+        t.add_row(escape(name), _f(r["mean_a"], ".3f"), _f(r["mean_b"], ".3f"), _f(r["delta"]) + ci,
                   p, _f(r["p_adjusted"], ".4f") if r.get("in_holm_family", True) else "—",
                   str(r["n_paired"]), _verdict(r))
     console.print(t)
     if outside:
-        console.print(f"[dim]{', '.join(outside)}: reported with its own p-value, not in the Holm family "
+        console.print(f"[dim]{escape(', '.join(outside))}: reported with its own p-value, not in the Holm family "
                       "(--holm-overall adds it)[/]")
     for side in ("a", "b"):
         ids = result[f"only_in_{side}"]
         if ids:
-            shown = ", ".join(ids[:10]) + (f" ... ({len(ids)} in all)" if len(ids) > 10 else "")
-            console.print(f"unpaired, only in {side.upper()}: {shown}")
+            listed = ", ".join(ids[:10]) + (f" ... ({len(ids)} in all)" if len(ids) > 10 else "")
+            console.print(f"unpaired, only in {side.upper()}: {escape(listed)}")
         if result[f"metrics_only_in_{side}"]:
-            console.print(f"metrics only in {side.upper()}: {', '.join(result[f'metrics_only_in_{side}'])}")
+            console.print(f"metrics only in {side.upper()}: {escape(', '.join(result[f'metrics_only_in_{side}']))}")
     dups = result.get("duplicate_ids")
     if dups:
         for side in ("a", "b"):
             if dups[side]:
                 console.print(f"duplicate ids in {side.upper()} paired by the '{dups['rule']}' rule: "
-                              + ", ".join(dups[side][:10]) + (" ..." if len(dups[side]) > 10 else ""))
+                              + escape(", ".join(dups[side][:10])) + (" ..." if len(dups[side]) > 10 else ""))
     plans = {n: r["pairs_needed_for_delta"] for n, r in result["metrics"].items() if r.get("pairs_needed_for_delta")}
     if plans:
         console.print(f"paired tasks needed to detect a difference of {result['delta_for_plan']} "
@@ -88,7 +90,7 @@ def plan_table(rows: dict[str, Any], delta: float, power: float, console: Any = 
     for name, r in rows.items():
         trials = ("—" if r["trials_needed"] is None else str(r["trials_needed"])) if r["feasible"] else \
             f"none (≥ {r['min_tasks']} tasks)"
-        t.add_row(name, _f(r["sd_difference"], ".3f"), str(r["n_tasks"]), _f(r["trials_per_task"], ".1f"),
+        t.add_row(escape(name), _f(r["sd_difference"], ".3f"), str(r["n_tasks"]), _f(r["trials_per_task"], ".1f"),
                   "—" if r["tasks_needed"] is None else str(r["tasks_needed"]), trials)
     console.print(t)
     console.print("[dim]tasks needed: at today's trials per task; trials needed: per task, keeping today's tasks "

@@ -24,7 +24,7 @@ def inconsistency_line(pi: dict[str, Any]) -> str | None:
 def versus_table(r: dict[str, Any], console: Any = None, show: int = 10) -> None:
     from rich import box
     from rich.console import Console
-    from rich.markup import escape
+    from ._render import escape
     from rich.table import Table
 
     console = console or Console()
@@ -89,7 +89,7 @@ def dry_run_line(r: dict[str, Any]) -> str:
 def tournament_table(r: dict[str, Any], console: Any = None) -> None:
     from rich import box
     from rich.console import Console
-    from rich.markup import escape
+    from ._render import escape
     from rich.table import Table
 
     console = console or Console()

@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -99,11 +99,15 @@ def run_session(paths: list[str], spec: RunSpec, *, outputs: list[tuple[str, str
     if store is not None:  # this module's input caps, so tests can lower them
         sinks.append(StoreSink(evaluation, store, inputs, InputBudget(STORED_INPUTS_PASSED, STORED_INPUTS_OTHER)))
     sinks += [_Document(path, f) for path, f, _ in outputs if f in _DOCUMENTS]
-    if fmt in ("json", "junit", "csv"):
+    if fmt in ("json", "junit"):
         sinks.append(_Document(None, fmt))
-    sinks += [_Jsonl(path) for path, f, _ in outputs if f == "jsonl"]  # renamed into place after the documents
+    # streamed files are renamed into place after the documents are written
+    sinks += [_jsonl(path) for path, f, _ in outputs if f == "jsonl"]
+    sinks += [_csv(path, evaluation) for path, f, _ in outputs if f == "csv"]
     if fmt == "jsonl":
-        sinks.append(_Jsonl(None))
+        sinks.append(_jsonl(None))
+    elif fmt == "csv":
+        sinks.append(_csv(None, evaluation))
     if progress is not False:
         sinks.append(ContextSink(RunProgress(
             stats=stats, model=getattr(judge_obj, "model", None),
@@ -123,7 +127,7 @@ def run_session(paths: list[str], spec: RunSpec, *, outputs: list[tuple[str, str
 
     # per-trace results are kept only for whole-document outputs (the report has its digest); the
     # table reads summaries and the first failed traces
-    keep = bool(({f for _, f, _ in outputs} | {fmt}) & {"json", "junit", "csv"})
+    keep = bool(({f for _, f, _ in outputs} | {fmt}) & {"json", "junit"})
     try:
         with _stop_on_signals(evaluation.cancel):  # type: ignore[arg-type]
             return run_into(evaluation, paths, spec, sinks, keep_traces=keep, tap=tap, complete=complete)
@@ -131,27 +135,33 @@ def run_session(paths: list[str], spec: RunSpec, *, outputs: list[tuple[str, str
         close_caches(judge_obj)
 
 
-_DOCUMENTS = ("json", "junit", "csv", "table")
-"""Outputs written whole once the run is done (jsonl streams; html is the report)."""
+_DOCUMENTS = ("json", "junit", "table")
+"""Outputs written whole once the run is done (jsonl and csv stream; html is the report)."""
 
 
-class _Jsonl(Sink):
-    """JSON Lines results into a file (written atomically: nothing on abort) or stdout (``path`` None)."""
+class _Stream(Sink):
+    """Results written as they come (JSON Lines, CSV) into a file, renamed into place when the run is done
+    (nothing on abort), or stdout (``path`` None): a header, lines per trace, a footer."""
 
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, lines: Callable[[TraceResult], bytes], header: bytes = b"",
+                 footer: Callable[[RunResult], bytes] | None = None) -> None:
         self.file = ContextSink(atomic_write(path)) if path is not None else None
+        self.lines, self.header, self.footer = lines, header, footer
 
     def begin(self, spec: RunSpec) -> None:
         if self.file is not None:
             self.file.begin(spec)
         self.out = self.file.value if self.file is not None else sys.stdout.buffer
+        if self.header:
+            self.out.write(self.header)
 
     def add(self, item: TraceResult | InputIssue) -> None:
         if isinstance(item, TraceResult):
-            self.out.write(encode_trace(item) + b"\n")
+            self.out.write(self.lines(item))
 
     def finish(self, result: RunResult) -> None:
-        self.out.write(encode_summary_record(result) + b"\n")
+        if self.footer is not None:
+            self.out.write(self.footer(result))
         self.out.flush()
         if self.file is not None:
             self.file.finish(result)
@@ -159,6 +169,18 @@ class _Jsonl(Sink):
     def abort(self, reason: str) -> None:
         if self.file is not None:
             self.file.abort(reason)
+
+
+def _jsonl(path: str | None) -> _Stream:
+    return _Stream(path, lambda item: encode_trace(item) + b"\n",
+                   footer=lambda result: encode_summary_record(result) + b"\n")
+
+
+def _csv(path: str | None, evaluation: Evaluation) -> _Stream:
+    """CSV streamed as JSON Lines is: memory does not grow with the run."""
+    from .. import report  # the package's writer, looked up when used
+    dims = {name: m.spec.dimension for name, m in evaluation.instances.items()}
+    return _Stream(path, lambda item: report.csv_rows(item, dims), header=report.csv_header())
 
 
 class _Document(Sink):
@@ -243,7 +265,7 @@ def _stop_on_signals(cancel: threading.Event) -> Iterator[None]:
 
 
 def _document(result: RunResult, fmt: str) -> bytes:
-    """The whole-run outputs: json, junit, csv, or the table as plain text (``-o results.txt``)."""
+    """The whole-run outputs: json, junit, or the table as plain text (``-o results.txt``)."""
     if fmt == "json":
         return encode_run(result, indent=2) + b"\n"
     if fmt == "table":
@@ -256,8 +278,8 @@ def _document(result: RunResult, fmt: str) -> bytes:
         table(result, Console(file=buf, width=100, color_system=None, force_terminal=False, emoji=False,
                               highlight=False))
         return buf.getvalue().encode("utf-8")
-    from ..report import to_csv, to_junit
-    return (to_junit(result) if fmt == "junit" else to_csv(result)).encode("utf-8")
+    from ..report import to_junit
+    return to_junit(result).encode("utf-8")
 
 
 def _worth_keeping(item: TraceResult, kept: dict[str, Any]) -> bool:

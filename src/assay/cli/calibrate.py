@@ -49,6 +49,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], labels: str | None
     from ..engine import calibrate
     from ..errors import ConfigError
     from ..store import RunStore, save_card
+    from ._input_options import input_warnings
     from ._session import store_path
 
     load_plugins(plugins)
@@ -60,8 +61,9 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], labels: str | None
     store_file = store_path(store, no_store)
     check_writable(output, "-o")
     from ..judge import build_judge
-    card = calibrate(list(paths), list(metrics) or None, judge=build_judge(judge, options), labels=labels,
-                     input_format=input_format)
+    with input_warnings():
+        card = calibrate(list(paths), list(metrics) or None, judge=build_judge(judge, options), labels=labels,
+                         input_format=input_format)
     write_atomic(output, card.to_json() + b"\n")
     if store_file is not None:
         save_card(RunStore(store_file), card)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, load_plugins, plugin_option
+from ._common import EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, load_plugins, plugin_option, shown
 from ._input_options import input_options, input_warnings, limits_from
 from ._judge_options import judge_options, pop_judge_options
 
@@ -146,7 +146,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
         click.echo(_render.one_line(result), err=True)
     summary = judge_summary(result.run)
     if summary:
-        click.echo(summary, err=True)
+        click.echo(shown(summary), err=True)
     from ._cards import correction_lines
     for line in correction_lines(result):
         click.echo(line, err=stdout_fmt != "table")
@@ -157,7 +157,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
         click.echo("; ".join(f"report written to {path}" if f == "html" else f"{f} results written to {path}"
                              for path, f, _ in files), err=True)
     for issue in result.input_issues[:20]:
-        click.echo(f"skipped {issue}", err=True)
+        click.echo(shown(f"skipped {issue}"), err=True)
     if len(result.input_issues) > 20:
         click.echo(f"... and {len(result.input_issues) - 20} more skipped records", err=True)
     if result.input_issues:
@@ -167,7 +167,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if dry and status != "invalid_input":
         sys.exit(EXIT_OK)  # nothing was meant to be scored
     if status == "could_not_evaluate":
-        click.echo(f"could not evaluate: {why}", err=True)
+        click.echo(shown(f"could not evaluate: {why}"), err=True)
     sys.exit(EXIT_STATUS[status])
 
 

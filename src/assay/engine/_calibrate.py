@@ -16,13 +16,14 @@ import datetime as _dt
 import hashlib
 import io
 import json
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError, DataError, InputWarning
 from ..model import Disagreement, JudgeCard, MetricCard, MetricResult, PassFail, RunResult, TraceResult
 from ..stats import cohen_kappa, confusion_matrix, corrected_pass_rate, wilson_interval
 
@@ -351,6 +352,11 @@ def calibrate(traces: Any, metrics: Iterable[Any] | Mapping[str, Any] | None = N
             unmatched += 1
             continue
         per_metric[metric].append(Label(x.trace_id, metric, x.label, x.score, x.source))
+    if unmatched and any(per_metric.values()):
+        missing = sorted({x.trace_id for x in all_labels if x.trace_id not in by_id})
+        warnings.warn(InputWarning(f"{source}: {unmatched:,} of {len(all_labels):,} labels name no scored trace "
+                                   f"(e.g. {', '.join(map(repr, missing[:3]))}); the card leaves them out"),
+                      stacklevel=2)
     if not any(per_metric.values()):
         ids = sorted({x.trace_id for x in all_labels})[:5]
         raise DataError(f"no label matches a scored trace and a selected metric (label trace ids {ids}, "

@@ -129,19 +129,25 @@ def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
     scope_memo: dict[str, str | None] = {}
 
     def scope(s: Span | None) -> str | None:
-        """The agent span that owns ``s`` (itself for an agent), merged with same-named parents; None: no agent."""
-        if s is None:
-            return None
-        if s.span_id in scope_memo:
-            return scope_memo[s.span_id]
-        scope_memo[s.span_id] = None  # cycle guard
-        up = scope(parent(s))
-        if kinds[s.span_id] == "agent" and (up is None or names[up] != names[s.span_id]):
-            result: str | None = s.span_id
-        else:
-            result = up
-        scope_memo[s.span_id] = result
-        return result
+        """The agent span that owns ``s`` (itself for an agent), merged with same-named parents; None: no agent.
+
+        A loop up the parents, not recursion: a chain of thousands of nested agents is linear, and a
+        parent cycle is a located error rather than a RecursionError."""
+        chain: list[Span] = []
+        on_chain: set[str] = set()
+        while s is not None and s.span_id not in scope_memo:
+            if s.span_id in on_chain:
+                raise DataError(f"span {s.span_id!r} is its own ancestor: its parentSpanId chain loops back to "
+                                f"it after {len(chain) - chain.index(s)} span(s)", line=s.line, field=s.field)
+            on_chain.add(s.span_id)
+            chain.append(s)
+            s = parent(s)
+        up = None if s is None else scope_memo[s.span_id]
+        for c in reversed(chain):  # from the topmost unresolved ancestor down
+            if kinds[c.span_id] == "agent" and (up is None or names[up] != names[c.span_id]):
+                up = c.span_id
+            scope_memo[c.span_id] = up
+        return up if not chain else scope_memo[chain[0].span_id]
 
     owner = {s.span_id: scope(s) for s in spans}
     top = {a for a in names if owner[a] == a and scope(parent(by_id[a])) is None}
@@ -183,6 +189,10 @@ def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
         data["system"] = system
     if agents:
         data["agents"] = agents
+    first_llm: dict[str, Span] = {}  # each agent's first LLM span, found in one pass (not one scan per agent)
+    for b in spans:
+        if kinds[b.span_id] == "llm" and owner[b.span_id] is not None:
+            first_llm.setdefault(owner[b.span_id], b)  # type: ignore[arg-type]
     handoffs = []
     for n, members in scope_spans.items():
         if n == "":
@@ -192,7 +202,7 @@ def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
             source = main_name if up is None or up in top else names[up]
             message = conv.io(a)[0]
             if message is None:
-                first = next((b for b in spans if owner[b.span_id] == a.span_id and kinds[b.span_id] == "llm"), None)
+                first = first_llm.get(a.span_id)
                 if first is not None:
                     message = _last_user(conv.llm(first).inputs)
             handoffs.append({"from": source or "main", "to": n, "kind": "delegate", "message": message,

@@ -6,7 +6,7 @@ import inspect
 import json
 from typing import Any
 
-from assay._secrets import register_secret
+from assay._secrets import register_secret, register_url, without_credentials
 from assay.errors import ConfigError
 
 from ._base import Backend, Completion, LoopLocal
@@ -46,6 +46,7 @@ class AnthropicJudge(Backend):
         self.temperature = temperature  # seed: the Messages API has none, so it is accepted and unused
         self._api_key = api_key
         register_secret(api_key)
+        register_url(base_url)
         # Recent SDKs dropped `temperature` (newer models fix it); send it only where it still exists.
         create = anthropic.resources.messages.AsyncMessages.create
         self._takes_temperature = "temperature" in inspect.signature(create).parameters
@@ -53,7 +54,7 @@ class AnthropicJudge(Backend):
 
     @property
     def identity(self) -> dict[str, Any]:
-        return {"backend": "anthropic", "base_url": (self.base_url or "").rstrip("/") or None}
+        return {"backend": "anthropic", "base_url": without_credentials((self.base_url or "").rstrip("/")) or None}
 
     def _new_client(self) -> Any:
         client = self._anthropic.AsyncAnthropic(api_key=self._api_key or "not-needed", base_url=self.base_url,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
-from assay._secrets import redact
+from assay._secrets import clip, redact
 from assay.errors import ProviderError
 
 from ._parse import ParseError, parse_verdict
@@ -256,14 +256,14 @@ class Backend:
             cost = self.price.cost(completion.input_tokens, completion.output_tokens)
         usage = dict(input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
                      cost_usd=cost, latency_s=latency)
-        model = completion.model or self.model
-        text = redact(completion.text)  # a reply may quote the request's credentials back
+        model = redact(completion.model or self.model)  # every field of a reply may quote the request's
+        text = redact(completion.text)                    # credentials back
         try:
             parsed = parse_verdict(text, request.schema, structured=completion.structured)
         except ParseError as exc:
             note = f" ({completion.note})" if completion.note else ""
             return errored(model, f"{exc}{note}", raw=text, **usage)
-        return Verdict(parsed=parsed, raw=text, model=model, **usage)  # type: ignore[arg-type]
+        return Verdict(parsed=parsed, raw=clip(text), model=model, **usage)  # type: ignore[arg-type]
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         return await guarded(self, request)

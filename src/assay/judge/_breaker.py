@@ -48,6 +48,11 @@ class Tripping(Wrapper):
     def is_open(self) -> bool:
         return self._open is not None
 
+    @property
+    def reason(self) -> str | None:
+        """Why calls are skipped while the breaker is open (None while closed)."""
+        return self._open
+
     async def call(self, request: JudgeRequest) -> Verdict:
         if self._open is not None:
             now = self._clock()

@@ -19,6 +19,8 @@ from typing import Any
 
 import pydantic
 
+from assay.errors import ConfigError
+
 from ._base import Wrapper, call_inner
 from ._parse import schema_text
 from ._protocol import Judge, JudgeRequest, Verdict
@@ -113,6 +115,18 @@ class JudgeCache:
         self._opened.append((os.getpid(), conn))
         return conn
 
+    def check(self) -> None:
+        """Open the cache and read it once, so that a broken or unwritable file is one clear error
+        before any scoring, as a broken run store is, not a vague failure on every result."""
+        import sqlite3
+
+        try:
+            conn = self._connection()
+            conn.execute("SELECT key FROM verdicts LIMIT 1").fetchall()
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"the judge cache {str(self.path)!r} cannot be used: {exc}; move or delete it, pass "
+                              "--cache PATH for another file, or --no-cache") from None
+
     def get(self, key: str, schema: type[pydantic.BaseModel]) -> Verdict | None:
         """The stored verdict for *key*, or None (also when it no longer validates)."""
         row = self._connection().execute("SELECT verdict FROM verdicts WHERE key = ?", (key,)).fetchone()
@@ -176,6 +190,7 @@ class Cached(Wrapper):
         super().__init__(inner, stats=stats)
         self.endpoint = endpoint_of(inner)
         self.cache = cache if isinstance(cache, JudgeCache) else JudgeCache(cache)
+        self.cache.check()
 
     async def call(self, request: JudgeRequest) -> Verdict:
         key = cache_key(self.model, request, self.endpoint)

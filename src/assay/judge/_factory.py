@@ -12,6 +12,7 @@ A prefix claimed twice is an error unless the later one says ``replace=True``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -171,6 +172,9 @@ class Spec:
     base_url: str | None = None
 
 
+_URL_AT = re.compile(r"@(?=https?://)", re.IGNORECASE)
+
+
 def parse_spec(spec: str, *, base_url: str | None = None) -> Spec:
     """``"gpt-4o"``, ``"provider:model"`` or ``"openai-compatible:model@http://host:port/v1"``.
 
@@ -193,9 +197,9 @@ def parse_spec(spec: str, *, base_url: str | None = None) -> Spec:
         provider = ("openai-compatible" if base_url else "anthropic" if lowered.startswith("claude")
                     else "google" if lowered.startswith("gemini") else "openai")
         model = text
-    model, at, url = model.rpartition("@") if "@http" in model else (model, "", "")
+    at = _URL_AT.search(model)  # the first "@" that starts a URL: a password in it may hold another "@"
     if at:
-        base_url = url
+        model, base_url = model[:at.start()], model[at.end():]
     if not model:
         raise ConfigError(f"judge model string {spec!r} names no model; expected e.g. 'openai:gpt-4o-mini'")
     if provider == "openai-compatible" and not base_url:
@@ -258,6 +262,7 @@ def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float 
         raise ConfigError(f"judge {spec.provider}:{spec.model} needs an API key: set {names} or pass api_key=...")
     price = resolve_price(spec.model, local=local, overrides=prices)
     if info.kind == "anthropic":
+        backend_options.pop("max_reply_mb", None)  # the anthropic SDK reads replies itself
         return AnthropicJudge(spec.model, api_key=api_key, base_url=base_url, timeout=timeout, price=price,
                                 **backend_options)
     if spec.provider == "azure":
@@ -321,7 +326,8 @@ def make_judge(spec: Any = None, **options: Any) -> Judge:
     Objects: an existing Judge is returned unchanged; a LangChain chat model (``ainvoke``), an
     eval_lib-style client (``chat_complete``) or a function ``f(messages) -> str`` become backends.
     Options: the fields of :class:`JudgeOptions` (stack options of :func:`compose`; ``dry_run=True``;
-    ``api_key``, ``base_url``, ``timeout``, ``prices``, ``max_tokens``, ``seed`` for the backend);
+    ``api_key``, ``base_url``, ``timeout``, ``prices``, ``max_tokens``, ``seed``, ``max_reply_mb`` for the
+    backend);
     other keywords go to the backend factory.
     ``spec=None`` reads ASSAY_JUDGE; ASSAY_JUDGE_BASE_URL supplies a base URL for bare names.
     """

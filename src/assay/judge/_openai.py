@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import os
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
-from assay._secrets import register_secret
+from assay._secrets import register_secret, register_url, without_credentials
 from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion, LoopLocal, provider_error
-from ._http import HttpxClient, LoopbackClient, import_httpx, is_loopback, json_client
+from ._http import DEFAULT_MAX_REPLY, HttpxClient, LoopbackClient, import_httpx, is_loopback, json_client
 from ._parse import json_schema, schema_instruction, strict_schema
 from ._prices import Price, is_local_url, resolve_price
 from ._protocol import JudgeRequest
@@ -47,7 +47,7 @@ def _fallback(mode: str, error: ProviderError) -> str | None:
 
 def endpoint_identity(backend: str, base_url: str | None, api_version: str | None = None) -> dict[str, Any]:
     """The cache identity of a backend at ``base_url`` (None: the SDK's default endpoint)."""
-    out: dict[str, Any] = {"backend": backend, "base_url": (base_url or "").rstrip("/") or None}
+    out: dict[str, Any] = {"backend": backend, "base_url": without_credentials((base_url or "").rstrip("/")) or None}
     if api_version:
         out["api_version"] = api_version
     return out
@@ -58,6 +58,7 @@ class OpenAICompatible(Backend):
 
     ``model`` is reported as ``"provider:name"``; ``structured`` picks the first mode to try
     ("json_schema" | "tools" | "json"). The client retries nothing: Retrying does.
+    ``max_reply_mb``: the most a reply may be, decompressed (a larger one is refused, not retried).
     """
 
     backend = "openai-compatible"
@@ -66,12 +67,17 @@ class OpenAICompatible(Backend):
                  provider: str = "openai", timeout: float | None = 60.0, structured: str = "json_schema",
                  max_tokens: int | None = None, seed: int | None = None, price: Price | None = None,
                  api_version: str | None = None, extra_body: dict[str, Any] | None = None,
-                 default_headers: dict[str, str] | None = None, temperature: float | None = None) -> None:
+                 default_headers: dict[str, str] | None = None, temperature: float | None = None,
+                 max_reply_mb: float = DEFAULT_MAX_REPLY / 2**20) -> None:
         if structured not in MODES:
             raise ConfigError.unknown("structured-output mode", structured, MODES)
         if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
             price = resolve_price(name, local=is_local_url(base_url))
         super().__init__(name, backend=provider, timeout=timeout, price=price)
+        try:
+            urlsplit(base_url or DEFAULT_BASE_URL).port
+        except ValueError as exc:
+            raise ConfigError(f"bad judge base URL {without_credentials(base_url)!r}: {exc}") from None
         if not is_loopback(base_url or DEFAULT_BASE_URL):
             import_httpx()  # a missing extra is an error now, not at the first call
         self.provider, self.base_url = provider, base_url
@@ -81,7 +87,11 @@ class OpenAICompatible(Backend):
         self.mode, self.max_tokens, self.seed, self.temperature = structured, max_tokens, seed, temperature
         self._api_key, self._api_version = api_key, api_version
         register_secret(api_key)
+        register_url(base_url)
         self._extra_body, self._headers = extra_body, default_headers
+        if not max_reply_mb > 0:
+            raise ConfigError(f"max_reply_mb must be > 0, got {max_reply_mb!r}")
+        self.max_reply = int(max_reply_mb * 2**20)
         self._client = LoopLocal(self._new_client, lambda client: client.close(), eager=True)
 
     @property
@@ -102,7 +112,7 @@ class OpenAICompatible(Backend):
                 if os.environ.get(env):
                     headers[header] = os.environ[env]
         return json_client(base, headers={**headers, **(self._headers or {})}, timeout=self.timeout, query=query,
-                           backend=self.backend, model=self.name)
+                           backend=self.backend, model=self.name, max_reply=self.max_reply)
 
     def _path(self) -> str:
         # Azure routes by deployment, which is the model name the request carries.

@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 import pydantic
 
-from .._secrets import redact
+from .._secrets import clip, redact
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +73,6 @@ class Judge(Protocol):
 
 def errored(model: str, error: str, *, raw: str = "", skipped: bool = False, attempts: int = 1,
             **usage: float | int | None) -> Verdict:
-    """A Verdict that carries only the reason there is no verdict (secrets redacted from both texts)."""
-    return Verdict(parsed=None, raw=redact(raw), model=model, error=redact(error), skipped=skipped,
+    """A Verdict that carries only the reason there is no verdict (secrets redacted from both texts, both clipped)."""
+    return Verdict(parsed=None, raw=clip(redact(raw)), model=model, error=clip(redact(error)), skipped=skipped,
                    attempts=attempts, **usage)  # type: ignore[arg-type]

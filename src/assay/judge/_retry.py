@@ -17,16 +17,24 @@ import random
 from assay.errors import ProviderError
 
 from ._base import Wrapper, call_inner
+from ._breaker import Tripping
 from ._parse import output_guess, reask_message
-from ._protocol import Judge, JudgeRequest, Verdict
+from ._protocol import Judge, JudgeRequest, Verdict, errored
 from ._stats import JudgeStats
+
+_WATCH_S = 0.25
+"""How often a call waiting to retry looks at the breaker: once it opens, the wait ends."""
 
 
 class Retrying(Wrapper):
     """Retry transient failures with full-jitter exponential backoff, honouring Retry-After.
 
     ``retries`` extra attempts after the first; a delay is ``uniform(0, min(max_delay,
-    base_delay * 2**n))`` unless the server said how long to wait (capped at ``max_retry_after``).
+    base_delay * 2**n))`` unless the server said how long to wait. A server that asks for more
+    than ``max_retry_after`` seconds gets no retry (the call fails now, saying so), and once the
+    breaker below (:class:`~assay.judge._breaker.Tripping`) opens, a call waiting to retry stops
+    waiting and is reported skipped, as the calls the breaker refuses are: a judge that keeps
+    answering 429 cannot hold a run for retry after retry.
     """
 
     def __init__(self, inner: Judge, *, retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
@@ -38,11 +46,14 @@ class Retrying(Wrapper):
         self.max_retry_after = max_retry_after
         self._random = random.Random(seed)
 
-    def delay(self, attempt: int, error: ProviderError) -> float:
-        """Seconds to wait before attempt number *attempt* + 1 (0-based *attempt* just failed)."""
+    def delay(self, attempt: int, error: ProviderError) -> float | None:
+        """Seconds to wait before attempt number *attempt* + 1 (0-based *attempt* just failed);
+        None when the server asks for a longer wait than ``max_retry_after``."""
         if error.retry_after is not None:
+            if error.retry_after > self.max_retry_after:
+                return None
             # A little jitter on top so a burst of 429s does not come back in lockstep.
-            return min(error.retry_after, self.max_retry_after) * (1 + 0.1 * self._random.random())
+            return error.retry_after * (1 + 0.1 * self._random.random())
         return self._random.uniform(0, min(self.max_delay, self.base_delay * 2 ** attempt))
 
     async def call(self, request: JudgeRequest) -> Verdict:
@@ -51,14 +62,38 @@ class Retrying(Wrapper):
             try:
                 verdict = await call_inner(self.inner, request)
             except ProviderError as exc:
-                if not exc.retryable or attempt >= self.retries:
+                wait = self.delay(attempt, exc) if exc.retryable and attempt < self.retries else None
+                if wait is None and exc.retryable and attempt < self.retries:
+                    exc.args = (f"{exc} (the server asks to wait {exc.retry_after:g} s, longer than the "
+                                f"{self.max_retry_after:g} s assay waits to retry a call)",)
+                if wait is None:
                     exc.attempts = attempt + getattr(exc, "attempts", 1)  # type: ignore[attr-defined]
                     raise
+                breaker = await self._wait(wait)
+                if breaker is not None:  # the judge stopped answering while this call waited
+                    return errored(self.model, breaker, skipped=True, attempts=attempt + 1)
                 self.stats.retries += 1
-                await asyncio.sleep(self.delay(attempt, exc))
                 attempt += 1
                 continue
             return dataclasses.replace(verdict, attempts=verdict.attempts + attempt) if attempt else verdict
+
+    async def _wait(self, seconds: float) -> str | None:
+        """Sleep *seconds*, or less: the open breaker's message as soon as it opens."""
+        breaker = _breaker_below(self.inner)
+        if breaker is None:
+            await asyncio.sleep(seconds)
+            return None
+        loop = asyncio.get_running_loop()
+        until = loop.time() + seconds
+        while breaker.reason is None and (left := until - loop.time()) > 0:
+            await asyncio.sleep(min(left, _WATCH_S))
+        return breaker.reason
+
+
+def _breaker_below(judge: Judge) -> Tripping | None:
+    while judge is not None and not isinstance(judge, Tripping):
+        judge = getattr(judge, "inner", None)  # type: ignore[assignment]
+    return judge
 
 
 def combine(first: Verdict, second: Verdict) -> Verdict:

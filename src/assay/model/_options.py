@@ -72,6 +72,8 @@ class JudgeOptions:
     seed: int | None = field(default=None, metadata=_BACKEND)
     threads: int | None = field(default=None, metadata=_BACKEND)
     n_ctx: int | None = field(default=None, metadata=_BACKEND)
+    max_reply_mb: float | None = field(default=None, metadata=_BACKEND)
+    """The largest reply accepted, in MiB decompressed; None: the backend's default."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Other keyword arguments for the backend factory (``structured``, ``api_version``, a plugin's own)."""
 

@@ -1,4 +1,4 @@
-"""CI outputs: JUnit XML and CSV, one test case (row) per trace x metric.
+"""CI outputs: JUnit XML and CSV, one test case (row) per trace x metric (CSV streamed by trace).
 
 JUnit: a failed threshold is a ``<failure>``, a judge or metric error an ``<error>``, a result
 without a score (missing data, not applicable, not evaluated) ``<skipped>``. Input records that
@@ -14,7 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..model import MetricResult, RunResult
+from ..model import MetricResult, RunResult, TraceResult
 
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -102,17 +102,42 @@ def to_junit(result: RunResult, *, name: str = "assay") -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def to_csv(result: RunResult) -> str:
-    """CSV with a header and one row per trace x metric."""
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet reads as the start of a formula (OWASP's CSV injection list)."""
+
+
+def _text(value: Any) -> str:
+    """A text cell a spreadsheet shows as text: a leading ``'`` before a formula character (OWASP)."""
+    text = "" if value is None else str(value)
+    return f"'{text}" if text.startswith(_FORMULA) else text
+
+
+def _writer(buf: io.StringIO) -> Any:
+    # CRLF (RFC 4180) also makes the csv module quote a field holding a lone CR, as it does LF
+    return csv.writer(buf, lineterminator="\r\n")
+
+
+def csv_header() -> bytes:
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    _writer(buf).writerow(CSV_COLUMNS)
+    return buf.getvalue().encode("utf-8")
+
+
+def csv_rows(t: TraceResult, dims: dict[str, str]) -> bytes:
+    """The rows of one trace (one per metric), so ``-o x.csv`` streams as ``-o x.jsonl`` does."""
+    buf = io.StringIO()
+    w = _writer(buf)
+    for m, r in t.metrics.items():
+        w.writerow([_text(t.id), _text(t.task_id), "" if t.trial is None else t.trial, _text(t.source), _text(m),
+                    _text(dims.get(m, "")), "" if r.score is None else r.score,
+                    "" if r.threshold is None else r.threshold, "" if r.passed is None else str(r.passed).lower(),
+                    _status(r), _text(r.warning), _text(r.reason), r.judge_calls or "", r.tokens or "",
+                    "" if r.cost_usd is None else r.cost_usd])
+    return buf.getvalue().encode("utf-8")
+
+
+def to_csv(result: RunResult) -> str:
+    """CSV with a header and one row per trace x metric; text cells that a spreadsheet would run as
+    formulas start with ``'``, and every field with a CR or LF is quoted."""
     dims = {name: s.dimension for name, s in result.summary.items()}
-    for t in result.traces:
-        for m, r in t.metrics.items():
-            w.writerow([t.id, t.task_id, "" if t.trial is None else t.trial, t.source or "", m, dims.get(m, ""),
-                        "" if r.score is None else r.score, "" if r.threshold is None else r.threshold,
-                        "" if r.passed is None else str(r.passed).lower(), _status(r),
-                        "" if r.warning is None else str(r.warning), r.reason, r.judge_calls or "", r.tokens or "",
-                        "" if r.cost_usd is None else r.cost_usd])
-    return buf.getvalue()
+    return b"".join([csv_header(), *(csv_rows(t, dims) for t in result.traces)]).decode("utf-8")

@@ -22,7 +22,7 @@ _TABLE = """CREATE TABLE IF NOT EXISTS judge_cards (
 
 def save_card(store: RunStore, card: JudgeCard) -> None:
     """Keep *card* (a card with the same id, same judge and labels, is replaced)."""
-    with store._conn() as conn, write_transaction(conn):
+    with store._conn(write=True) as conn, write_transaction(conn):
         conn.execute(_TABLE)
         conn.execute("INSERT OR REPLACE INTO judge_cards (id, created_at, model, card) VALUES (?, ?, ?, ?)",
                      (card.id, card.created_at, card.judge.get("model"), card.to_json(indent=0).decode()))

@@ -13,6 +13,8 @@ import json
 import os
 import socket
 import sqlite3
+import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -116,7 +118,7 @@ def _create(conn: sqlite3.Connection, results: str = _RESULTS) -> None:
             conn.execute(statement)
 
 
-def _migrate_v3(conn: sqlite3.Connection) -> None:
+def _migrate_v3(conn: sqlite3.Connection, progress: _Progress) -> None:
     """Schema 3 -> 4: a run's results rows become blocks of up to 1000 traces; inputs get id and source."""
     conn.execute("ALTER TABLE inputs ADD COLUMN trace_id TEXT")
     conn.execute("ALTER TABLE inputs ADD COLUMN source")
@@ -134,6 +136,7 @@ def _migrate_v3(conn: sqlite3.Connection) -> None:
         if not block:
             run, first = run_id, seq
         block.append(tuple(row))
+        progress.step()
     if block:
         conn.execute(INSERT_BLOCK, (run, first, len(block), encode_block(block)))
     rows.close()
@@ -148,7 +151,7 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE results SET trace = NULL WHERE trace IS NOT NULL")
 
 
-def _migrate_v1(conn: sqlite3.Connection) -> None:
+def _migrate_v1(conn: sqlite3.Connection, progress: _Progress) -> None:
     """Schema 1 -> 2: every stored trace's JSON document becomes a compact row, losing nothing."""
     conn.execute("ALTER TABLE results RENAME TO results_v1")
     _create(conn, _RESULTS_V3)
@@ -166,7 +169,46 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
                     inputs.append((run_id, seq, trace))
             conn.executemany(_INSERT_V3, out)
             conn.executemany("INSERT INTO inputs (run_id, seq, trace) VALUES (?, ?, ?)", inputs)
+            progress.step(len(batch))
     conn.execute("DROP TABLE results_v1")
+
+
+PROGRESS_S = 5.0
+"""Seconds between the progress lines of a store upgrade."""
+
+
+class _Progress:
+    """A store upgrade on stderr: that it runs (it holds the write lock, so other runs wait), how far it
+    is every ``PROGRESS_S`` seconds, and when it is done. Silent when there is nothing to convert."""
+
+    def __init__(self, path: Path, version: int, total: int) -> None:
+        self.path, self.total, self.count = path, total, 0
+        self._started = time.monotonic()
+        self._next = self._started + PROGRESS_S
+        if total:
+            size = path.stat().st_size / 1e6 if path.exists() else 0.0
+            _say(f"assay: upgrading the run store {str(path)!r} ({size:,.0f} MB, {total:,} stored results) from "
+                 f"schema {version} to {SCHEMA_VERSION}; other assay processes using it wait until this is done")
+
+    def step(self, n: int = 1) -> None:
+        self.count += n
+        if self.total and time.monotonic() >= self._next:
+            self._next += PROGRESS_S
+            _say(f"assay: upgrading the run store: {self.count / self.total:.0%} ({self.count:,} of {self.total:,})")
+
+    def done(self) -> None:
+        if self.total:
+            _say(f"assay: run store upgraded in {time.monotonic() - self._started:.1f} s")
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process can write the store (and, for its WAL files, the folder it is in)."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
 def _alive(pid: int | None) -> bool | None:
@@ -239,8 +281,15 @@ class RunStore:
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"
 
-    def connect(self) -> sqlite3.Connection:
-        """A connection in autocommit mode with WAL and the busy timeout set; creates the file."""
+    def connect(self, *, write: bool = True) -> sqlite3.Connection:
+        """A connection in autocommit mode with WAL and the busy timeout set; creates the file.
+
+        ``write=False`` (listing, loading, reporting): a store this process may not write (a
+        read-only file or folder) is opened read-only instead, as long as it needs no upgrade.
+        A store written by a newer assay is refused either way, before anything is written to it.
+        """
+        if not write and self.path.exists() and not _writable(self.path):
+            return self._read_only()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
@@ -249,32 +298,71 @@ class RunStore:
                               "set ASSAY_STORE or pass --store PATH / --no-store") from None
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._check_version(conn)
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
                 with write_transaction(conn):
-                    version = conn.execute("PRAGMA user_version").fetchone()[0]  # under the lock now
-                    if version > SCHEMA_VERSION:
-                        raise sqlite3.DatabaseError(f"schema {version} is newer than this assay ({SCHEMA_VERSION})")
+                    version = self._check_version(conn)  # under the lock now: another process may have upgraded it
                     if version < SCHEMA_VERSION:
-                        if version == 1:
-                            _migrate_v1(conn)
-                        if version in (1, 2):
-                            _migrate_v2(conn)
-                        if version in (1, 2, 3):
-                            _migrate_v3(conn)
-                        _create(conn)
-                        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                        self._upgrade(conn, version)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise ConfigError(f"{str(self.path)!r} is not a usable assay run store: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
+    def _check_version(self, conn: sqlite3.Connection) -> int:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise ConfigError(f"the run store {str(self.path)!r} was written by a newer assay (schema {version}; this "
+                              f"one reads up to {SCHEMA_VERSION}): upgrade assay, or use another store (--store PATH, "
+                              "ASSAY_STORE, --no-store)")
+        return version
+
+    def _upgrade(self, conn: sqlite3.Connection, version: int) -> None:
+        """Schema *version* -> SCHEMA_VERSION, in the caller's write transaction, saying so on stderr."""
+        has_results = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'results'").fetchone() is not None
+        total = conn.execute("SELECT count(*) FROM results").fetchone()[0] if has_results and version else 0
+        progress = _Progress(self.path, version, total)
+        if version == 1:
+            _migrate_v1(conn, progress)
+        if version in (1, 2):
+            _migrate_v2(conn)
+        if version in (1, 2, 3):
+            _migrate_v3(conn, progress)
+        _create(conn)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        progress.done()
+
+    def _read_only(self) -> sqlite3.Connection:
+        """The store opened read-only (``mode=ro``; ``immutable`` when SQLite cannot share its WAL index)."""
+        uri = self.path.resolve().as_uri()
+        for query in ("mode=ro", "immutable=1"):
+            conn = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            try:
+                version = self._check_version(conn)
+            except sqlite3.OperationalError:
+                conn.close()
+                continue
+            except BaseException:
+                conn.close()
+                raise
+            if version < SCHEMA_VERSION:
+                conn.close()
+                raise ConfigError(f"the run store {str(self.path)!r} is read-only and of schema {version}: this assay "
+                                  f"reads it once upgraded to schema {SCHEMA_VERSION}, which needs write access "
+                                  "(or copy it somewhere writable)")
+            return conn
+        raise ConfigError(f"cannot open the read-only run store {str(self.path)!r}: copy it somewhere writable")
+
     @contextmanager
-    def _conn(self) -> Iterator[sqlite3.Connection]:
-        conn = self.connect()
+    def _conn(self, write: bool = False) -> Iterator[sqlite3.Connection]:
+        conn = self.connect(write=write)
         try:
             yield conn
         finally:
@@ -369,7 +457,7 @@ class RunStore:
 
     def delete(self, ref: str) -> str:
         run_id = self.resolve(ref)
-        with self._conn() as conn, write_transaction(conn):
+        with self._conn(write=True) as conn, write_transaction(conn):
             for table in ("result_blocks", "inputs", "issues"):
                 conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
