@@ -65,7 +65,7 @@ class RunRecorder:
             conn.close()
             raise RuntimeError("could not allocate a unique run id")
         return cls(store, conn, run_id, batch_size=batch_size, flush_interval_s=flush_interval_s,
-                   codec=RowCodec(metrics, config, inputs))
+                   codec=RowCodec(metrics, inputs))
 
     def add(self, item: TraceResult | InputIssue, trace: Trace | None = None) -> None:
         """Buffer one streamed item (with its input trace when known); flushes by size or time."""
