@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError
 from ..metrics import DEFAULT_SET_VERSION, Registry, parse_metric_arg
 from ..metrics._base import REGISTRY, build, check_instance_name, split_instance
-from ..model import InputIssue, RunRecord, RunResult, Trace, TraceResult, TraceValidationError
+from ..model import InputIssue, RunRecord, RunResult, Trace, TraceResult
 from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions, RunTotals, group
 from ._config import check_dimensions
 from ._jury import Jury, JuryTotals
