@@ -106,6 +106,12 @@ def _passk_truth(a: float, b: float, k: int, family: str) -> float:
     return 1.0 - math.prod((b + i) / (a + b + i) for i in range(k))
 
 
+def _passk_spread(y: Any, k: int, tasks: int) -> tuple[Any, Any, int | None]:
+    """Mean, variance of the mean and t degrees of freedom of per-task pass@k, as ``trial_pass_k``
+    has them: pass@1 t-corrected like the pass rate it equals, k >= 2 not (it would over-cover)."""
+    return y.mean(axis=1), y.var(axis=1, ddof=1) / tasks, tasks - 1 if k == 1 else None
+
+
 def clustered_binary(rng: Any, tasks: int, pop: str, reps: int, ks: range = range(1, TRIALS + 1)) -> list[Cell]:
     a, b = POPULATIONS[pop]
     c = rng.binomial(TRIALS, rng.beta(a, b, (reps, tasks)))
@@ -132,9 +138,8 @@ def clustered_binary(rng: Any, tasks: int, pop: str, reps: int, ks: range = rang
             table = np.array([1 - math.comb(TRIALS - j, k) / math.comb(TRIALS, k) if fam == "pass@k"
                               else math.comb(j, k) / math.comb(TRIALS, k) for j in range(TRIALS + 1)])
             y = table[c]
-            mean = y.mean(axis=1)
-            var = y.var(axis=1, ddof=1) / tasks
-            bounds = ess_wilson(np, mean, var, tasks, tasks * TRIALS / k, LEVEL)
+            mean, var, df = _passk_spread(y, k, tasks)
+            bounds = ess_wilson(np, mean, var, tasks, tasks * TRIALS / k, LEVEL, df)
             public = []
             for row in c[:CHECKED]:
                 r = trial_pass_k([(TRIALS, int(j)) for j in row], k)
@@ -213,11 +218,11 @@ def alternatives(rng: Any, reps: int) -> None:
                     table = np.array([1 - math.comb(TRIALS - j, k) / math.comb(TRIALS, k) if fam == "pass@k"
                                       else math.comb(j, k) / math.comb(TRIALS, k) for j in range(TRIALS + 1)])
                     y = table[c]
-                    mean, var = y.mean(axis=1), y.var(axis=1, ddof=1) / tasks
+                    mean, var, df = _passk_spread(y, k, tasks)
                     truth = _passk_truth(a, b, k, fam)
                     rows.append((f"{tasks} tasks x {TRIALS}, {pop}", fam.replace("k", str(k)),
-                                 _covered(*ess_wilson(np, mean, var, tasks, tasks * TRIALS / k, LEVEL), truth),
-                                 _covered(*_t_bounds(mean, var, tasks - 1), truth),
+                                 _covered(*ess_wilson(np, mean, var, tasks, tasks * TRIALS / k, LEVEL, df), truth),
+                                 _covered(*_t_bounds(mean, y.var(axis=1, ddof=1) / tasks, tasks - 1), truth),
                                  _covered(*_percentile_bootstrap(rng, y), truth)))
     for dist in SKEWED:
         a, b = SKEWED[dist]

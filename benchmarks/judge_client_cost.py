@@ -1,11 +1,26 @@
-"""Judge-path client cost: what assay itself spends per judge call, with a judge that answers at once.
+"""Judge-path client cost: the CPU assay itself spends per judge call, as a whole process.
 
-An in-process judge function returns a fixed verdict with no latency, so the wall time is the
-client's own work per call: building the prompt, fencing, the judge stack (cache lookup and
-store in SQLite, retry, limits, metering), parsing, redaction, quote checks and the engine.
-``--profile`` prints the top functions by cumulative time (cProfile) instead.
+Runs the real CLI (``assay run FILE -m METRIC --judge openai-compatible:...@URL --no-store
+--no-cache``) against the test suite's scripted OpenAI-compatible server in a child process, which
+answers every request after ``--latency`` (10 ms) with a reply that fits the request's schema
+(quotes included: one found in the dialogue, one not, so the quote check does its full work).
+The figure is the run's own user + sys CPU (``os.wait4``), marginal per call: the difference
+between ``--conversations`` sizes (100 and 1,000) divided by the difference in calls the server
+answered, so interpreter start-up and imports cancel.
 
-    python benchmarks/judge_client_cost.py [--calls 1000] [--no-cache] [--profile]
+Metrics: ``failure_rate`` (full and compact form), ``goal_achievement_rate`` (full; no goal given,
+so 4 calls per conversation) and ``answer_relevance`` (one call per turn). ``--baseline REV``
+(default: the commit before the hot-path work) also times that revision of ``src/`` (``git
+archive``), alternating with this checkout, for a before/after in one run. Target: <= 1.0 ms per
+call for each metric.
+
+``--in-process`` times ``Evaluation.run`` in a child process instead (the judge built and warmed
+up outside the clock, new ids for each ``--repeat`` so that no option order repeats, the least CPU
+per call): steadier than the marginal figure when the machine is busy. ``--profile METRIC`` prints the top functions of an in-process run instead (cProfile; judge
+cache off, server still in its own process, so only client work shows).
+
+    python benchmarks/judge_client_cost.py [--conversations 100 1000] [--baseline REV | --no-baseline]
+    python benchmarks/judge_client_cost.py --profile failure_rate [--style full]
 """
 
 from __future__ import annotations
@@ -13,56 +28,228 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import multiprocessing
+import os
 import pstats
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-from assay import evaluate
-from assay.judge import make_judge
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # for tests.support
 
-REPLY = json.dumps({"evidence": ["the Italian place near the station"],  # found: the quote check passes
-                    "reasoning": "The booking was confirmed with a reference.", "score": 5})
+from tests.support.judge_server import JudgeServer, Reply, fitting  # noqa: E402
+
+BASELINE = "9953cb2"
+"""main before the hot-path work (issue #30)."""
+CASES = (("failure_rate", "full"), ("failure_rate", "compact"), ("goal_achievement_rate", "full"),
+         ("answer_relevance", "full"))
+QUOTES = ("table for", "The Italian place near the staton")
+"""What the scripted judge quotes: text in the dialogue, and a misspelt quote that the check rejects."""
+_CLEARED = ("ASSAY_STORE", "ASSAY_CACHE_DIR", "ASSAY_JUDGE", "ASSAY_JUDGE_BASE_URL", "ASSAY_CONFIG",
+            "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 
 
-async def instant(messages: list[dict]) -> str:
-    return REPLY
-
-
-def conversations(n: int, offset: int = 0) -> list[dict]:
+def conversations(n: int) -> list[dict]:
+    """Two-turn booking conversations in assay's trace format."""
     return [{"id": f"conv-{i}", "turns": [
         {"input": f"Book a table for {i % 6 + 2} people on day {i}.",
          "output": f"Which restaurant would you like for day {i}?"},
         {"input": "The Italian place near the station, 7 pm.",
-         "output": f"Done: table for {i % 6 + 2} at 7 pm on day {i}, ref R{i:04d}."}]}
-            for i in range(offset, offset + n)]
+         "output": f"Done: table for {i % 6 + 2} at 7 pm on day {i}, ref R{i:04d}."}]} for i in range(n)]
+
+
+def verdict_for(request: dict) -> Reply:
+    return fitting(request, QUOTES, "The booking was confirmed with a reference.")
+
+
+def serve(latency: float, conn) -> None:
+    """Child process: the scripted server; on "count", report the requests answered so far."""
+    with JudgeServer(verdict_for, latency=latency) as server:
+        conn.send(server.url)
+        while conn.recv() == "count":
+            conn.send(sum(r.status == 200 for r in server.requests))
+
+
+def source_of(rev: str, scratch: Path) -> Path:
+    """``src/`` of git revision *rev*, unpacked under *scratch* (or *rev* itself when it is a folder)."""
+    if Path(rev).is_dir():
+        return Path(rev)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True, check=True).stdout
+    target = scratch / f"src-{rev}"
+    target.mkdir()
+    archive_path = scratch / f"{rev}.tar"
+    archive_path.write_bytes(archive)
+    with tarfile.open(archive_path) as tar:
+        tar.extractall(target, filter="data")
+    return target / "src"
+
+
+def run_cli(source: Path, traces: Path, metric: str, style: str, url: str) -> float:
+    """User + sys CPU seconds of one ``assay run`` importing assay from *source*."""
+    home = Path(tempfile.mkdtemp(prefix="assay-bench-"))
+    env = {k: v for k, v in os.environ.items() if k not in _CLEARED} | {"HOME": str(home), "PYTHONPATH": str(source)}
+    command = [sys.executable, "-m", "assay", "run", str(traces), "-m", metric, "--judge",
+               f"openai-compatible:bench-judge@{url}", "--prompt-style", style, "--no-store", "--no-cache"]
+    with open(home / "stderr", "w+") as err:
+        proc = subprocess.Popen(command, cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1):
+            err.seek(0)
+            raise SystemExit(f"assay run exited {proc.returncode}:\n{err.read()[-2000:]}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def start_server(latency: float) -> tuple[multiprocessing.Process, object, str]:
+    parent, child = multiprocessing.Pipe()
+    server = multiprocessing.Process(target=serve, args=(latency, child), daemon=True)
+    server.start()
+    if not parent.poll(30):
+        raise SystemExit("the scripted judge server did not start")
+    return server, parent, parent.recv()
+
+
+def measure(args: argparse.Namespace) -> int:
+    server, parent, url = start_server(args.latency)
+
+    def calls() -> int:
+        parent.send("count")
+        return parent.recv()
+
+    small, large = args.conversations
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; "
+          f"{args.latency * 1000:.0f} ms judge; {small} and {large} conversations; cache and store off")
+    results: dict[tuple[str, str, str], float] = {}
+    try:
+        with tempfile.TemporaryDirectory() as scratch_dir:
+            scratch = Path(scratch_dir)
+            versions = [("after", ROOT / "src")]
+            if args.baseline:
+                versions.insert(0, (f"before ({args.baseline})", source_of(args.baseline, scratch)))
+            files = {}
+            for n in (small, large):
+                files[n] = scratch / f"conversations-{n}.jsonl"
+                files[n].write_text("".join(json.dumps(t) + "\n" for t in conversations(n)))
+            for metric, style in CASES:
+                for label, source in versions:  # alternating, so that load changes hit both alike
+                    if args.in_process:
+                        results[metric, style, label] = per_call = in_process(source, metric, style, url, large,
+                                                                              args.repeat)
+                        print(f"  {metric:<22} {style:<8} {label:<20} {1000 * per_call:6.2f} ms CPU per call "
+                              f"(in process, {large} conversations, least of {args.repeat})", flush=True)
+                        continue
+                    seen = []
+                    for n in (small, large):
+                        before = calls()
+                        started = time.monotonic()
+                        cpu = min(run_cli(source, files[n], metric, style, url) for _ in range(args.repeat))
+                        wall = time.monotonic() - started
+                        seen.append((cpu, (calls() - before) / args.repeat, wall / args.repeat))
+                    (cpu_s, calls_s, _), (cpu_l, calls_l, wall_l) = seen
+                    per_call = (cpu_l - cpu_s) / (calls_l - calls_s)
+                    results[metric, style, label] = per_call
+                    print(f"  {metric:<22} {style:<8} {label:<20} {1000 * per_call:6.2f} ms CPU per call "
+                          f"({calls_s:.0f} and {calls_l:.0f} calls; CPU {cpu_s:.2f} s and {cpu_l:.2f} s; "
+                          f"wall {wall_l:.2f} s at {large})", flush=True)
+    finally:
+        parent.send("stop")
+        server.join(timeout=5)
+    print(f"\nclient CPU per judge call ({'in process' if args.in_process else 'marginal'}, ms; load average after "
+          f"{os.getloadavg()[0]:.2f})")
+    ok = True
+    for metric, style in CASES:
+        after = results[metric, style, "after"]
+        ok &= after <= 0.001
+        line = f"  {metric + ' (' + style + ')':<34} {1000 * after:6.2f}"
+        if args.baseline:
+            before = results[metric, style, f"before ({args.baseline})"]
+            line += f"   before {1000 * before:6.2f}   {before / after:5.1f}x less"
+        print(line + ("" if after <= 0.001 else "   (target <= 1.0 ms)"))
+    return 0 if ok else 1
+
+
+def in_process(source: Path, metric: str, style: str, url: str, n: int, repeat: int) -> float:
+    """CPU seconds per call of ``Evaluation.run`` in a child importing assay from *source*."""
+    env = {k: v for k, v in os.environ.items() if k not in _CLEARED} | {"PYTHONPATH": str(source)}
+    done = subprocess.run([sys.executable, __file__, "--child", metric, style, url, str(n), str(repeat)], env=env,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"the in-process run failed:\n{done.stderr[-2000:]}")
+    return float(done.stdout.split()[-1])
+
+
+def child(metric: str, style: str, url: str, n: int, repeat: int) -> None:
+    """Score *n* conversations *repeat* times (new ids each time, so no option order repeats) with the
+    judge built and warmed up outside the clock; print the least CPU per call."""
+    from assay import Evaluation
+    from assay.judge import make_judge
+
+    judge = make_judge(f"openai-compatible:bench-judge@{url}", cache=False, prompt_style=style)
+    Evaluation([metric], judge=judge).run([{**c, "id": f"warm-{c['id']}"} for c in conversations(20)])
+    best = float("inf")
+    for r in range(repeat):
+        traces = [{**c, "id": f"{c['id']}-{r}"} for c in conversations(n)]
+        started = time.process_time()
+        result = Evaluation([metric], judge=judge).run(traces)
+        cpu = time.process_time() - started
+        made = sum(t.metrics[metric].judge_calls or 0 for t in result.traces)
+        if any(t.metrics[metric].score is None for t in result.traces):
+            raise SystemExit(f"{metric}: a verdict errored")
+        best = min(best, cpu / made)
+    print(best)
+
+
+def profile(args: argparse.Namespace) -> int:
+    from assay import Evaluation
+    from assay.judge import make_judge
+
+    server, parent, url = start_server(args.latency)
+    try:
+        judge = make_judge(f"openai-compatible:bench-judge@{url}", cache=False, prompt_style=args.style)
+        Evaluation([args.profile], judge=judge).run(conversations(5))  # imports, connections
+        traces = conversations(args.conversations[-1])
+        prof = cProfile.Profile()
+        started = time.process_time()
+        prof.enable()
+        result = Evaluation([args.profile], judge=judge).run(traces)
+        prof.disable()
+        cpu = time.process_time() - started
+        n = judge.stats.calls if hasattr(judge.stats, "calls") else None
+    finally:
+        parent.send("stop")
+        server.join(timeout=5)
+    errors = sum(t.metrics[args.profile].score is None for t in result.traces)
+    print(f"{len(traces)} conversations, {n} calls, {cpu:.2f} s CPU under the profiler, {errors} errored")
+    pstats.Stats(prof, stream=sys.stdout).sort_stats(args.sort).print_stats(args.top)
+    return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=1000)
-    parser.add_argument("--no-cache", action="store_true")
-    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--conversations", type=int, nargs=2, default=[100, 1000], metavar=("SMALL", "LARGE"))
+    parser.add_argument("--latency", type=float, default=0.01)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per size; the least CPU counts")
+    parser.add_argument("--baseline", default=BASELINE, metavar="REV", help=f"also time REV's src, or a src folder (default {BASELINE})")
+    parser.add_argument("--no-baseline", dest="baseline", action="store_const", const=None)
+    parser.add_argument("--in-process", action="store_true",
+                        help="time Evaluation.run in a child process instead (judge built and warmed up outside the "
+                             "clock; the LARGE size, new ids per repeat; steadier than the marginal figure on a busy "
+                             "machine)")
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--profile", metavar="METRIC", default=None)
+    parser.add_argument("--style", default="full", choices=("full", "compact"))
+    parser.add_argument("--sort", default="tottime")
+    parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        judge = make_judge(instant, cache=False if args.no_cache else Path(tmp) / "judge.sqlite3")
-        evaluate(conversations(5, 10**6), ["holistic_llm_judge"], judge=judge)  # imports, SQLite set-up
-        traces = conversations(args.calls)
-        profile = cProfile.Profile() if args.profile else None
-        started = time.perf_counter()
-        if profile is not None:
-            profile.enable()
-        result = evaluate(traces, ["holistic_llm_judge"], judge=judge)
-        if profile is not None:
-            profile.disable()
-        seconds = time.perf_counter() - started
-    errors = sum(t.metrics["holistic_llm_judge"].score is None for t in result.traces)
-    print(f"{args.calls} calls in {seconds:.3f} s: {1000 * seconds / args.calls:.2f} ms per call "
-          f"({'no cache' if args.no_cache else 'SQLite cache'}, {errors} errors)")
-    if profile is not None:
-        pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative").print_stats(30)
-    return 0 if errors == 0 else 1
+    if args.child:
+        metric, style, url, n, repeat = args.child
+        child(metric, style, url, int(n), int(repeat))
+        return 0
+    return profile(args) if args.profile else measure(args)
 
 
 if __name__ == "__main__":

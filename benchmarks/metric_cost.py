@@ -1,5 +1,8 @@
 """Per-trace cost of the tool-calling metrics on one hostile trace, from 1,000 to 1,000,000 calls.
 
+tool_sequence_correctness scores up to 1,000,000 x 1,000,000 calls (MAX_LCS_CELLS), 64 pairs to a
+machine word; a shuffled 20,000-call trace takes about a tenth of a second.
+
 tool_sequence_correctness (LCS) and parameter_quality (argument matching) were quadratic: one
 trace with 8,000 calls took 7.9 s and 1.85 s, and 1M calls would have taken hours. Now the LCS
 runs bit-parallel on what differs after the common start and end, parameter matching skips
@@ -51,7 +54,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--max", type=int, default=1_000_000)
     args = ap.parse_args()
-    sizes = [n for n in (1_000, 10_000, 100_000, 1_000_000) if n <= args.max]
+    sizes = [n for n in (1_000, 10_000, 20_000, 100_000, 1_000_000) if n <= args.max]
     rng = random.Random(7)
     metrics = {name: REGISTRY.create(name) for name in METRICS}
     print(f"{'shape':<10} {'calls':>9}  " + "  ".join(f"{m:>27}" for m in METRICS))

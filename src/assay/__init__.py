@@ -20,7 +20,7 @@ from ._version import __version__
 __all__ = [
     "AssayError", "ConfigError", "DEFAULT_METRICS", "DataError", "Evaluation", "Expected", "JudgeCard", "Metric",
     "MetricContext", "MetricError", "MetricResult", "MetricWarning", "ProviderError", "Requirement", "RunResult",
-    "ToolCall", "Trace", "TraceResult", "Turn", "Usage", "__version__", "aevaluate", "calibrate", "evaluate", "load_traces",
+    "ToolCall", "Trace", "TraceResult", "Turn", "Usage", "__version__", "aevaluate", "calibrate", "collect", "evaluate", "load_traces",
     "metric", "read_traces",
 ]
 
@@ -29,6 +29,10 @@ _ENGINE = ("Evaluation", "aevaluate", "calibrate", "evaluate")
 
 def __getattr__(name: str) -> object:
     """The engine (and asyncio under it, ~50 ms) loads on first use, not on ``import assay``."""
+    if name == "collect":  # running agents on tasks (assay collect): loaded when first used
+        from ._collect import collect
+
+        return collect
     if name in _ENGINE:
         from . import _api, engine
 

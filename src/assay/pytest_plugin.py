@@ -46,6 +46,16 @@ def _score(x: float | None, digits: int = 3) -> str:
     return "null" if x is None else f"{x:.{digits}f}"
 
 
+def _below(score: float | None, threshold: float | None) -> str:
+    """"0.500 < threshold 0.70"; more digits where those would not differ (0.6999 < threshold 0.700)."""
+    if score is None or threshold is None:
+        return f"{_score(score)} < threshold {_score(threshold, 2)}"
+    from assay.model._status import apart  # here: the plugin is loaded by every pytest run
+
+    a, b = apart(score, threshold, 3, 2)
+    return f"{a} < threshold {b}"
+
+
 def failures(result: Any, *, allow_null: bool = True) -> list[str]:
     """One message per failed, errored (or, with ``allow_null=False``, unscored) metric result, and
     per failed dimension."""
@@ -54,7 +64,7 @@ def failures(result: Any, *, allow_null: bool = True) -> list[str]:
         where = f"{tr.id}" + (f" ({tr.source})" if tr.source and not tr.source.startswith("<input>") else "")
         for name, r in tr.metrics.items():
             if r.passed is False:
-                head = f"{where}: {name} scored {_score(r.score)} < threshold {_score(r.threshold, 2)}"
+                head = f"{where}: {name} scored {_below(r.score, r.threshold)}"
             elif r.errored:
                 head = f"{where}: {name} errored ({r.warning})"
             elif r.score is None and not allow_null:
@@ -69,7 +79,7 @@ def failures(result: Any, *, allow_null: bool = True) -> list[str]:
         shown = {result.summary[n].dimension for n, r in tr.metrics.items() if r.passed is False and n in result.summary}
         for name, d in tr.dimensions.items():  # a dimension-only failure: the CLI fails it too
             if d.passed is False and name not in shown:
-                problems.append(f"{where}: dimension {name} scored {_score(d.score)} < threshold {_score(d.threshold, 2)}"
+                problems.append(f"{where}: dimension {name} scored {_below(d.score, d.threshold)}"
                                 f" (set thresholds={{{name!r}: ...}} to change it)")
     return problems
 

@@ -157,3 +157,10 @@ def test_no_intervals_drops_intervals_and_statistics(tmp_path):
     assert out["statistics"] == {}
     r = invoke("run", str(p), "-m", "tool_selection_accuracy", "-f", "json", "--no-store")
     assert json.loads(r.stdout)["statistics"]["interval_level"] == 0.95
+
+
+def test_no_store_help_says_the_judge_cache_is_apart():
+    text = " ".join(invoke("run", "--help").stdout.split()).replace("--no- ", "--no-")  # click wraps at hyphens
+    assert "--no-store Do not record this run in the run store. The judge cache is apart and still kept: add " \
+           "--no-cache to write neither." in text
+    assert "--no-cache Do not read or write the judge cache, which --no-store leaves on." in text

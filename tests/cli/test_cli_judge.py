@@ -133,3 +133,16 @@ def test_a_broken_judge_cache_is_one_clear_error_before_any_scoring(tmp_path):
         fine = run_pipe(["run", str(p), "-m", "answer_relevance", "--judge", f"openai-compatible:m@{server.url}",
                          "--no-cache"], cli_env(tmp_path))
         assert fine.returncode == 0 and len(server.requests) == 3
+
+
+def test_max_reply_mb_bounds_what_a_judge_reply_may_be(tmp_path):
+    from tests.support.judge_server import hostile
+
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps({"id": "r0", "turns": [{"input": "q?", "output": "a"}]}) + "\n")
+    with JudgeServer() as server:
+        server.push(hostile("gzip_bomb", 64 * 2**20))
+        r = run_pipe(["run", str(p), "-m", "answer_relevance", "--judge", f"openai-compatible:m@{server.url}",
+                      "--no-cache", "--max-reply-mb", "2", "--retries", "0"], cli_env(tmp_path))
+    assert r.returncode == 3 and "reply over the 2 MiB limit (--max-reply-mb) refused" in r.stderr, r.stderr
+    assert len(server.requests) == 1  # refused, not retried

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from assay._secrets import REDACTED, redact, register_secret
 from tests.support.cli import cli_env, run_pipe
-from tests.support.judge_server import JudgeServer, Reply, broken_body, malformed, obj, status
+from tests.support.judge_server import ENCODINGS, JudgeServer, broken_body, echo, malformed, obj, status
 
 KEY = "k3y-Pr0d-0123456789abcdefXYZ"  # not shaped like any known key: only exact-value redaction catches it
 GOOD = {"evidence": [], "reasoning": "on topic", "score": 5}
@@ -140,43 +140,32 @@ def test_the_cache_keys_on_the_endpoint_not_only_the_model_name(tmp_path):
 ENCODED_KEY = "zQ9/kEy+Pr0d=0123456789abc"  # "/", "+" and "=" make every encoding differ from the key
 
 
-def encodings(key: str) -> dict[str, str]:
-    import base64
-    from urllib.parse import quote
-    return {"json": json.dumps(key)[1:-1].replace("/", "\\/"), "url": quote(key, safe=""),
-            "base64": base64.b64encode(key.encode()).decode(),
-            "base64url": base64.urlsafe_b64encode(b"x" + key.encode()).decode(),  # at another alignment
-            "basic": base64.b64encode(f"user:{key}".encode()).decode()}
-
-
 def test_every_encoding_of_the_key_and_every_reply_field_is_redacted_everywhere(tmp_path):
-    forms = encodings(ENCODED_KEY)
+    """The scripted server echoes the key in each encoding, in the model field, the reasoning and errors."""
+    names = sorted(ENCODINGS)
+    forms = {name: ENCODINGS[name](ENCODED_KEY) for name in names}
     env = cli_env(tmp_path, ASSAY_JUDGE_API_KEY=ENCODED_KEY)
-    p = traces(tmp_path, len(forms) + 1)
-    names = list(forms)
+    p = traces(tmp_path, 2 * len(names))
 
     def reply(req):
         i = int(re.search(r"question (\d+)\?", json.dumps(req.get("messages"))).group(1))
-        if i == len(names):  # the model field of a good reply carries the key
-            return Reply(body={"model": f"echo-{ENCODED_KEY}", "choices": [{"message": {
-                "role": "assistant", "content": json.dumps(GOOD)}, "finish_reason": "stop"}]})
-        echo = f"got {forms[names[i]]} as the key"
-        return status(500, echo) if i % 2 else obj({**GOOD, "reasoning": echo})
+        return echo(names[i // 2], code=500 if i % 2 else 200)
 
     with JudgeServer(reply) as server:
         outputs = [str(tmp_path / f"r.{x}") for x in ("json", "csv", "xml", "jsonl")]
         r = run_pipe(["run", str(p), "-m", "answer_relevance", "--judge", f"openai-compatible:scripted@{server.url}",
-                      "--retries", "0", "--max-errors", "10", *sum((["-o", o] for o in outputs), []),
+                      "--retries", "0", "--max-errors", "20", *sum((["-o", o] for o in outputs), []),
                       "--html", str(tmp_path / "r.html"), "--cache", str(tmp_path / "judge.sqlite3")], env)
         assert r.returncode in (0, 1), r.stderr
     shown = run_pipe(["runs", "show", "latest"], env)
     results = json.loads((tmp_path / "r.json").read_text())
     reasons = json.dumps([t["metrics"]["answer_relevance"] for t in results["traces"]])
-    assert reasons.count(REDACTED) >= len(forms)  # every echo arrived, redacted
+    assert reasons.count(REDACTED) >= 2 * len(forms)  # every echo arrived, redacted
+    assert results["run"]["judge"]["model"] == "openai-compatible:scripted"
     leaks = {name: [str(f.name) for f in tmp_path.rglob("*") if f.is_file() and form.encode() in f.read_bytes()]
              + [s for s in ("stdout", "stderr", "runs show") if form in {"stdout": r.stdout, "stderr": r.stderr,
                                                                           "runs show": shown.stdout}[s]]
-             for name, form in {**forms, "plain": ENCODED_KEY}.items()}
+             for name, form in forms.items()}
     assert {k: v for k, v in leaks.items() if v} == {}
 
 

@@ -89,7 +89,7 @@ def test_errors_are_one_line_with_the_documented_status(runs):
         url = f"openai-compatible:scripted@{server.url}"
         r = versus(env, str(home / "base.json"), str(home / "other.json"), "--judge", url)
         assert r.returncode == 2 and r.stderr.strip() == f"Error: runs base and {home / 'other.json'} share no " \
-                                                          "trace id: nothing to compare"
+                                                          "trace id (nor task_id and trial): nothing to compare"
         r = versus(env, "latest", "latest~1")
         assert r.returncode == 2 and "needs a judge" in r.stderr
         r = versus(env, "latest", "latest~1", "--judge", url, "-m", "pairwise_qualty")
@@ -154,3 +154,56 @@ def test_unnamed_runs_are_shown_as_the_user_gave_them(runs):
     first = " ".join(r.stdout.split("judged pairwise")[0].split())
     assert first == f"{home / 'plain-new.json'} (B) vs {home / 'plain-base.json'} (A),"
     assert "(rubric pairwise_quality v1, both orders)" in " ".join(r.stdout.split())
+
+
+def test_two_trace_files_are_judged_on_every_shared_id(runs):
+    home, env = runs  # base.jsonl and new.jsonl: the agents' own trace files, 12 shared ids
+    with JudgeServer(prefer("GOOD")) as server:
+        r = versus(env, str(home / "base.jsonl"), str(home / "new.jsonl"), "--judge",
+                   f"openai-compatible:scripted@{server.url}", "-f", "json")
+        assert len(server.requests) == 24
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert (out["n_pairs"], out["n_judged"], out["wins_b"], out["losses_b"]) == (12, 12, 10, 0)
+    assert out["b"].endswith("new.jsonl") and out["b_better"]
+
+
+def test_trace_files_without_shared_ids_pair_by_task_and_trial(runs, tmp_path):
+    home, env = runs
+    for side, word in (("a", "answer"), ("b", "GOOD answer")):
+        rows = [{"id": f"{side}-{t}-{k}", "task_id": f"task{t}", "trial": k,
+                 "turns": [{"input": f"Question {t}?", "output": f"{word} {t}"}]} for t in range(4) for k in range(2)]
+        (tmp_path / f"{side}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
+    with JudgeServer(prefer("GOOD")) as server:
+        r = versus(env, str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--judge",
+                   f"openai-compatible:scripted@{server.url}", "-f", "json", "-m", "pairwise_quality:both_orders=false")
+        assert len(server.requests) == 8
+    out = json.loads(r.stdout)
+    assert (out["n_judged"], out["n_tasks"], out["wins_b"]) == (8, 4, 8)
+    assert {p["id"] for p in out["pairs"]} == {f"task{t}#{k}" for t in range(4) for k in range(2)}
+
+
+def test_a_file_that_is_neither_says_what_it_is(runs, tmp_path):
+    home, env = runs
+    (tmp_path / "v.json").write_text(json.dumps({"a": "x", "b": "y", "wins_b": 3, "pairs": []}))
+    (tmp_path / "junk.jsonl").write_text('{"hello": 1}\n')
+    for bad, said in (("v.json", "it is the output of `assay versus`"), ("junk.jsonl", "neither traces nor")):
+        r = versus(env, str(tmp_path / bad), str(home / "new.jsonl"), "--judge", "openai-compatible:scripted@http://127.0.0.1:9")
+        assert r.returncode == 2 and said in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_tournament_of_trace_files(runs, tmp_path):
+    home, env = runs
+    best = tmp_path / "best.jsonl"
+    best.write_text("".join(json.dumps({"id": f"q{i}", "turns": [{"input": f"Question {i}?",
+                                                                   "output": f"GOOD GOOD answer {i}"}]}) + "\n"
+                            for i in range(12)))
+    with JudgeServer(prefer("GOOD")) as server:
+        r = run_pipe(["tournament", str(home / "base.jsonl"), str(home / "new.jsonl"), str(best), "--judge",
+                      f"openai-compatible:scripted@{server.url}", "-f", "json", "--n-boot", "50",
+                      "-m", "pairwise_quality:both_orders=false"], env)
+        assert len(server.requests) == 3 * 12
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [row["name"] for row in out["ranking"]][-1].endswith("base.jsonl")

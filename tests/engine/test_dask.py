@@ -175,6 +175,18 @@ def test_judge_limits_hold_across_workers(client, tmp_path):
         assert {k: s.mean for k, s in single.summary.items()} == {k: s.mean for k, s in dist.summary.items()}
 
 
+def test_a_worker_keeps_one_judge_stack_and_its_connections_for_all_its_shards(client):
+    """16 shards on two workers, 2 calls in flight per worker: 4 connections at most, not 2 per shard."""
+    data = [{"id": f"k{i}", "turns": [{"input": f"What causes rain? ({i})",
+                                       "output": "Water vapour condenses into droplets."}]} for i in range(64)]
+    with JudgeServer(lambda req: obj({"evidence": ["Water vapour condenses"], "reasoning": "on topic", "score": 5},
+                                     delay=0.02)) as server:
+        dist = evaluate(data, ["answer_relevance"], judge=f"openai-compatible:scripted@{server.url}",
+                        executor=DaskExecutor(client, shard_items=4), cache=False, concurrency=4, max_concurrency=4)
+    assert dist.run["executor"]["shards"] == 16 and len(server.requests) == 64
+    assert len({r.peer for r in server.requests}) <= 4
+
+
 def test_the_token_budget_holds_across_workers(client, tmp_path):
     data = [{"id": f"b{i}", "turns": [{"input": f"What causes rain? ({i})",
                                        "output": "Water vapour condenses into droplets."}]} for i in range(40)]

@@ -87,3 +87,14 @@ def test_bad_tournaments_are_refused():
         tournament([a, a], get_pairwise("pairwise_quality"), object())
     with pytest.raises(ConfigError, match="unknown tournament schedule"):
         tournament([a, entrant("B", [1])], get_pairwise("pairwise_quality"), object(), schedule="knockout")
+
+
+def test_a_run_that_never_loses_gets_a_finite_strength_and_the_output_says_why():
+    field = [entrant("A", [5] * 4), entrant("B", [3, 3, 2, 2]), entrant("C", [2, 2, 3, 3])]
+    with JudgeServer(by_quality) as server:
+        out = tournament(field, get_pairwise("pairwise_quality"), judge_at(server), n_boot=100)
+    bt = out["bradley_terry"]
+    assert bt["converged"] and bt["prior_wins"] == 0.5 and "weak prior" in bt["prior"]
+    ranking = {r["name"]: r for r in out["ranking"]}
+    assert out["winner"] == "A" and ranking["A"]["losses"] == 0
+    assert all(math.isfinite(r["theta"]) and abs(r["theta"]) < 5 for r in out["ranking"])

@@ -140,3 +140,40 @@ def test_missing_inputs_are_missing_data_without_a_judge_call(package, name):
     bare = {"id": "bare", "turns": [{"input": "q", "output": "a"}]}
     r = evaluate([bare], [name], judge=judge).traces[0].metrics[name]
     assert r.warning is Warning.MISSING_DATA and "needs" in r.reason and judge.requests == []
+
+
+@pytest.mark.parametrize("name", ["deepeval_hallucination", "deepeval_geval"])
+def test_deepeval_4_gets_no_deprecated_call(name, monkeypatch):
+    """DeepEval 4 renamed LLMTestCaseParams (SingleTurnParams) and flipped HallucinationMetric's
+    direction (assay handles it), warning about both; assay's calls raise neither warning."""
+    import warnings
+
+    pytest.importorskip("deepeval")
+    notices = importlib.import_module("deepeval.metrics.utils.metrics") \
+        if importlib.util.find_spec("deepeval.metrics.utils.metrics") else None
+    if hasattr(notices, "_score_direction_warned"):  # DeepEval says it once per process: say it again
+        monkeypatch.setattr(notices, "_score_direction_warned", set())
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        r = evaluate([RAIN], [params(name)], judge=AgreeableJudge()).traces[0].metrics[name]
+    assert r.warning is None, r.reason
+    said = [str(w.message) for w in seen if issubclass(w.category, DeprecationWarning)]
+    assert not [s for s in said if "LLMTestCaseParams" in s or "HallucinationMetric" in s], said
+
+
+def test_ragas_analytics_are_what_the_module_says():
+    """ragas starts its analytics thread on import even with RAGAS_DO_NOT_TRACK=true, and then sends nothing."""
+    pytest.importorskip("ragas")
+    from assay.metrics.integrations import _ragas
+
+    code = ("import threading, ragas._analytics as a\n"
+            "sent = []\n"
+            "a.requests.post = lambda *args, **kw: sent.append(args)\n"
+            "a.track(a.IsCompleteEvent(event_type='probe'))\n"
+            "print(a._analytics_batcher._flush_thread.is_alive(), sent)\n")
+    env = {**__import__("os").environ, "RAGAS_DO_NOT_TRACK": "true", "PYTHONPATH": ":".join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.split() == ["True", "[]"], out.stderr[-2000:]
+    doc = " ".join(_ragas.__doc__.split())
+    assert "starts ragas's analytics thread and exit hook whatever the environment says" in doc
+    assert "RAGAS_DO_NOT_TRACK=true stops it sending anything" in doc

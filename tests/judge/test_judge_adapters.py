@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 
 import pytest
 from judge_helpers import GOOD, Score, request
@@ -124,9 +125,31 @@ def test_langchain_without_structured_output_parses_text():
 
 
 def test_langchain_is_not_imported():
-    import sys
+    """Checked in a fresh interpreter: in this one an earlier test may have imported langchain
+    (ragas does, when the extra is installed), which says nothing about make_judge."""
+    import subprocess
+
+    code = ("import sys\n"
+            "from assay.judge import make_judge\n"
+            "class Chat:\n"
+            "    model_name = 'fake-chat'\n"
+            "    async def ainvoke(self, messages): return None\n"
+            "    def with_structured_output(self, schema, include_raw=False): return self\n"
+            "make_judge(Chat(), cache=False)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('langchain')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+    before = {m for m in sys.modules if m.startswith("langchain")}
     make_judge(FakeChatModel(), cache=False)
-    assert not any(m.startswith("langchain") for m in sys.modules)
+    assert {m for m in sys.modules if m.startswith("langchain")} == before
+
+
+def test_langchain_check_holds_after_langchain_was_imported(monkeypatch):
+    """What used to fail by test order: langchain already loaded by someone else (ragas, when installed)."""
+    import types
+
+    monkeypatch.setitem(sys.modules, "langchain_core", types.ModuleType("langchain_core"))
+    test_langchain_is_not_imported()
 
 
 def anthropic_judge(server, **kw):

@@ -48,3 +48,23 @@ def test_parameter_matching_beyond_the_cap_is_invalid_data(monkeypatch: pytest.M
     assert r.score is None and str(r.warning) == "invalid_data" and "30 argument comparisons" in r.reason
     same = [mk.call("t", {"i": i}) for i in range(1, 21)]
     assert run("parameter_quality", tools(expected, same)).score == 1.0  # one comparison per call
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from("abc"), min_size=60, max_size=300), st.lists(st.sampled_from("abcd"), min_size=60,
+                                                                            max_size=300))
+def test_bit_parallel_lcs_equals_the_table_over_many_words(a: list[str], b: list[str]) -> None:
+    assert lcs_length(a, b) == _dp(a, b)  # bit vectors of several machine words, carries across them
+
+
+def test_a_20000_call_trace_is_scored_not_refused(tools, run) -> None:  # type: ignore[no-untyped-def]
+    import random
+
+    rng = random.Random(7)
+    names = [f"tool_{i}" for i in range(20)]
+    expected = [rng.choice(names) for _ in range(20_000)]
+    called = [rng.choice(names) for _ in range(20_000)]
+    r = run("tool_sequence_correctness", tools(expected, called))
+    assert r.warning is None and r.score == lcs_length(expected, called) / 20_000
+    assert 0.3 < r.score < 0.5  # ~0.36 for random calls over 20 tools
+    assert tool_calling.MAX_LCS_CELLS >= 1_000_000 * 1_000_000

@@ -14,6 +14,7 @@ from assay.errors import ConfigError
 from assay.judge import auto_style, make_judge, ordinal_order, prompt_style
 from assay.metrics._judged import output_bound
 from assay.metrics.eval_lib import GoalCheck, ReplyCheck, failure_label, goal_level, reply_behaviour
+from tests.support.judge_server import delayed
 
 BROKEN = {"id": "broken", "expected": {"goal": "Get the import error fixed."}, "turns": [
     {"input": "My script fails with ModuleNotFoundError: requests", "output": "Reinstall Python."},
@@ -117,7 +118,9 @@ def test_a_reply_behaviour_follows_from_its_question_sheet(answers, behaviour):
 
 
 def test_failure_rate_compact_a_fabrication_anywhere_is_a_hallucination(judge_server):
-    judge_server.push(sheet(knowable=False, admits=True), sheet(knowable=False, answers=True))
+    # keyed by the turn shown, not by arrival: the per-reply calls are in flight together
+    judge_server.reply = lambda request: sheet(knowable=False, answers=True) \
+        if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, admits=True)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["failure_rate"]
     assert r.score == 0.0 and r.details["verdict"] == "hallucination"
@@ -125,11 +128,36 @@ def test_failure_rate_compact_a_fabrication_anywhere_is_a_hallucination(judge_se
 
 
 def test_failure_rate_compact_a_failed_call_fails_the_trace_with_the_raw_reply(judge_server):
-    judge_server.push(sheet(knowable=False, admits=True), json.dumps({"knowable": "yes"}))
+    judge_server.reply = lambda request: json.dumps({"knowable": "yes"}) \
+        if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, admits=True)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", reasks=0)) \
         .traces[0].metrics["failure_rate"]
     assert r.score is None and r.warning == "judge_error" and "turn 2" in r.reason
     assert '"yes"' in r.details["raw"] and r.judge_calls == 2
+
+
+def test_failure_rate_compact_asks_about_the_replies_at_once_with_the_same_result(judge_server):
+    judge_server.reply = lambda request: delayed(sheet(knowable=False, admits=True), 0.2) \
+        if "TURN_1_AGENT" in request["messages"][1]["content"] else delayed(sheet(knowable=False, points=True), 0.2)
+    r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
+        .traces[0].metrics["failure_rate"]
+    assert judge_server.peak == 2  # both replies' calls in flight together
+    assert r.reason == "alternative_proposed: turn 1 admitted_uncertainty; turn 2 proposed_alternative"
+    assert r.judge_calls == 2 and [f["turn"] for f in r.details["findings"]] == [1, 2]
+    # within the judge's limits: one call at a time when it allows one
+    judge_server.reset()
+    one = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", concurrency=1,
+                                                                   max_concurrency=1)).traces[0].metrics["failure_rate"]
+    assert judge_server.peak == 1 and one.score == r.score and one.reason == r.reason
+
+
+def test_failure_rate_compact_a_failed_turn_decides_in_turn_order(judge_server):
+    # turn 1's reply fails after turn 2's: the result names turn 1, as when the calls ran one by one
+    judge_server.reply = lambda request: delayed(json.dumps({"knowable": "yes"}), 0.3) \
+        if "TURN_1_AGENT" in request["messages"][1]["content"] else sheet(knowable="no")
+    r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", reasks=0)) \
+        .traces[0].metrics["failure_rate"]
+    assert r.warning == "judge_error" and "turn 1" in r.reason and '"yes"' in r.details["raw"]
 
 
 def test_failure_rate_compact_dry_run_plans_one_call_per_agent_reply():

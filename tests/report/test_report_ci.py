@@ -104,3 +104,26 @@ def test_json_output_now_names_inputs_with_hashes(tmp_path):
     (info,) = out["run"]["input_files"]
     assert info["path"] == str(ok) and len(info["sha256"]) == 64 and info["bytes"] == ok.stat().st_size
     assert "run_id" not in out["run"]  # the store is off in these tests
+
+
+def test_a_score_just_under_its_threshold_never_reads_as_equal(tmp_path):
+    from dataclasses import dataclass
+
+    from assay.metrics import MetricContext, metric
+    from assay.pytest_plugin import failures
+    from assay.report import render_report
+
+    @metric("almost", dimension="custom", register=False)
+    @dataclass(frozen=True, kw_only=True)
+    class Almost:
+        threshold: float = 0.7
+
+        def score(self, ctx: MetricContext):
+            return ctx.result(0.6999, reason="close")
+
+    result, _ = run_with_traces(write_jsonl(tmp_path / "in.jsonl", [good(1)]), [Almost()])
+    failure = cases(to_junit(result))[("assay.almost", "t1")].find("failure")
+    assert failure.get("message").startswith("almost scored 0.6999 < threshold 0.700: close")  # not 0.700 < 0.70
+    assert any("almost scored 0.6999 < threshold 0.700" in p for p in failures(result))
+    html = render_report(result)
+    assert "0.6999</strong> &lt; 0.7000" in html and "0.70</strong> &lt; 0.70" not in html

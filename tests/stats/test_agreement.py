@@ -82,3 +82,30 @@ def test_a_judge_no_better_than_chance_is_not_corrected():
     assert corrected_pass_rate(50, 100, tp=5, fn=0, tn=0, fp=0) is None  # no human-failed items: TNR unknown
     with pytest.raises(ValueError, match="passed <= n"):
         corrected_pass_rate(5, 4, tp=1, fn=1, tn=1, fp=1)
+
+
+def test_krippendorff_alpha_ordinal_by_hand():
+    # Values 1, 2, 3 with counts 2, 2, 2 over three items: distances from cumulative counts.
+    # d(1,2) = (2 + 2 - 2)^2 = 4, d(2,3) = 4, d(1,3) = (6 - 2)^2 = 16.
+    units = [[1, 2], [2, 3], [1, 3]]
+    observed = (2 * 4 + 2 * 4 + 2 * 16) / 6
+    expected = 2 * (2 * 2 * 4 + 2 * 2 * 4 + 2 * 2 * 16) / (6 * 5)
+    assert krippendorff_alpha(units, level="ordinal") == pytest.approx(1 - observed / expected)
+    with pytest.raises(ValueError, match="comparable"):
+        krippendorff_alpha([[1, "a"], [2, 2]], level="ordinal")
+    with pytest.raises(ValueError, match="'ordinal'"):
+        krippendorff_alpha(units, level="ratio")
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_krippendorff_alpha_matches_the_krippendorff_package(level, seed):
+    kd = pytest.importorskip("krippendorff")
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, 6, 40)
+    data = np.clip(truth + rng.integers(-1, 2, (3, 40)), 1, 5).astype(float)  # 3 raters, a 1-5 scale
+    data[rng.random((3, 40)) < 0.15] = np.nan  # some missing ratings
+    units = [[None if np.isnan(v) else int(v) for v in data[:, i]] for i in range(40)]
+    expected = kd.alpha(reliability_data=data, level_of_measurement=level)
+    assert krippendorff_alpha(units, level=level) == pytest.approx(expected, abs=1e-12)

@@ -1,5 +1,6 @@
 """Paired comparison between runs and Holm's adjustment."""
 
+import math
 import random
 
 import pytest
@@ -122,6 +123,110 @@ def test_smallest_achievable_p_value():
     from assay.stats import min_p_value
 
     assert min_p_value(2) == 0.5 and min_p_value(5) == 2 / 32
-    assert min_p_value(20, n_perm=10000) == 1 / 10001  # Monte Carlo past 2**G > n_perm
+    assert min_p_value(32, n_perm=10000) == 2 / 2**32  # counted: 2**32 patterns meet in the middle
+    assert min_p_value(40, n_perm=10000) == 1 / 10001  # random flips (unless the data sit on a grid)
+    assert min_p_value(40, exact=True) == 2 / 2**40
     r = paired_compare({"a": 0.0, "b": 0.0}, {"a": 1.0, "b": 1.0})
     assert r.p_value == r.min_p_value == 0.5  # the largest possible effect, and still p = 0.5
+
+
+def _flips(diffs, seed=0):
+    """paired_compare of b - a = diffs, one id per cluster."""
+    return paired_compare(dict.fromkeys(range(len(diffs)), 0.0), dict(enumerate(diffs)), seed=seed)
+
+
+@pytest.mark.parametrize(("wins", "losses", "ties"), [(20, 0, 0), (15, 5, 0), (13, 0, 10), (30, 18, 4),
+                                                      (60, 40, 7), (500, 450, 50), (3, 3, 30)],
+                         ids=lambda v: str(v))
+def test_sign_test_is_exact_beyond_13_tasks_and_ties_do_not_count(wins, losses, ties):
+    diffs = [0.5] * wins + [-0.5] * losses + [0.0] * ties
+    r = _flips(diffs)
+    assert r.exact
+    total = wins + losses
+    expected = min(1.0, 2 * sum(math.comb(total, j) for j in range(max(wins, losses), total + 1)) / 2**total)
+    assert r.p_value == pytest.approx(expected, rel=1e-10)
+    scipy_stats = pytest.importorskip("scipy.stats")
+    assert r.p_value == pytest.approx(scipy_stats.binomtest(wins, total, 0.5).pvalue, rel=1e-10)
+
+
+def test_twenty_wins_of_twenty_is_not_floored_at_1e_4():
+    r = _flips([1.0] * 20)
+    assert r.p_value == pytest.approx(2 / 2**20, rel=1e-12)  # 1.9e-6, where random flips gave 1e-4
+    assert r.min_p_value == r.p_value
+
+
+def test_ties_do_not_push_the_test_into_random_flips():
+    r = _flips([0.3, 0.1, 0.2, 0.4, 0.5, 0.25, 0.35, 0.15] + [0.0] * 40)  # 8 decisive of 48 clusters
+    assert r.exact and r.permutations == 2**8
+    assert r.p_value == pytest.approx(2 / 2**8)
+
+
+def _exact_by_polynomial(values):
+    """The exact two-sided p-value from the generating function of the total, in integers."""
+    dist = {0: 1}
+    for v in values:
+        new = {}
+        for total, count in dist.items():
+            for step in (v, -v):
+                new[total + step] = new.get(total + step, 0) + count
+        dist = new
+    observed = abs(sum(values))
+    return sum(c for t, c in dist.items() if abs(t) >= observed) / 2 ** len(values)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_distribution_on_a_grid_beyond_enumeration(seed):
+    rng = random.Random(seed)
+    values = [rng.choice([1, 2, 3, -1, -2, 4]) for _ in range(40)]  # 40 tasks x up to 4 trials, sums in halves
+    r = _flips([v / 2 for v in values])
+    assert r.exact and r.permutations == 2**40
+    assert r.p_value == pytest.approx(_exact_by_polynomial(values), rel=1e-9)
+
+
+def test_scores_in_tenths_are_on_a_grid_too():
+    values = [7, -3, 5, 2, 9, 1, -4, 6, 3, 8, 2, 5, -1, 4, 6, 7, 3, 2, 5, 1, 4, 3, 2, -2, 6]
+    r = _flips([v / 10 for v in values])
+    assert r.exact
+    assert r.p_value == pytest.approx(_exact_by_polynomial(values), rel=1e-9)
+
+
+def test_random_flips_only_beyond_and_their_floor_is_stated():
+    rng = random.Random(5)
+    diffs = [rng.gauss(0.3, 1.0) * math.pi for _ in range(40)]
+    r = _flips(diffs)
+    assert not r.exact and r.permutations == 10_000
+    assert r.min_p_value == 1 / 10_001 and r.p_value >= r.min_p_value
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_enumeration_matches_scipy_permutation_test(seed):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = random.Random(seed)
+    diffs = [rng.gauss(0.2, 1.0) for _ in range(15)]
+    r = _flips(diffs)
+    ref = scipy_stats.permutation_test((np.asarray(diffs),), np.sum, permutation_type="samples",
+                                       n_resamples=2**15, alternative="two-sided")
+    assert r.exact and r.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+@pytest.mark.parametrize("g", [1, 2, 5, 9, 12])
+def test_meeting_in_the_middle_counts_every_pattern(g):
+    rng = random.Random(g)
+    diffs = [rng.gauss(0.1, 1.0) for _ in range(g)] + [0.0]  # and a tie, which does not count
+    brute = 0
+    for code in range(2**g):
+        total = sum(d if code >> j & 1 else -d for j, d in enumerate(diffs[:g]))
+        brute += abs(total) >= abs(sum(diffs)) - 1e-12
+    r = _flips(diffs)
+    assert r.exact and r.p_value == pytest.approx(brute / 2**g, abs=1e-15)
+
+
+def test_thirty_clusters_of_real_numbers_are_exact():
+    rng = random.Random(3)
+    diffs = [rng.gauss(0.4, 1.0) for _ in range(30)]
+    r = _flips(diffs)
+    assert r.exact and r.permutations == 2**30 and r.min_p_value == 2 / 2**30
+    scipy_stats = pytest.importorskip("scipy.stats")  # its random flips: within Monte Carlo error
+    ref = scipy_stats.permutation_test((np.asarray(diffs),), np.sum, permutation_type="samples",
+                                       n_resamples=200_000, alternative="two-sided", rng=1)
+    assert r.p_value == pytest.approx(ref.pvalue, abs=4 * math.sqrt(ref.pvalue / 200_000) + 1e-5)

@@ -57,3 +57,23 @@ def test_win_rate_with_ties_and_bad_scores():
     with pytest.raises(ValueError, match="1 \\(win\\), 0.5 \\(tie\\) or 0"):
         win_rate([0.7])
     assert win_rate([]).rate is None
+
+
+def test_a_player_that_never_loses_gets_the_stated_prior_not_10000_iterations():
+    comparisons = [(0, 1, 1.0, t) for t in range(5)] + [(1, 2, 1.0, t) for t in range(5)] + [(2, 1, 1.0, 9)]
+    s = bradley_terry(["A", "B", "C"], comparisons, n_boot=50)
+    assert s.converged and s.iterations < 1000 and s.prior == 0.5
+    assert all(math.isfinite(t) for t in s.theta) and s.theta[0] > s.theta[1] > s.theta[2]
+    # the fit is the MLE of the data plus one virtual tie per pair that met (A-B and B-C)
+    optimize = pytest.importorskip("scipy.optimize")
+    wins = {(0, 1): 5.5, (1, 0): 0.5, (1, 2): 5.5, (2, 1): 1.5}
+
+    def nll(free):
+        theta = [free[0], free[1], -free[0] - free[1]]
+        return -sum(w * (theta[i] - math.log(math.exp(theta[i]) + math.exp(theta[j]))) for (i, j), w in wins.items())
+
+    ref = optimize.minimize(nll, [0.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x
+    assert s.theta == pytest.approx([ref[0], ref[1], -ref[0] - ref[1]], abs=1e-6)
+    exact = bradley_terry(["A", "B", "C"], [(0, 1, 1.0, 0), (1, 0, 1.0, 1), (1, 2, 1.0, 2), (2, 1, 1.0, 3),
+                                            (0, 2, 1.0, 4), (2, 0, 1.0, 5)], n_boot=10)
+    assert exact.prior == 0.0  # everyone won and lost: the plain MLE

@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.errors import ConfigError
@@ -122,3 +122,52 @@ def test_plan_paired_ignores_between_task_variance_and_applies_holm():
     # too few tasks for the sign-flip test to reach 0.05, whatever the trials: infeasible
     few = plan_paired(diffs[:20], tasks[:20], delta=0.05)
     assert few.feasible is False and few.min_tasks >= 6
+
+
+def _scipy_power(n, effect, alpha):
+    stats = pytest.importorskip("scipy.stats")
+    crit = stats.t.ppf(1 - alpha / 2, n - 1)
+    nc = effect * math.sqrt(n)
+    return stats.nct.sf(crit, n - 1, nc) + stats.nct.cdf(-crit, n - 1, nc)
+
+
+@pytest.mark.parametrize(("sd", "delta", "expected"), [(1.0, 0.12, 547), (0.05, 0.05, 10), (1.0, 1.425, 7),
+                                                       (0.5, 0.05, 787), (0.3, 0.2, 20), (0.1, 0.2, 6)],
+                         ids=["d=0.12", "d=1", "d=1.425", "d=0.1", "d=0.67", "d=2"])
+def test_paired_plan_is_exact_under_the_noncentral_t(sd, delta, expected):
+    from assay.stats import iid_plan
+
+    plan = iid_plan(sd**2, delta=delta)
+    assert plan.n_needed == expected  # the t-quantile iteration gave 548, 11 and 6 (under-powered) for the first three
+    effect = delta / sd
+    if expected > 6:  # 6 is the sign-flip test's floor at alpha 0.05, not a power answer
+        assert _scipy_power(expected, effect, 0.05) >= 0.8 > _scipy_power(expected - 1, effect, 0.05)
+
+
+@pytest.mark.parametrize(("t", "df", "nc"), [(2.0, 9, 2.8), (-2.0, 9, 2.8), (1.96, 500, 0.5), (12.7, 1, 40.0),
+                                             (4.0, 30, -3.0), (0.0, 5, 0.0), (-15.0, 2, -20.0), (8.0, 5000, 25.0)])
+def test_noncentral_t_cdf_matches_scipy(t, df, nc):
+    stats = pytest.importorskip("scipy.stats")
+    from assay.stats._nct import nct_cdf
+
+    assert nct_cdf(t, df, nc) == pytest.approx(float(stats.nct.cdf(t, df, nc)), abs=1e-11)
+
+
+@settings(max_examples=40, deadline=None)
+@given(effect=st.floats(0.05, 2.0), alpha=st.sampled_from([0.05, 0.01, 0.05 / 3]), power=st.floats(0.5, 0.95))
+def test_t_test_n_is_the_smallest_n_with_the_power(effect, alpha, power):
+    pytest.importorskip("scipy.stats")
+    from assay.stats._nct import t_test_n
+
+    n = t_test_n(effect, alpha, power)
+    assert _scipy_power(n, effect, alpha) >= power - 1e-9
+    assert n == 2 or _scipy_power(n - 1, effect, alpha) < power + 1e-9
+
+
+def test_clustered_budget_uses_the_exact_noncentrality():
+    stats = pytest.importorskip("scipy.stats")
+    from assay.stats._nct import noncentrality_needed
+
+    nc = noncentrality_needed(19, 0.05, 0.8)
+    crit = stats.t.ppf(0.975, 19)
+    assert stats.nct.sf(crit, 19, nc) + stats.nct.cdf(-crit, 19, nc) == pytest.approx(0.8, abs=1e-9)

@@ -203,3 +203,30 @@ def test_counts_are_the_same_as_listing_each_task(n_tasks):
     assert counted.method == listed.method and counted.n_tasks == listed.n_tasks
     for field in ("pass_at_k", "pass_at_k_ci_low", "pass_at_k_ci_high", "pass_pow_k", "pass_pow_k_ci_high"):
         assert getattr(counted, field) == pytest.approx(getattr(listed, field), abs=1e-9 if n_tasks > 1000 else 0.02)
+
+
+def test_pass_at_1_and_the_pass_rate_share_one_interval():
+    from assay.stats import bounded_mean_interval
+
+    tasks = [(3, 2), (3, 1), (3, 2), (3, 1)]
+    r = trial_pass_k(tasks, 1)
+    flags = [1.0 if t < c else 0.0 for n, c in tasks for t in range(n)]
+    clusters = [i for i, (n, _) in enumerate(tasks) for _ in range(n)]
+    rate = bounded_mean_interval(flags, clusters)
+    assert (r.pass_at_k, r.pass_at_k_ci_low, r.pass_at_k_ci_high) == pytest.approx(
+        (rate.estimate, rate.low, rate.high), abs=1e-12)
+    assert r.pass_at_k_ci_low == pytest.approx(0.2213, abs=1e-4)  # was 0.2382: no t correction
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 6), successes=st.lists(st.integers(0, 6), min_size=1, max_size=12))
+def test_pass_at_1_interval_is_the_pass_rate_interval_for_equal_trials(n, successes):
+    from assay.stats import bounded_mean_interval
+
+    tasks = [(n, min(c, n)) for c in successes]
+    r = trial_pass_k(tasks, 1)
+    flags = [1.0 if t < c else 0.0 for _, c in tasks for t in range(n)]
+    clusters = [i for i, _ in enumerate(tasks) for _ in range(n)] if n > 1 else None
+    rate = bounded_mean_interval(flags, clusters)
+    assert r.pass_at_k == pytest.approx(rate.estimate, abs=1e-12)
+    assert (r.pass_at_k_ci_low, r.pass_at_k_ci_high) == pytest.approx((rate.low, rate.high), abs=1e-9)

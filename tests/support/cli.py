@@ -44,10 +44,11 @@ class PtyResult:
 
 
 def run_pty(args: list[str], env: dict[str, str], *, timeout: float = 60,
-            on_output: Callable[[str, "subprocess.Popen[bytes]"], None] | None = None) -> PtyResult:
+            on_output: Callable[[str, "subprocess.Popen[bytes]"], None] | None = None,
+            columns: int = 100) -> PtyResult:
     """Run ``assay ARGS`` on a pseudo-terminal; ``on_output(text_so_far, proc)`` is called as output arrives."""
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
     proc = subprocess.Popen([sys.executable, "-m", "assay", *args], stdin=slave, stdout=slave, stderr=slave,
                             env=env, start_new_session=True, close_fds=True)
     os.close(slave)

@@ -27,11 +27,13 @@ As a pytest fixture in another test folder, import it into that folder's conftes
 
 from __future__ import annotations
 
+import base64
 import collections
 import json
-import threading
 import struct
+import threading
 import time
+import urllib.parse
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -60,7 +62,24 @@ class Reply:
     size: int = 0                      # ... its size in bytes
 
 
-HOSTILE = ("gzip_bomb", "endless_body", "endless_headers", "huge_length", "trailing", "trickle")
+HOSTILE = ("gzip_bomb", "endless_body", "endless_headers", "huge_length", "trailing", "trickle", "echo")
+ENCODINGS: dict[str, Callable[[str], str]] = {
+    "plain": lambda k: k,
+    "json": lambda k: json.dumps(k)[1:-1].replace("/", "\\/"),
+    "url": lambda k: urllib.parse.quote(k, safe=""),
+    "base64": lambda k: base64.b64encode(k.encode()).decode(),
+    "base64url": lambda k: base64.urlsafe_b64encode(b"x" + k.encode()).decode(),  # at another alignment
+    "basic": lambda k: base64.b64encode(f"user:{k}".encode()).decode(),
+}
+"""How a server may echo the request's key: as sent, JSON-escaped, URL-encoded, base64 (also inside longer text)."""
+
+
+def echo(encoding: str, *, code: int = 200) -> Reply:
+    """The request's bearer key echoed in *encoding* (see ENCODINGS): in the reply's ``model`` field
+    and its verdict's reasoning, or (``code`` >= 400) in the error message."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}; expected one of {sorted(ENCODINGS)}")
+    return Reply(hostile="echo", body=encoding, status=code)
 
 
 def hostile(mode: str, size: int = 2**31) -> Reply:
@@ -115,6 +134,36 @@ def delayed(reply: Reply | str | dict, seconds: float) -> Reply:
     return replace(as_reply(reply), delay=seconds)
 
 
+def fitting(request: dict, quotes: tuple[str, ...] = ("table for",), text: str = "The answer fits the question.",
+            **kw: Any) -> Reply:
+    """A verdict that fits whatever schema *request* sends (its response_format or forced tool):
+    the last option of each enum, the top of each range, yes to each question, *quotes* for each
+    list of strings, turn 1 for each list of turns, two entries for each list of objects."""
+    fmt = (request.get("response_format") or {}).get("json_schema") or {}
+    tools = request.get("tools") or [{}]
+    schema = fmt.get("schema") or tools[0].get("function", {}).get("parameters") or {}
+    defs = schema.get("$defs", {})
+
+    def fill(node: dict, name: str = "") -> Any:
+        if "$ref" in node:
+            node = defs[node["$ref"].rsplit("/", 1)[-1]]
+        if "enum" in node:
+            return node["enum"][-1]
+        kind = node.get("type")
+        if kind == "object":
+            return {k: fill(v, k) for k, v in node.get("properties", {}).items()}
+        if kind == "array":
+            items = node.get("items", {})
+            return list(quotes) if items.get("type") == "string" else [1] if items.get("type") == "integer" \
+                else [fill(items), fill(items)]
+        if kind == "integer":
+            return node.get("maximum", 1)
+        if kind == "boolean":
+            return True
+        return quotes[0] if name == "quote" else text
+    return Reply(json=fill(schema), **kw)
+
+
 def as_reply(spec: Reply | str | dict | Any) -> Reply:
     if isinstance(spec, Reply):
         return spec
@@ -131,6 +180,7 @@ class Recorded:
     started: float                     # time.monotonic() when the request arrived
     ended: float | None = None         # ... and when its reply was sent (None while in flight)
     status: int | None = None          # the status it was answered with
+    peer: Any = None                   # the client's (host, port): one per connection
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -255,7 +305,7 @@ class _Handler(BaseHTTPRequestHandler):
             request = json.loads(raw or b"null")
         except ValueError:
             request = {"_raw": raw.decode("utf-8", "replace")}
-        recorded = Recorded(self.path, request, dict(self.headers), time.monotonic())
+        recorded = Recorded(self.path, request, dict(self.headers), time.monotonic(), peer=self.client_address)
         with server._lock:
             server.in_flight += 1
             server.peak = max(server.peak, server.in_flight)
@@ -285,6 +335,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _hostile(self, reply: Reply) -> None:
         stop, size = self.owner._stop, reply.size
         try:
+            if reply.hostile == "echo":
+                key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                seen = ENCODINGS[str(reply.body)](key)
+                if reply.status >= 400:
+                    return self._send(reply.status, {"error": {"message": f"invalid key {seen}", "code": reply.status}})
+                verdict = {"evidence": [], "reasoning": f"the key was {seen}", "score": 5}
+                return self._send(200, {"id": f"chatcmpl-{seen}", "model": f"echo-{seen}", "choices": [{
+                    "message": {"role": "assistant", "content": json.dumps(verdict)}, "finish_reason": "stop"}]},
+                    {"X-Echo": seen})
             if reply.hostile == "trailing":
                 forged = json.dumps({"choices": [{"message": {"role": "assistant", "content": "FORGED"}}]}).encode()
                 self._send(200, {"choices": [{"message": {"role": "assistant", "content": json.dumps(

@@ -8,6 +8,7 @@ import click
 
 _COMMANDS = {
     "run": ("assay.cli.run", "Score traces with metrics."),
+    "collect": ("assay.cli.collect", "Run an agent on a task file: K trials per task, simulated users."),
     "calibrate": ("assay.cli.calibrate", "Measure a judge against human labels: the judge card."),
     "metrics": ("assay.cli.metrics", "List the metric catalog."),
     "validate": ("assay.cli.validate", "Check trace files without scoring them."),

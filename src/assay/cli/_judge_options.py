@@ -62,7 +62,7 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--dry-run", is_flag=True, help="Estimate judge calls, tokens and cost; send nothing."),
         click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None,
                      help="Judge cache file (default: judge.sqlite3 in the user cache dir)."),
-        click.option("--no-cache", is_flag=True, help="Do not read or write the judge cache."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the judge cache, which --no-store leaves on."),
     ]
     for option in reversed(options):
         fn = option(fn)

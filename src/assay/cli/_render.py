@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from ..model import RunResult
+from ..model._status import apart
 from ._common import shown
 
 
@@ -17,11 +18,7 @@ def _below(score: float | None, threshold: float | None) -> str:
     """``score<threshold`` with as many digits as it takes for the two to differ (never "0.70<0.70")."""
     if score is None or threshold is None:
         return f"{_fmt(score, 2)}<{_fmt(threshold, 2)}"
-    for digits in range(2, 7):
-        a, b = f"{score:.{digits}f}", f"{threshold:.{digits}f}"
-        if a != b:
-            return f"{a}<{b}"
-    return f"{score!r}<{threshold!r}"
+    return "<".join(apart(score, threshold))
 
 
 def _ci(ci: Any, digits: int = 2) -> str:
@@ -102,6 +99,9 @@ def table(result: RunResult, console: Any = None, *, judge_line: bool = True) ->
         by_reason.setdefault(why, []).append(name)
     for why, names in by_reason.items():  # once per reason, not per metric or trace
         console.print(_text((f"skipped {len(names)} metric(s) ({', '.join(names)}): {why}", "dim")))
+    line = passk_line(result)
+    if line:
+        console.print(_text(line))
     failed = [tr for tr in result.traces if tr.passed is False] or result.failed
     n_failed = len(failed) if result.traces else result.run.get("n_failed", len(failed))
     if failed:
@@ -120,6 +120,21 @@ def table(result: RunResult, console: Any = None, *, judge_line: bool = True) ->
         console.print()
         console.print(_text(summary))
     console.print(_text(one_line(result)))
+
+
+def passk_line(result: RunResult) -> str | None:
+    """``pass@k / pass^k over 3 tasks x 3 trials (trace passed): k=1 0.67 / 0.67, ...`` when tasks have trials."""
+    trials = (result.statistics or {}).get("trials") or {}
+    rows = trials.get("trace_passed") or []
+    per_task = trials.get("trials_per_task") or {}
+    if not rows or (per_task.get("max") or 1) < 2:
+        return None
+    n = per_task["min"] if per_task.get("min") == per_task.get("max") else f"{per_task.get('min')}-{per_task['max']}"
+
+    def fmt(v: Any) -> str:
+        return "—" if v is None else f"{v:.2f}"
+    shown = ", ".join(f"k={r['k']} {fmt(r.get('pass_at_k'))} / {fmt(r.get('pass_pow_k'))}" for r in rows)
+    return f"pass@k / pass^k over {trials.get('n_tasks')} tasks x {n} trials (a trial passes when its trace does): {shown}"
 
 
 def _when(iso: str | None) -> str:
@@ -231,3 +246,52 @@ def dry_run(result: RunResult) -> str:
         lines.append("these metrics make several sequential calls; the estimate counts their first call only: "
                      + ", ".join(multi))
     return "\n".join(lines)
+
+
+CATALOG_TABLE_WIDTH = 140
+"""Below this many columns ``assay metrics`` prints a list, not a table: five columns in 80 would
+leave the formula a dozen characters, one word per line."""
+
+
+def catalog(specs: Any, origins: dict[str, str], defaults: set[str], console: Any = None) -> None:
+    """The metric catalog: a table on a wide terminal; else one entry per metric, its name,
+    dimension and requirements on one line and its formula wrapped under it."""
+    import textwrap
+
+    from rich.table import Table
+
+    console = console or plain_console()
+    rows = []
+    for s in sorted(specs, key=lambda s: (origins[s.name] != "built-in", s.dimension, s.name)):
+        name = s.name + ("" if s.name in defaults else " (opt-in)" if origins[s.name] == "built-in" else "")
+        rows.append((name, s.dimension, ", ".join(map(str, s.requires)) or "—", s.summary, origins[s.name]))
+    if console.width >= CATALOG_TABLE_WIDTH:
+        t = Table(title=f"{len(rows)} metrics", title_justify="left")
+        for col in ("metric", "dimension", "requires", "formula / basis", "from"):
+            t.add_column(col, overflow="fold")
+        for row in rows:
+            t.add_row(*(_text(cell) for cell in row))
+        console.print(t)
+        return
+    width = max(console.width - 1, 40)
+    console.print(_text((f"{len(rows)} metrics", "bold"), " (name · dimension · requires; formula below)"))
+    for name, dimension, requires, summary, origin in rows:
+        head = textwrap.wrap(f"{name} · {dimension} · {requires}" + ("" if origin == "built-in" else f" · from {origin}"),
+                             width, subsequent_indent="  ", break_on_hyphens=False)
+        body = _wrap(summary, width, "    ")
+        first = head[0]
+        console.print(_text((first[:len(name)], "bold"), first[len(name):]), *map(_text, head[1:]), *map(_text, body),
+                      sep="\n", soft_wrap=True)
+
+
+def _wrap(text: str, width: int, indent: str) -> list[str]:
+    """*text* wrapped to *width* under *indent*, narrowing the lines a little rather than leaving one
+    word alone on the last (a lone word reads as a fragment)."""
+    import textwrap
+
+    lines: list[str] = []
+    for w in range(width, max(width - 24, 20), -1):
+        lines = textwrap.wrap(text, w, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
+        if len(lines) < 2 or (len(lines[-1].split()) > 1 and len(lines[-1].strip()) >= 10):
+            return lines
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)

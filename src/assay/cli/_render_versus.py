@@ -112,6 +112,8 @@ def tournament_table(r: dict[str, Any], console: Any = None) -> None:
     console.print(f"[dim]strength: Bradley-Terry log-strength (centred on 0; a gap of 1.1 is 3:1 odds), "
                   f"intervals from {bt.get('n_boot', 0)} resamples of {bt.get('n_tasks', 0)} tasks; "
                   "exp. win rate: against the average of the others[/]")
+    if bt.get("prior"):
+        console.print(f"[dim]{escape(bt['prior'])}[/]")
     players = r["players"]
     if len(players) <= 10:
         w = Table(title="win rate of row over column", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,

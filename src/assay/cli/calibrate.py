@@ -35,7 +35,8 @@ on every labelled trace)."""
 @click.option("--input-format", default=None, help="Input format of the traces (default: detected).")
 @click.option("--store", "store", type=click.Path(dir_okay=False), default=None,
               help="Run store file that keeps the card (default: $ASSAY_STORE, else the user data dir).")
-@click.option("--no-store", is_flag=True, help="Do not keep the card in the run store.")
+@click.option("--no-store", is_flag=True, help="Do not keep the card in the run store (the judge cache is apart: "
+              "--no-cache).")
 @judge_options
 @plugin_option
 @debug_option

@@ -39,14 +39,6 @@ def command(names: tuple[str, ...], as_json: bool, markdown: bool, plugins: tupl
                            "judge_calls": s.judge_calls, "version": s.version, "origin": origins[s.name]}
                           for s in specs], indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
+    from ._render import catalog
 
-    t = Table(title=f"{len(specs)} metrics", title_justify="left")
-    for col in ("metric", "dimension", "requires", "formula / basis", "from"):
-        t.add_column(col, overflow="fold")
-    defaults = set(REGISTRY.default_names())
-    for s in sorted(specs, key=lambda s: (origins[s.name] != "built-in", s.dimension, s.name)):
-        t.add_row(s.name + ("" if s.name in defaults else " (opt-in)" if origins[s.name] == "built-in" else ""),
-                  s.dimension, ", ".join(map(str, s.requires)) or "—", s.summary, origins[s.name])
-    Console().print(t)
+    catalog(specs, origins, set(REGISTRY.default_names()))

@@ -63,7 +63,8 @@ Exit status:
               metavar="SECONDS", help="Seconds between plain progress lines when stderr is not a terminal.")
 @click.option("--store", "store", type=click.Path(dir_okay=False), default=None,
               help="Run store file (default: $ASSAY_STORE, else runs.sqlite3 in the user data dir).")
-@click.option("--no-store", is_flag=True, help="Do not record this run in the run store.")
+@click.option("--no-store", is_flag=True, help="Do not record this run in the run store. The judge cache is "
+              "apart and still kept: add --no-cache to write neither.")
 @click.option("--html", type=click.Path(dir_okay=False), default=None, help="Also write an HTML report here.")
 @click.option("--intervals/--no-intervals", default=True, show_default=True,
               help="Intervals and pass@k in the summary (keeps ~9 bytes per score; off: constant memory).")

@@ -47,14 +47,13 @@ Exit status:
 def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str | None, schedule: str,
             rounds: int | None, n_boot: int, stat_seed: int, fmt: str, output: str | None, html: str | None,
             store_path: str | None, plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
-    """Judge RUNS (result files or run ids, at least two) against each other and rank them."""
+    """Judge RUNS (results files, run ids or trace files; at least two) against each other and rank them."""
     from .._files import check_writable, write_atomic
     from ..engine._tournament import Entrant, tournament
-    from ..engine._versus import run_label
+    from ..engine._versus import pair_by_task, run_label
     from ..errors import ConfigError
     from ..judge import build_judge
-    from ..store import load_traces
-    from ._loading import load_result
+    from ._loading import load_side
     from ._render_versus import tournament_table
     from ._session import dumps
     from .versus import pairwise_from_options
@@ -69,10 +68,9 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
     for flag, path in (("-o", output), ("--html", html)):
         if path:
             check_writable(path, flag)
-    entrants = []
-    for ref in runs:
-        r = load_result(ref, store_path)
-        entrants.append(Entrant(run_label(r, ref), r, load_traces(r, store=store_path)))
+    sides = [load_side(ref, store_path) for ref in runs]
+    keyed = pair_by_task([r for r, _ in sides])
+    entrants = [Entrant(run_label(r, ref), r, traces) for ref, r, (_, traces) in zip(runs, keyed, sides)]
     result = tournament(entrants, m, build_judge(judge, opts), schedule=schedule, rounds=rounds, n_boot=n_boot,
                         seed=stat_seed)
     if opts.dry_run:

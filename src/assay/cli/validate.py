@@ -25,8 +25,10 @@ def command(paths: tuple[str, ...], input_format: str | None, plugins: tuple[str
     from ..model import InputIssue, negative_values
 
     good = bad = 0
+    formats: dict[str, dict[str, int]] = {}
     with input_warnings():
-        for loc, item in read_traces(list(paths), input_format=input_format, limits=limits_from(flags)):
+        for loc, item in read_traces(list(paths), input_format=input_format, limits=limits_from(flags),
+                                     formats=formats):
             if isinstance(item, InputIssue):
                 bad += 1
                 click.echo(str(item), err=True)
@@ -35,5 +37,9 @@ def command(paths: tuple[str, ...], input_format: str | None, plugins: tuple[str
                 for field, value in negative_values(item):
                     click.echo(f"Warning: {loc}: {field}: negative ({value!r}); the metrics that read it "
                                "score invalid_data", err=True)
+    for source, counts in formats.items():
+        shapes = ", ".join(f"{name} ({n} trace{'s' if n != 1 else ''})" for name, n in counts.items()
+                           if n or len(counts) == 1)
+        click.echo(f"{source}: read as {shapes}")
     click.echo(f"{good} valid trace(s), {bad} invalid record(s)")
     sys.exit(EXIT_USAGE if bad else EXIT_OK)

@@ -11,7 +11,8 @@ from ._common import EXIT_FAILED, EXIT_NOT_EVALUATED, EXIT_OK, debug_option, han
 from ._judge_options import judge_options, pop_judge_options
 
 EPILOG = """\b
-Each trace id both runs scored is one pair: the judge sees the conversation and the two final
+Each trace id both runs have is one pair (trace files of two agents that share no id pair by
+task_id and trial): the judge sees the conversation and the two final
 replies as anonymous candidates A and B (both orders by default; a verdict that changes when
 they swap places counts as a tie and is reported as position inconsistency).
 \b
@@ -48,13 +49,13 @@ Exit status:
 def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: str | None, alpha: float,
             stat_seed: int, show: int, fmt: str, output: str | None, html: str | None, store_path: str | None,
             plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
-    """Judge RUN_B against RUN_A (result files or run ids) on the traces both scored."""
+    """Judge RUN_B against RUN_A on the traces both have: results files, run ids or trace files
+    (two agents' trace files pair by trace id, else by task_id and trial)."""
     from .._files import check_writable, write_atomic
-    from ..engine._versus import run_label, versus
+    from ..engine._versus import pair_by_task, run_label, versus
     from ..errors import ConfigError
     from ..judge import build_judge
-    from ..store import load_traces
-    from ._loading import load_result
+    from ._loading import load_side
     from ._render_versus import dry_run_line, versus_table
     from ._session import dumps
 
@@ -66,8 +67,8 @@ def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: st
     for flag, path in (("-o", output), ("--html", html)):
         if path:
             check_writable(path, flag)
-    a, b = load_result(run_a, store_path), load_result(run_b, store_path)
-    ta, tb = load_traces(a, store=store_path), load_traces(b, store=store_path)
+    (a, ta), (b, tb) = load_side(run_a, store_path), load_side(run_b, store_path)
+    a, b = pair_by_task([a, b])
     j = build_judge(judge, opts)
     result = versus(a, b, ta, tb, m, j, alpha=alpha, seed=stat_seed,
                     names=(run_label(a, run_a), run_label(b, run_b)))

@@ -229,15 +229,23 @@ def _drive(client: Any, spec: WorkerSpec, shards: list[Shard], slots: int, evalu
 # -- on the worker ------------------------------------------------------------------------------
 
 _BUILT: dict[str, Any] = {}
-"""token -> (Evaluation, judge) of the run this worker process is scoring (one at a time)."""
+"""token -> Evaluation of the run this worker process is scoring (one at a time)."""
 
 
 def score_shard(spec: WorkerSpec, shard: Shard) -> ShardOutput:
     """Score one shard with the ordinary engine (runs on a worker)."""
     evaluation = _BUILT.get(spec.token)
     if evaluation is None:
-        _BUILT.clear()  # a new run: drop the previous run's judge and its connections
+        from ._loop import start_loop, stop_loop  # the worker's side only
+
+        for previous in _BUILT.values():  # a new run: drop the previous run's judge, loop and connections
+            stop_loop(previous.loop)
+        _BUILT.clear()
         evaluation = _BUILT[spec.token] = _rebuild(spec)
+        # One event loop for all of this run's shards on this worker: the judge's connections, its
+        # rpm/tpm buckets and its slots carry over from shard to shard instead of starting again
+        # (a loop per shard reconnected and refilled them for every shard).
+        evaluation.loop = start_loop()
     stats = getattr(evaluation.judge, "stats", None)
     stats = stats if isinstance(stats, JudgeStats) else None
     before = stats.copy() if stats is not None else None

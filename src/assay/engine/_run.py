@@ -102,6 +102,9 @@ class Evaluation:
         """Set it (from a signal handler, another thread) to stop the run: no new trace or judge call
         starts, calls in flight get ``STOP_GRACE_S`` to finish, and the run ends ``interrupted``."""
         self.interrupted = False
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """An event loop running in another thread that async scoring runs on, instead of a new loop
+        per ``stream``: a Dask worker's, so its judge keeps connections and limits across shards."""
         self.attach_traces = attach_traces
         """Set ``TraceResult.trace`` to the input Trace (for stores and reports; costs memory if kept)."""
         self.instances, self.skipped = resolve_metrics(metrics, registry=registry, judge=judge is not None)
@@ -234,7 +237,7 @@ class Evaluation:
                 yield item if type(item) is InputIssue else result(item, loc, score_sync(item, plan), totals)
             return
         yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict, tap=tap,
-                                               totals=totals))
+                                               totals=totals), self.loop)
 
     def run(self, source: Source, *, input_format: str | None = None, strict: bool = False,
             keep_traces: bool = True, intervals: bool = True,
@@ -360,8 +363,20 @@ def _judge_info(judge: Any) -> dict[str, Any]:
     return info
 
 
-def _drive(factory: Callable[[], AsyncIterator[Any]]) -> Iterator[Any]:
-    """Iterate an async generator from sync code, in a worker thread if a loop is already running."""
+def _drive(factory: Callable[[], AsyncIterator[Any]],
+           loop: asyncio.AbstractEventLoop | None = None) -> Iterator[Any]:
+    """Iterate an async generator from sync code: on *loop* (running in another thread) when given,
+    else on a new loop, in a worker thread if a loop is already running in this one."""
+    if loop is not None:
+        agen = factory()
+        try:
+            while True:
+                try:
+                    yield asyncio.run_coroutine_threadsafe(agen.__anext__(), loop).result()
+                except StopAsyncIteration:
+                    return
+        finally:
+            asyncio.run_coroutine_threadsafe(agen.aclose(), loop).result()
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -24,6 +24,8 @@ from ._versus import Pair, pair_runs
 
 SCHEDULES = ("auto", "all", "swiss")
 ALL_PAIRS_UP_TO = 8
+PRIOR_NOTE = ("a run never lost (or never won), so the maximum-likelihood strengths do not exist: they carry a "
+              "weak prior of one virtual tie between every two runs that met")
 """``schedule="auto"``: all pairs up to this many runs, Swiss beyond."""
 
 
@@ -135,7 +137,8 @@ def tournament(entrants: Sequence[Entrant], metric: PairwiseJudged, judge: Any, 
         except ValueError as exc:
             raise DataError(f"cannot rank the runs: {exc}") from None
         out["bradley_terry"] = {"level": level, "n_boot": bt.n_boot, "n_tasks": bt.n_tasks,
-                                "converged": bt.converged, "scale": "log-strength, centred on 0"}
+                                "converged": bt.converged, "scale": "log-strength, centred on 0",
+                                "prior_wins": bt.prior, "prior": PRIOR_NOTE if bt.prior else None}
         record = _records(n, comparisons)
         rows = []
         for i in range(n):

@@ -57,6 +57,32 @@ def pair_runs(a: RunResult, b: RunResult, traces_a: Mapping[str, Trace], traces_
     return pairs, sorted(ids_a - by_b.keys()), sorted(by_b.keys() - ids_a)
 
 
+def trace_file_run(records: Sequence[tuple[str, Trace]], path: str) -> tuple[RunResult, dict[str, Trace]]:
+    """A trace file as a run with nothing scored: its traces, keyed by ``file:line``, to judge head to head."""
+    results = [TraceResult(t.id, t.task, t.trial, {}, source=loc) for loc, t in records]  # type: ignore[arg-type]
+    return RunResult(results, {}, {"inputs": [{"path": path}], "from_traces": True}), dict(records)
+
+
+def pair_by_task(runs: Sequence[RunResult]) -> list[RunResult]:
+    """*runs* keyed by task (and trial) instead of trace id, when their ids do not meet but their tasks do.
+
+    Two agents' trace files rarely share trace ids; they share tasks. So when no two runs share an
+    id, and every trace has a task_id and its (task, trial) is unique within its run, the pairs are
+    made by (task, trial). Otherwise the runs come back as they are (pairing by id).
+    """
+    ids = [{t.id for t in r.traces} for r in runs]
+    if any(ids[i] & ids[j] for i in range(len(ids)) for j in range(i + 1, len(ids))):
+        return list(runs)
+    keyed = []
+    for r in runs:
+        keys = [t.task_id if t.trial is None else f"{t.task_id}#{t.trial}" for t in r.traces]
+        if any(t.task_id == t.id for t in r.traces) or len(set(keys)) < len(keys):
+            return list(runs)  # a trace without a task of its own, or a task repeated without trials
+        keyed.append(RunResult([t.replace(id=k) for t, k in zip(r.traces, keys)], r.summary, r.run,
+                               r.input_issues, r.statistics))
+    return keyed
+
+
 async def ajudge_pairs(metric: PairwiseJudged, judge: Any, pairs: Sequence[Pair]) -> list[MetricResult | None]:
     """Every pair judged (concurrently; the judge stack limits how many calls are in flight).
 
@@ -114,7 +140,8 @@ def summarise_pairs(pairs: Sequence[Pair], results: Sequence[MetricResult | None
         "wins_b": wr.wins, "ties": wr.ties, "losses_b": wr.losses,
         "win_rate_b": wr.rate, "ci_low": wr.ci_low, "ci_high": wr.ci_high, "level": level, "interval": wr.method,
         "p_value": wr.p_value, "test": "sign test (exact)" if wr.exact and wr.n == wr.n_tasks else
-        "sign-flip test over tasks" + (" (exact)" if wr.exact else ""),
+        "sign-flip test over tasks" + (" (exact)" if wr.exact else "" if wr.min_p_value is None
+                                       else f" (random flips: p >= {wr.min_p_value:.2g})"),
         "min_p_value": wr.min_p_value, "alpha": alpha, "significant": significant,
         "b_worse": significant and wr.rate is not None and wr.rate < 0.5,
         "b_better": significant and wr.rate is not None and wr.rate > 0.5,
@@ -134,7 +161,7 @@ def versus(a: RunResult, b: RunResult, traces_a: Mapping[str, Trace], traces_b: 
         raise ConfigError("assay versus needs a judge: pass --judge (or set ASSAY_JUDGE)")
     pairs, only_a, only_b = pair_runs(a, b, traces_a, traces_b)
     if not pairs:
-        raise DataError(f"runs {names[0]} and {names[1]} share no trace id: nothing to compare")
+        raise DataError(f"runs {names[0]} and {names[1]} share no trace id (nor task_id and trial): nothing to compare")
     if not any(p.a is not None and p.b is not None for p in pairs):
         side = names[0] if all(p.a is None for p in pairs) else names[1]
         raise DataError(f"the input traces of run {side} are not available, so there are no replies to compare: "

@@ -14,11 +14,13 @@ reasoning; system and developer messages (or a top-level ``system``) are the sys
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
-from ..errors import DataError
+from ..errors import DataError, InputWarning
 from ..model import Trace
+from ..model._messages import TurnBuilder
 from ._common import (
     Record, arguments, array, build_trace, integer, join, maybe_json, number, obj, read_conversations, usage,
     wrong,
@@ -62,19 +64,46 @@ def _blocks(content: Any, path: str) -> tuple[list[str], list[str], list[tuple[s
             thought = block.get("thinking") or block.get("reasoning") or block.get("text")
             if isinstance(thought, str):
                 thoughts.append(thought)
-        elif kind in ("tool_use", "server_tool_use"):
+        elif kind in _USES:
             uses.append((join(path, i), block))
-        elif kind == "tool_result":
+        elif kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):
             results.append((join(path, i), block))
     return texts, thoughts, uses, results
+
+
+_USES = ("tool_use", "server_tool_use", "mcp_tool_use")
+"""Anthropic's call blocks: client tools, server tools (web search, code execution), MCP connector tools."""
 
 
 def _result_text(block: dict[str, Any], path: str) -> Any:
     content = block.get("content")
     if isinstance(content, list):
+        if content and all(isinstance(c, dict) and c.get("type") not in _TEXT for c in content):
+            return content  # a server tool's structured result (search hits, fetched documents)
         texts, _, _, _ = _blocks(content, join(path, "content"))
         return maybe_json("\n".join(texts))
     return maybe_json(content)
+
+
+def _result_error(block: dict[str, Any], path: str) -> str | None:
+    """The error of a result block: ``is_error`` (client and MCP tools) or an ``*_error`` content (server tools)."""
+    content = block.get("content")
+    if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
+        return str(content.get("error_code") or content.get("type"))
+    if block.get("is_error"):
+        return str(_result_text(block, path) or "error")
+    return None
+
+
+def _answer_blocks(b: TurnBuilder, results: list[tuple[str, dict[str, Any]]]) -> None:
+    for rpath, block in results:
+        call_id = block.get("tool_use_id")
+        target = b.find(call_id, join(rpath, "tool_use_id"))
+        error = _result_error(block, rpath)
+        if error is not None:
+            b.answer(target, call_id, error=error)
+        else:
+            b.answer(target, call_id, result=_result_text(block, rpath))
 
 
 def _call(c: Any, path: str) -> dict[str, Any]:
@@ -94,24 +123,14 @@ def _call(c: Any, path: str) -> dict[str, Any]:
     return out
 
 
-def build_turns(messages: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    """``{"turns", "system"}`` from (field path, message) pairs; raises DataError naming the field."""
-    system: list[str] = []
-    turns: list[dict[str, Any]] = []
-    by_id: dict[str, dict[str, Any]] = {}
-    current: dict[str, Any] | None = None
+def build_turns(messages: Iterable[tuple[str, Any]], *, lenient: bool = False) -> dict[str, Any]:
+    """``{"turns", "system"}`` from (field path, message) pairs; raises DataError naming the field.
 
-    def open_turn(user_input: str | None) -> dict[str, Any]:
-        turn: dict[str, Any] = {"input": user_input, "tool_calls": []}
-        turns.append(turn)
-        return turn
-
-    def answer(call_id: Any, where: str) -> dict[str, Any]:
-        target = by_id.get(str(call_id)) if call_id is not None else None
-        if target is None:
-            raise DataError(f"no earlier tool call has id {call_id!r}", field=where)
-        return target
-
+    With ``lenient`` a result whose call id matches no earlier call is kept in ``orphans`` (and the
+    trace's metadata, with a warning) instead of rejecting the record.
+    """
+    b = TurnBuilder(lenient=lenient, error=lambda detail, field: DataError(detail, field=field))
+    mcp: dict[str, list[str]] = {}
     for where, m in messages:
         m = obj(m, where, "a message object")
         role = m.get("role")
@@ -121,28 +140,15 @@ def build_turns(messages: Iterable[tuple[str, Any]]) -> dict[str, Any]:
         texts, thoughts, uses, results = _blocks(m.get("content"), cpath)
         body = "\n".join(texts) if texts else None
         if role in ("system", "developer"):
-            if body:
-                system.append(body)
+            b.system(body)
         elif role == "user":
-            for rpath, block in results:
-                target = answer(block.get("tool_use_id"), join(rpath, "tool_use_id"))
-                if block.get("is_error"):
-                    target["error"] = str(_result_text(block, rpath) or "error")
-                else:
-                    target["result"] = _result_text(block, rpath)
+            _answer_blocks(b, results)
             if texts or not results:
-                current = open_turn(body)
+                b.user(body)
         elif role == "assistant":
-            if current is None:
-                current = open_turn(None)
-            if body:
-                current["output"] = body if current.get("output") is None else current["output"] + "\n" + body
             extra = m.get("reasoning_content", m.get("reasoning"))
             if isinstance(extra, str) and extra:
                 thoughts.append(extra)
-            if thoughts:
-                prior = current.get("reasoning")
-                current["reasoning"] = "\n".join(([prior] if prior else []) + thoughts)
             calls = [_call(c, join(join(where, "tool_calls"), j)) for j, c in enumerate(array(m, where, "tool_calls"))]
             if isinstance(m.get("function_call"), dict):
                 calls.append(_call(m["function_call"], join(where, "function_call")))
@@ -155,28 +161,57 @@ def build_turns(messages: Iterable[tuple[str, Any]]) -> dict[str, Any]:
                 call = {"name": name, "arguments": arguments(block.get("input"), join(upath, "input"))}
                 if block.get("id") is not None:
                     call["id"] = str(block["id"])
+                if block.get("type") == "mcp_tool_use":
+                    mcp.setdefault(str(block.get("server_name") or ""), []).append(name)
                 calls.append(call)
-            for call in calls:
-                current["tool_calls"].append(call)
-                if call.get("id"):
-                    by_id[call["id"]] = call
+            b.assistant(body, reasoning="\n".join(thoughts) or None, calls=calls)
+            _answer_blocks(b, results)  # server and MCP tools answer inside the assistant's own message
         else:  # tool / function
             call_id = m.get("tool_call_id")
-            if call_id is None and role == "function" and current is not None:
-                target = next((c for c in reversed(current["tool_calls"])
-                               if c["name"] == m.get("name") and "result" not in c), None)
+            if call_id is None and role == "function" and b.current is not None:
+                target = b.named(m.get("name"))
                 if target is None:
                     raise DataError(f"no earlier function call is named {m.get('name')!r}", field=join(where, "name"))
             else:
-                target = answer(call_id, join(where, "tool_call_id"))
+                target = b.find(call_id, join(where, "tool_call_id"))
             error = m.get("error")
             if isinstance(error, dict):  # Inspect AI: {"type", "message"}
                 error = error.get("message") or error.get("type") or "error"
-            if error:
-                target["error"] = str(error)
-            if body or not error:
-                target["result"] = maybe_json(body)
-    return {"turns": turns, "system": "\n\n".join(system) or None}
+            b.answer(target, call_id, error=str(error) if error else None,
+                     **({"result": maybe_json(body)} if body or not error else {}))
+    system, turns = b.finish()
+    out: dict[str, Any] = {"turns": turns, "system": system}
+    if b.orphans:
+        out["orphans"] = b.orphans
+    if mcp:
+        out["mcp"] = mcp
+    return out
+
+
+def settle(data: dict[str, Any], source_hint: str = "") -> dict[str, Any]:
+    """Move ``build_turns``' side findings into the trace's metadata.
+
+    MCP calls: ``metadata["mcp_tools"]`` (the names the MCP metrics take as MCP) and
+    ``metadata["mcp_servers"]`` (server -> tools called); orphan results:
+    ``metadata["orphan_tool_results"]``, with a warning.
+    """
+    mcp = data.pop("mcp", None)
+    orphans = data.pop("orphans", None)
+    if not (mcp or orphans):
+        return data
+    meta = data["metadata"] = data.get("metadata") or {}
+    if mcp:
+        names = list(dict.fromkeys([*meta.get("mcp_tools", []), *(n for ns in mcp.values() for n in ns)]))
+        meta["mcp_tools"] = names
+        servers = meta.setdefault("mcp_servers", {})
+        for server, ns in mcp.items():
+            servers[server] = list(dict.fromkeys([*servers.get(server, []), *ns]))
+    if orphans:
+        meta["orphan_tool_results"] = orphans
+        ids = ", ".join(repr(o.get("tool_call_id")) for o in orphans[:3])
+        warnings.warn(InputWarning(f"{source_hint}{len(orphans)} tool result(s) answer no earlier tool call "
+                                   f"(id {ids}); kept in metadata.orphan_tool_results"), stacklevel=2)
+    return data
 
 
 def usage_of(value: Any, path: str) -> dict[str, Any] | None:
@@ -204,6 +239,7 @@ def _system(d: dict[str, Any], path: str) -> str | None:
 
 
 def _finish(data: dict[str, Any], system: str | None) -> Trace:
+    settle(data)
     systems = [s for s in (system, data.pop("system", None)) if s]
     if systems:
         data["system"] = "\n\n".join(systems)
@@ -255,7 +291,7 @@ def _exchange(d: dict[str, Any], path: str, fallback: str) -> Trace:
                 pairs.append((join(cpath, "message"), choice["message"]))
             if choice.get("finish_reason") is not None:
                 meta["finish_reason"] = choice["finish_reason"]
-        elif resp.get("type") == "message" or (resp.get("role") == "assistant" and "content" in resp):
+        elif resp.get("type") == "message" or resp.get("role") == "assistant" or isinstance(resp.get("content"), list):
             pairs.append((ppath, {"role": "assistant", "content": resp.get("content")}))
             if resp.get("stop_reason") is not None:
                 meta["stop_reason"] = resp["stop_reason"]
@@ -321,11 +357,14 @@ def read(stream: IO[bytes], source: str) -> Iterator[Record]:
 
 # ---------------------------------------------------------------- detection
 
-_ANTHROPIC = re.compile(r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacted_thinking)"|"stop_reason"\s*:'
+_ANTHROPIC = re.compile(r'"type"\s*:\s*"(?:tool_use|thinking|redacted_thinking|server_tool_use|mcp_tool_use|'
+                        r'[a-z_]*tool_result)"|"stop_reason"\s*:'
                         r'|"model"\s*:\s*"claude')
 
 
-_RESPONSES = re.compile(r'"type"\s*:\s*"(?:function_call|function_call_output|custom_tool_call|mcp_call)"'
+_RESPONSES = re.compile(r'"type"\s*:\s*"(?:function_call|function_call_output|custom_tool_call|mcp_call|mcp_list_tools|'
+                        r'mcp_approval_request|code_interpreter_call|image_generation_call|local_shell_call|'
+                        r'web_search_call|file_search_call)"'
                         r'|"object"\s*:\s*"response"')
 """OpenAI Responses API items: read by the openai_responses importer, not as chat messages."""
 
@@ -372,4 +411,4 @@ def anthropic(h: Head) -> bool:
     return isinstance(rec, dict) and "messages" in rec and "system" in rec and "id" not in rec
 
 
-__all__ = ["anthropic", "build_turns", "convert", "is_chat", "is_message", "read", "responses", "usage_of"]
+__all__ = ["anthropic", "build_turns", "convert", "is_chat", "is_message", "read", "responses", "settle", "usage_of"]

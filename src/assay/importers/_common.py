@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from ..errors import DataError
 from ..model import InputIssue, Trace, TraceValidationError
+from ..model._messages import maybe_json  # noqa: F401  (the importers take it from here)
 from ._errors import json_type
 from ._limits import loads
 from ._stream import Value, iter_values
@@ -124,18 +125,6 @@ def texts(d: dict[str, Any], path: str, *keys: str) -> list[str]:
         if not isinstance(item, str):
             raise wrong(join(where, i), "a string", item)
     return items
-
-
-def maybe_json(value: Any) -> Any:
-    """A string holding a JSON object or array, decoded; anything else unchanged."""
-    if isinstance(value, str):
-        s = value.strip()
-        if s[:1] in ("{", "[") and s[-1:] in ("}", "]"):
-            try:
-                return loads(s)
-            except ValueError:  # not JSON, or over a limit: kept as the string it is
-                pass
-    return value
 
 
 def arguments(value: Any, path: str) -> dict[str, Any]:

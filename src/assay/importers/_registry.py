@@ -12,6 +12,8 @@ from typing import IO, Any
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, Trace
 from . import _limits
+from ._common import default_id
+from ._detect import Relines, closest, is_lines
 from ._duplicates import DuplicateIds
 from ._limits import Limits
 from ._native import Record, read_native, sniff_native
@@ -32,6 +34,23 @@ class Importer:
     description: str
     read: Callable[[IO[bytes], str], Iterator[Record]]
     sniff: Callable[[bytes, str], bool]
+    companions: Companions | None = None
+
+
+@dataclass(frozen=True)
+class Companions:
+    """Files that complete other files of the same format rather than standing alone (an OpenAI
+    Batch input file holds the requests its output file answers).
+
+    When several files are read, those of the format whose head passes ``is_companion`` are read
+    first into ``hold(files)``; the others of the format are read with ``read(stream, source,
+    held)``, and ``leftovers(held)`` yields what nothing answered.
+    """
+
+    is_companion: Callable[[bytes], bool]
+    hold: Callable[[list[tuple[str, IO[bytes]]]], Any]
+    read: Callable[[IO[bytes], str, Any], Iterator[Record]]
+    leftovers: Callable[[Any], Iterator[Record]]
 
 
 _IMPORTERS: dict[str, Importer] = {}
@@ -75,7 +94,7 @@ register_importer(Importer("assay", "assay's trace format: JSON Lines, a JSON ar
 
 _BUILTIN_MODULES: tuple[str, ...] = (
     ".otel", ".openinference", ".uaef", ".fair_forge", ".eval_lib", ".deepeval", ".langchain", ".openai_chat",
-    ".anthropic_messages", ".openai_responses", ".inspect_ai", ".langfuse",
+    ".anthropic_messages", ".openai_responses", ".openai_batch", ".inspect_ai", ".langfuse",
 )
 """Modules of further built-in importers, imported on first use to keep 'import assay' light."""
 _loaded = False
@@ -126,7 +145,7 @@ def detect_format(head: bytes, filename: str) -> str:
     if not claims:
         if not head.strip(b"\xef\xbb\xbf \t\r\n[]"):
             return "assay"  # nothing to read: any reader yields nothing
-        raise ConfigError(f"{filename}: cannot tell the input format; name it with --input-format "
+        raise ConfigError(f"{filename}: cannot tell the input format; {closest(head)}name it with --input-format "
                           f"(input_format= in Python), one of: {', '.join(sorted(_IMPORTERS))}")
     raise ConfigError(f"{filename}: ambiguous input format (could be {', '.join(sorted(claims))}); "
                       "name it with --input-format (input_format= in Python)")
@@ -193,14 +212,19 @@ def _open(path: str, tap: Callable[[str, IO[bytes]], IO[bytes]] | None = None) -
 
 def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str | None = None,
                 strict: bool = False, tap: Callable[[str, IO[bytes]], IO[bytes]] | None = None,
-                limits: Limits | None = None) -> Iterator[Record]:
+                limits: Limits | None = None, formats: dict[str, dict[str, int]] | None = None) -> Iterator[Record]:
     """Stream ``(location, Trace | InputIssue)`` from files in any known format.
 
     With ``strict`` the first bad record raises DataError instead of being yielded. A trace id
     seen twice is an ``InputWarning`` naming both places, at the end of the read. ``tap(path,
     stream)`` may wrap each opened input (the CLI hashes and counts the bytes as they are read,
     so an input is read once). ``limits`` bounds each record (default: those set by
-    ``reading_limits``, else ``Limits()``).
+    ``reading_limits``, else ``Limits()``). ``formats``, when given, is filled with the number of
+    traces read in each format per file (``{source: {format: n}}``).
+
+    Without ``input_format``, a JSON Lines line that the file's format cannot read is detected on
+    its own: when exactly one other format claims it and reads it, its traces are kept (a log
+    mixing API shapes is read whole); otherwise its issue names the shape it looks like.
     """
     limits = limits or _limits.current()
     if isinstance(paths, (str, Path)):
@@ -209,20 +233,27 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
     if input_format is not None and input_format not in _IMPORTERS:
         raise ConfigError.unknown("input format", input_format, _IMPORTERS)
     dups = DuplicateIds()
+    paths = [str(p) for p in paths]
+    held, skip = _companions(paths, input_format, tap, limits)
     for path in paths:
-        raw, source = _open(str(path), tap)
+        if path in skip:
+            continue
+        raw, source = _open(path, tap)
         dups.source(source)
         try:
             stream, head = _with_head(raw)
             name = input_format or detect_format(head, source)
+            imp = _IMPORTERS[name]
+            records = imp.companions.read(stream, source, held[name]) if name in held else imp.read(stream, source)
+            counts = formats.setdefault(source, {}) if formats is not None else {}
+            counts.setdefault(name, 0)
+            again = Relines(path) if input_format is None and path != "-" and is_lines(head) else None
             try:
-                for loc, item in _under(limits, _IMPORTERS[name].read(stream, source)):
-                    is_trace = type(item) is Trace or isinstance(item, Trace)
-                    if is_trace and not item.turns and _empty(item):  # type: ignore[union-attr]
-                        item, is_trace = _empty_issue(item, loc, source), False  # type: ignore[arg-type]
-                    if is_trace:
+                for loc, item, fmt in _checked(_under(limits, records), source, name, again, limits):
+                    if type(item) is Trace or isinstance(item, Trace):
+                        counts[fmt] = counts.get(fmt, 0) + 1
                         tail = loc[loc.rfind(":") + 1:]
-                        dups.add(item.id, int(tail) if tail.isdigit() else None)  # type: ignore[union-attr]
+                        dups.add(item.id, int(tail) if tail.isdigit() else None)
                     elif strict:
                         raise DataError(item.message, source=item.source, line=item.line, field=item.field)
                     yield loc, item
@@ -230,10 +261,90 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
                 if isinstance(exc, DataError):
                     raise
                 raise DataError(str(exc), source=source) from exc
+            finally:
+                if again is not None:
+                    again.close()
         finally:
-            if str(path) != "-":
+            if path != "-":
                 raw.close()
+    for name, requests in held.items():
+        for loc, item in _IMPORTERS[name].companions.leftovers(requests):  # type: ignore[union-attr]
+            if strict and isinstance(item, InputIssue):
+                raise DataError(item.message, source=item.source, line=item.line, field=item.field)
+            yield loc, item
     dups.warn()
+
+
+def _companions(paths: list[str], input_format: str | None, tap: Callable[[str, IO[bytes]], IO[bytes]] | None,
+                limits: Limits) -> tuple[dict[str, Any], set[str]]:
+    """Read the companion files among ``paths`` first: ({format: what they hold}, their paths)."""
+    if len(paths) < 2 or "-" in paths:
+        return {}, set()
+    formats: dict[str, list[tuple[str, bool]]] = {}
+    for path in paths:
+        p = Path(path)
+        if not p.is_file():
+            continue
+        with open(p, "rb") as f:
+            head = f.read(_SNIFF_BYTES)
+        try:
+            name = input_format or detect_format(head, path)
+        except ConfigError:
+            continue  # reported when the file itself is read
+        imp = _IMPORTERS[name]
+        if imp.companions is not None:
+            formats.setdefault(name, []).append((path, imp.companions.is_companion(head)))
+    held: dict[str, Any] = {}
+    skip: set[str] = set()
+    for name, files in formats.items():
+        companions = [path for path, is_companion in files if is_companion]
+        if not companions or len(companions) == len(files):
+            continue  # nothing to join: each file is read as it is
+        opened = [_open(path, tap) for path in companions]
+        try:
+            token = _limits._current.set(limits)
+            try:
+                held[name] = _IMPORTERS[name].companions.hold([(source, f) for f, source in opened])  # type: ignore[union-attr]
+            finally:
+                _limits._current.reset(token)
+        finally:
+            for f, _ in opened:
+                f.close()
+        skip.update(companions)
+    return held, skip
+
+
+def _checked(records: Iterator[Record], source: str, name: str, again: Relines | None,
+             limits: Limits) -> Iterator[tuple[str, Trace | InputIssue, str]]:
+    """(location, item, format): a trace with nothing in it as an issue, and a JSON Lines line the
+    file's format could not read detected and read on its own (see ``read_traces``)."""
+    for loc, item in records:
+        if (type(item) is Trace or isinstance(item, Trace)) and not item.turns and _empty(item):  # type: ignore[union-attr]
+            item = _empty_issue(item, loc, source)  # type: ignore[arg-type]
+        if again is None or type(item) is Trace or isinstance(item, Trace) or item.line is None:  # type: ignore[union-attr]
+            yield loc, item, name
+        else:
+            yield from _on_its_own(item, loc, source, name, again, limits)  # type: ignore[arg-type]
+
+
+def _on_its_own(issue: InputIssue, loc: str, source: str, name: str, again: Relines,
+                limits: Limits) -> Iterator[tuple[str, Trace | InputIssue, str]]:
+    line = again.line(issue.line) if issue.source == source and issue.line is not None else None
+    claims = [n for n, imp in _IMPORTERS.items() if n != name and _claims(imp, line, source)] if line else []
+    if len(claims) != 1:
+        yield loc, issue, name
+        return
+    other = claims[0]
+    got = list(_under(limits, _IMPORTERS[other].read(io.BufferedReader(io.BytesIO(line)), source)))  # type: ignore[arg-type]
+    traces = [t for _, t in got if isinstance(t, Trace) and not _empty(t)]
+    if not got or len(traces) < len(got):
+        yield loc, InputIssue(issue.source, issue.line, issue.field, f"{issue.message} (this line looks like {other} "
+                              f"data; the file was read as {name} from its first record)"), name
+        return
+    for t in traces:
+        if t.id == default_id(source, 1):  # a generated id: the line's, as the file's own reader numbers them
+            t = t.model_copy(update={"id": default_id(source, issue.line)})  # type: ignore[arg-type]
+        yield f"{source}:{issue.line}", t, other
 
 
 def _empty(trace: Trace) -> bool:

@@ -331,6 +331,9 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
             for call_id, result in m.results:
                 if call_id is not None:
                     results[call_id] = result
+    # results that name no call id answer the id-less requests in order (the last model call's
+    # input holds the whole history, so each such result once)
+    loose = [r for m in (gcalls[-1].inputs if gcalls else []) for call_id, r in m.results if call_id is None]
     requested: dict[str, dict[str, Any]] = {}
     unnamed = [call for _, _, call in timed if not call.get("id")]  # executions that recorded no call id
     for span, c in zip(group, gcalls):
@@ -350,6 +353,8 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
                 call = {"name": req["name"], "arguments": req.get("arguments") or {}, "id": req.get("id")}
                 if req.get("id") in results:
                     call["result"] = results[req["id"]]
+                elif not req.get("id") and loose:
+                    call["result"] = loose.pop(0)
                 if agent is not None:
                     call["agent"] = agent
                 timed.append((span.end_ns or span.start_ns or 0, span.order, call))

@@ -1,8 +1,9 @@
 """Stream JSON values out of a file: JSON Lines, one top-level array, or whole documents.
 
 The shape is told from the first lines: a first line that is complete JSON followed by more
-content means JSON Lines (one value a line, read line by line); a file opening with ``[`` is
-an array whose elements are streamed one at a time; anything else is a sequence of documents
+content means JSON Lines (one value a line, read line by line); a head whose first line is not
+whole but which parses on as one value (whatever its indentation) is a document; a file opening
+with ``[`` is an array whose elements are streamed one at a time; anything else is a sequence of documents
 (usually one pretty-printed object), each decoded whole, except that the array under one of
 the ``unwrap`` keys (``{"test_cases": [...]}``) is streamed element by element.
 
@@ -109,6 +110,7 @@ def _sniff_mode(chunks: Iterator[bytes], unwrap: tuple[str, ...] = ()) -> tuple[
     """
     parts: list[bytes] = []
     data = b""
+    eof = False
     while len(data) < CHUNK:
         stripped = data.lstrip(_BOM).lstrip(b" \t\r\n")
         nl = stripped.find(b"\n")
@@ -116,6 +118,7 @@ def _sniff_mode(chunks: Iterator[bytes], unwrap: tuple[str, ...] = ()) -> tuple[
             break  # enough lines to see the shape
         chunk = next(chunks, b"")
         if not chunk:
+            eof = True
             break
         parts.append(chunk)
         data = b"".join(parts)
@@ -135,6 +138,8 @@ def _sniff_mode(chunks: Iterator[bytes], unwrap: tuple[str, ...] = ()) -> tuple[
         return ("array" if opener == b"[" and _complete(first) else "lines"), data
     if _complete(first) or opener not in (b"{", b"["):
         return "lines", data  # (no JSON document of records opens with anything else)
+    if _one_value(stripped, eof):
+        return ("array" if opener == b"[" else "document"), data  # decided by parsing, whatever the layout
     if not structural_first_line(first) and later_lines(stripped):
         return "lines", data  # JSON Lines whose first line is broken
     if broken_line(first.decode("utf-8", "surrogateescape")):
@@ -144,6 +149,20 @@ def _sniff_mode(chunks: Iterator[bytes], unwrap: tuple[str, ...] = ()) -> tuple[
             and second[-1:] != b",":
         return "lines", data  # broken lines, none of them the inside of a pretty-printed document
     return ("array" if opener == b"[" else "document"), data
+
+
+def _one_value(head: bytes, eof: bool) -> bool:
+    """Whether ``head`` (starting at a value, its first line not whole) parses as one JSON value that
+    goes on past the first line: whole, or cut only by the end of what was read so far."""
+    text = head.decode("utf-8", "surrogateescape")
+    try:
+        json.JSONDecoder().raw_decode(text)
+    except RecursionError:
+        return False
+    except json.JSONDecodeError as exc:
+        cut = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
+        return cut and not eof
+    return True
 
 
 def _complete(line: bytes) -> bool:

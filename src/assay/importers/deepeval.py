@@ -174,7 +174,7 @@ def sniff(head: bytes, filename: str) -> bool:
         if isinstance(turns, list) and turns and isinstance(turns[0], dict):
             return "role" in turns[0] and "content" in turns[0]
         return bool(keys & DEEPEVAL_KEYS) or h.has('"role"') and not h.has('"actual_output"')
-    if "input" not in keys or "observations" in keys:  # observations: a Langfuse trace
+    if "input" not in keys or "observations" in keys or "traceId" in keys:  # a Langfuse trace or observation
         return False
     if keys & DEEPEVAL_KEYS:
         return True

@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from ..errors import DataError
 from ..model import InputIssue, Trace
-from ._chat import build_turns, usage_of
+from ._chat import build_turns, settle, usage_of
 from ._common import UNEXPECTED, Record, array, build_trace, convert_value, join, mapping, number, obj, unexpected
 from ._limits import RecordError, check_value, current, decode_text, loads, too_large
 from ._registry import Importer, register_importer
@@ -45,7 +45,8 @@ def sample_to_trace(sample: Any, header: dict[str, Any] | None = None, path: str
     if isinstance(epoch, bool) or not isinstance(epoch, int):
         raise DataError("expected an integer", field=join(path, "epoch"))
     mpath = join(path, "messages")
-    data = build_turns((join(mpath, i), m) for i, m in enumerate(array(s, path, "messages")))
+    # lenient: Inspect writes (and reads) logs whose tool message answers a call the log does not hold
+    data = build_turns(((join(mpath, i), m) for i, m in enumerate(array(s, path, "messages"))), lenient=True)
     output = mapping(s, path, "output")
     if not data["turns"] and isinstance(s.get("input"), str):  # a log written without messages
         completion = output.get("completion")
@@ -73,6 +74,7 @@ def sample_to_trace(sample: Any, header: dict[str, Any] | None = None, path: str
                  "expected": expected, "usage": _usage(s, output, path),
                  "latency_ms": _ms(number(s, path, "total_time")),
                  "status": "failed" if s.get("error") is not None else "completed"})
+    settle(data, f"sample {sample_id} epoch {epoch}: ")
     return build_trace({k: v for k, v in data.items() if v is not None})
 
 

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from ..errors import DataError
 from ..model import Trace
+from ..model._messages import TurnBuilder
 from ._common import (
     Record, arguments, build_trace, join, maybe_json, obj, prefixed, read_conversations, text, wrong,
 )
@@ -106,17 +107,8 @@ def _content(value: Any, path: str) -> tuple[str | None, str | None, list[dict[s
 
 
 def _turns(messages: list[Any], path: str) -> dict[str, Any]:
-    system: list[str] = []
-    turns: list[dict[str, Any]] = []
-    by_id: dict[str, dict[str, Any]] = {}
+    b = TurnBuilder(calls_word="AI tool call", error=lambda detail, field: DataError(detail, field=field))
     models: list[str] = []
-    current: dict[str, Any] | None = None
-
-    def open_turn(user_input: str | None) -> dict[str, Any]:
-        turn: dict[str, Any] = {"input": user_input, "tool_calls": []}
-        turns.append(turn)
-        return turn
-
     for i, raw in enumerate(messages):
         mpath = join(path, i)
         kind, m = _unwrap(raw, mpath)
@@ -126,41 +118,36 @@ def _turns(messages: list[Any], path: str) -> dict[str, Any]:
             role = {"human": "user", "ai": "assistant"}.get(chat_role, chat_role) if isinstance(chat_role, str) else None
         body, reasoning, uses = _content(m.get("content"), join(mpath, "content"))
         if role == "system":
-            if body:
-                system.append(body)
+            b.system(body)
         elif role == "user":
-            current = open_turn(body)
+            b.user(body)
         elif role == "assistant":
-            if current is None:
-                current = open_turn(None)
-            if body:
-                current["output"] = body if current.get("output") is None else current["output"] + "\n" + body
             extra = _dict(m.get("additional_kwargs")).get("reasoning_content")
             reasoning = "\n".join(r for r in (reasoning, extra if isinstance(extra, str) else None) if r) or None
-            if reasoning:
-                current["reasoning"] = reasoning if not current.get("reasoning") else current["reasoning"] + "\n" + reasoning
-            for call in _calls(m, mpath, uses):
-                current["tool_calls"].append(call)
-                if call.get("id"):
-                    by_id[call["id"]] = call
-            _add_usage(current, m.get("usage_metadata"), join(mpath, "usage_metadata"))
+            turn = b.assistant(body, reasoning=reasoning, calls=_calls(m, mpath, uses))
+            _add_usage(turn, m.get("usage_metadata"), join(mpath, "usage_metadata"))
             meta = _dict(m.get("response_metadata"))
             model = meta.get("model_name") or meta.get("model")
             if isinstance(model, str) and model not in models:
                 models.append(model)
         elif role in ("tool", "function"):
-            target = _result_target(m, role, by_id, current)
-            if target is None:
-                raise DataError(f"no earlier AI tool call has id {m.get('tool_call_id')!r}", field=join(mpath, "tool_call_id"))
+            call_id = m.get("tool_call_id")
+            if call_id is not None:
+                target = b.find(call_id, join(mpath, "tool_call_id"))
+            else:  # FunctionMessage: the latest unanswered call of that name
+                target = b.named(m.get("name"))
+                if target is None:
+                    b.find(None, join(mpath, "tool_call_id"))
             if m.get("status") == "error":
-                target["error"] = body or "error"
+                b.answer(target, call_id, error=body or "error")
             else:
-                target["result"] = maybe_json(body)
+                b.answer(target, call_id, result=maybe_json(body))
         else:
             raise DataError(f"unknown chat role {role!r}", field=join(mpath, "role"))
+    system, turns = b.finish()
     data: dict[str, Any] = {"turns": turns, "metadata": {}}
     if system:
-        data["system"] = "\n\n".join(system)
+        data["system"] = system
     if models:
         data["metadata"]["models"] = models
     return data
@@ -191,18 +178,6 @@ def _calls(m: dict[str, Any], path: str, uses: list[dict[str, Any]]) -> list[dic
         calls.append({"name": c.get("name") or "", "id": c.get("id"),
                       "error": f"invalid tool call: {c.get('error') or 'arguments not parsed'} (args {c.get('args')!r})"})
     return calls
-
-
-def _result_target(m: dict[str, Any], role: str, by_id: dict[str, dict[str, Any]],
-                   current: dict[str, Any] | None) -> dict[str, Any] | None:
-    call_id = m.get("tool_call_id")
-    if call_id is not None:
-        return by_id.get(call_id) if isinstance(call_id, str) else None
-    if current is not None:  # FunctionMessage: the latest unanswered call of that name
-        for call in reversed(current["tool_calls"]):
-            if call.get("name") == m.get("name") and "result" not in call and "error" not in call:
-                return call
-    return None
 
 
 def _add_usage(turn: dict[str, Any], um: Any, path: str) -> None:

@@ -25,7 +25,7 @@ from ._errors import json_type
 from ._otlp import any_time
 from ._registry import Importer, register_importer
 from ._sniff import inspect
-from ._spans import LlmCall, Msg, Span, assemble, error_of
+from ._spans import LlmCall, Msg, Span, assemble, error_of, flatten
 from ._stream import iter_values
 from .otel import message
 
@@ -61,7 +61,10 @@ class LangfuseConvention:
         return _KINDS.get(str(span.attrs.get("type", "")).upper(), "other")
 
     def agent_name(self, span: Span) -> str | None:
-        return span.name or None if self.kind(span) == "agent" else None
+        if self.kind(span) != "agent":
+            return None
+        name = _attributes(span.attrs).get("gen_ai.agent.name")
+        return name if isinstance(name, str) and name else (span.name.removeprefix("invoke_agent ") or None)
 
     def _msgs(self, value: Any, where: str, default_role: str) -> list[Msg]:
         value = maybe_json(value)
@@ -115,9 +118,14 @@ class LangfuseConvention:
         o = span.attrs
         value = maybe_json(o.get("input"))
         args = value if isinstance(value, dict) else ({} if value is None else {"input": value})
-        meta = o.get("metadata") if isinstance(o.get("metadata"), dict) else {}
-        call_id = meta.get("tool_call_id")
-        return {"name": span.name or "tool", "arguments": args, "result": maybe_json(o.get("output")),
+        attrs = _attributes(o)
+        name = attrs.get("gen_ai.tool.name")
+        call_id = attrs.get("gen_ai.tool.call.id") or attrs.get("tool_call_id")
+        if not value and isinstance(attrs.get("gen_ai.tool.call.arguments"), (str, dict)):
+            args = maybe_json(attrs["gen_ai.tool.call.arguments"])
+            args = args if isinstance(args, dict) else {"input": args}
+        return {"name": name if isinstance(name, str) and name else _tool_name(span.name),
+                "arguments": args, "result": maybe_json(o.get("output")),
                 "error": error_of(span), "id": str(call_id) if call_id is not None else None}
 
     def documents(self, span: Span) -> list[str]:
@@ -144,6 +152,26 @@ class LangfuseConvention:
 
 
 _CONVENTION = LangfuseConvention()
+_TOOL_PREFIXES = ("running tool: ", "running tool ", "execute_tool ", "execute tool ", "tool: ", "tool.")
+"""How instrumentations name a tool's span around the tool's name (pydantic-ai / logfire, Google ADK, ...)."""
+
+
+def _tool_name(span_name: str) -> str:
+    """The tool's name in a span name: a known prefix removed (used when no gen_ai.tool.name is recorded)."""
+    for prefix in _TOOL_PREFIXES:
+        if span_name.lower().startswith(prefix) and len(span_name) > len(prefix):
+            return span_name[len(prefix):].strip()
+    return span_name or "tool"
+
+
+def _attributes(o: dict[str, Any]) -> dict[str, Any]:
+    """An observation's OpenTelemetry attributes, flat (``metadata.attributes`` when ingested over OTLP)."""
+    meta = maybe_json(o.get("metadata"))
+    if not isinstance(meta, dict):
+        return {}
+    attrs = meta.get("attributes")
+    attrs = maybe_json(attrs) if attrs is not None else meta
+    return flatten(attrs) if isinstance(attrs, dict) else {}
 
 
 def _span(o: dict[str, Any], trace_id: str, path: str, line: int, parent_default: str | None) -> Span:
@@ -189,6 +217,10 @@ def read(stream: IO[bytes], source: str) -> Iterator[Record]:
                 for i, v in enumerate(d["data"]):
                     yield from add(v, join(path, f"data[{i}]") if path else f"data[{i}]", line)
                 return
+            if isinstance(d.get("trace"), dict) and "observations" in d and "id" not in d:
+                d = {**d["trace"], "observations": d["observations"]}  # the UI's "download trace" file
+                if not d.get("id"):
+                    raise DataError("required field is missing", field=join(path, "trace.id"))
             if "observations" in d:
                 trace_id = str(d.get("id") or "")
                 if not trace_id:
@@ -260,8 +292,9 @@ def _with_record(trace: Any, rec: dict[str, Any] | None) -> Any:
                       ("release", "release"), ("version", "version"), ("environment", "environment")):
         if rec.get(key) not in (None, [], ""):
             meta[name] = rec[key]
-    if isinstance(rec.get("metadata"), dict) and rec["metadata"]:
-        meta["trace_metadata"] = rec["metadata"]
+    trace_meta = maybe_json(rec.get("metadata"))  # a JSON string in the UI's download
+    if isinstance(trace_meta, dict) and trace_meta:
+        meta["trace_metadata"] = trace_meta
     scores = rec.get("scores")
     if isinstance(scores, list) and scores:
         meta["scores"] = {s.get("name"): s.get("value") for s in scores if isinstance(s, dict) and s.get("name")}
@@ -281,12 +314,15 @@ def sniff(head: bytes, filename: str) -> bool:
         rec = rec["data"][0]
     if isinstance(rec, dict):
         if isinstance(rec.get("observations"), list):
+            if isinstance(rec.get("trace"), dict):
+                return True
             return "id" in rec and not ({"resourceSpans", "resource_spans"} & rec.keys())
         return "traceId" in rec and str(rec.get("type", "")).upper() in _KINDS | {"EVENT": "", "EMBEDDING": "",
                                                                                  "EVALUATOR": "", "GUARDRAIL": ""}
     if h.complete:
         return False
-    return "observations" in h.keys and "id" in h.keys or ("traceId" in h.keys and "parentObservationId" in h.keys)
+    return "observations" in h.keys and bool({"id", "trace"} & h.keys) or (
+        "traceId" in h.keys and "parentObservationId" in h.keys)
 
 
 register_importer(Importer("langfuse", "Langfuse exports: traces with observations, or observation records", read,

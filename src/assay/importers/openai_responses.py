@@ -7,58 +7,56 @@ per line or one file that is an array of items (one conversation).
 
 Items become chat messages for the shared builder: ``message`` items by role (``input_text`` /
 ``output_text`` parts), ``function_call`` (``call_id``, ``name``, JSON ``arguments``) a tool call
-answered by the ``function_call_output`` with the same ``call_id``, ``custom_tool_call`` likewise,
-``mcp_call`` a call with its ``output`` or ``error``, ``web_search_call`` / ``file_search_call``
-calls of ``web_search`` / ``file_search``, ``reasoning`` summaries the turn's reasoning.
+answered by the ``function_call_output`` with the same ``call_id``; ``custom_tool_call``,
+``computer_call``, ``local_shell_call``, ``shell_call`` and ``apply_patch_call`` likewise with
+their ``*_output``. The calls the API runs itself carry their outcome: ``mcp_call`` (``output`` or
+``error``; its name joins ``metadata.mcp_tools`` so the MCP metrics see it), ``web_search_call``,
+``file_search_call``, ``code_interpreter_call`` (the logs of its ``outputs``) and
+``image_generation_call`` (a placeholder for the image). ``reasoning`` summaries are the turn's
+reasoning. ``mcp_list_tools`` (server -> tools), ``mcp_approval_request`` / ``_response`` go to
+metadata; an item type newer than this reader is kept in ``metadata.other_items`` with one
+warning, never a rejected record.
 """
 
 from __future__ import annotations
 
+import json
+import warnings
 from collections.abc import Iterator
 from typing import IO, Any
 
-from ..errors import DataError
+from ..errors import DataError, InputWarning
 from ..model import Trace
 from ._chat import build_turns, responses, usage_of
 from ._common import Record, arguments, build_trace, join, number, obj, read_conversations, text
 from ._registry import Importer, register_importer
 from ._sniff import inspect
 
-ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "custom_tool_call",
-                        "custom_tool_call_output", "mcp_call", "web_search_call", "file_search_call", "reasoning",
-                        "computer_call", "computer_call_output", "item_reference"})
+_CALLS = {"function_call", "custom_tool_call", "mcp_call", "web_search_call", "file_search_call", "computer_call",
+          "code_interpreter_call", "image_generation_call", "local_shell_call", "shell_call", "apply_patch_call"}
+_OUTPUTS = {"function_call_output", "custom_tool_call_output", "computer_call_output", "local_shell_call_output",
+            "shell_call_output", "apply_patch_call_output"}
+_SERVER = {"mcp_call", "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call"}
+"""Calls the API runs itself: their status is the call's outcome."""
+_KEPT = {"mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "compaction"}
+"""Items that are no message and no call: kept in the trace's metadata under their type."""
+ITEM_TYPES = frozenset({"message", "reasoning", "item_reference", *_CALLS, *_OUTPUTS, *_KEPT})
+_WARNED: set[str] = set()
 
 
-def _messages(item: Any, path: str) -> Iterator[tuple[str, Any]]:
-    """The chat message(s) one item stands for."""
+def _messages(item: Any, path: str, meta: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """The chat message(s) one item stands for; what is no message goes to ``meta``."""
     it = obj(item, path, "an item object")
     kind = it.get("type", "message" if "role" in it else None)
     if kind == "message":
         yield path, {"role": it.get("role"), "content": it.get("content")}
-    elif kind in ("function_call", "custom_tool_call"):
-        call_id = it.get("call_id", it.get("id"))
-        text(it, path, "name", required=True)
-        args = arguments(it.get("arguments"), join(path, "arguments")) if kind == "function_call" else {
-            "input": it.get("input")}
-        yield path, {"role": "assistant", "tool_calls": [{"id": call_id, "function": {
-            "name": it.get("name"), "arguments": args}}]}
-    elif kind in ("function_call_output", "custom_tool_call_output", "computer_call_output"):
-        yield path, {"role": "tool", "tool_call_id": it.get("call_id"), "content": _output_text(it.get("output"))}
-    elif kind == "mcp_call":
-        call_id = it.get("id") or f"mcp-{path}"
-        yield path, {"role": "assistant", "tool_calls": [{"id": call_id, "function": {
-            "name": it.get("name"), "arguments": it.get("arguments")}}]}
-        if it.get("error") is not None:
-            yield path, {"role": "tool", "tool_call_id": call_id, "error": str(it["error"])}
-        elif it.get("output") is not None:
-            yield path, {"role": "tool", "tool_call_id": call_id, "content": _output_text(it["output"])}
-    elif kind in ("web_search_call", "file_search_call", "computer_call"):
-        action = it.get("action") if isinstance(it.get("action"), dict) else {}
-        args = {k: v for k, v in action.items() if k != "type"}
-        if kind == "file_search_call" and it.get("queries"):
-            args["queries"] = it["queries"]
-        yield path, {"role": "assistant", "tool_calls": [{"id": it.get("call_id", it.get("id")), "function": {
-            "name": kind.removesuffix("_call"), "arguments": args}}]}
+    elif kind in _CALLS:
+        yield from _call_item(kind, it, path, meta)
+    elif kind in _OUTPUTS:
+        out = it.get("output")
+        if kind == "shell_call_output" and isinstance(out, list):  # [{stdout, stderr, outcome}] per command
+            out = [{k: v for k, v in o.items() if v not in (None, "")} if isinstance(o, dict) else o for o in out]
+        yield path, {"role": "tool", "tool_call_id": it.get("call_id", it.get("id")), "content": _output_text(out)}
     elif kind == "reasoning":
         texts = [s.get("text") for s in (it.get("summary") or []) + (it.get("content") or [])
                  if isinstance(s, dict) and isinstance(s.get("text"), str)]
@@ -66,8 +64,71 @@ def _messages(item: Any, path: str) -> Iterator[tuple[str, Any]]:
             yield path, {"role": "assistant", "reasoning_content": "\n".join(texts)}
     elif kind == "item_reference":
         return
-    else:
-        raise DataError(f"expected a Responses API item, got type {kind!r}", field=join(path, "type"))
+    elif kind == "mcp_list_tools":
+        tools = [t.get("name") for t in it.get("tools") or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        meta.setdefault("mcp_list_tools", {})[str(it.get("server_label") or "")] = tools
+    elif kind in _KEPT:
+        meta.setdefault(kind, []).append(it)
+    else:  # a type newer than this reader: kept, and said once
+        if not isinstance(kind, str):
+            raise DataError(f"expected a Responses API item (an object with a 'type'), got type {kind!r}",
+                            field=join(path, "type"))
+        meta.setdefault("other_items", []).append(it)
+        if kind not in _WARNED:
+            _WARNED.add(kind)
+            warnings.warn(InputWarning(f"Responses API item type {kind!r} is not known to assay; such items are "
+                                       "kept in the trace's metadata.other_items"), stacklevel=2)
+
+
+def _call_item(kind: str, it: dict[str, Any], path: str, meta: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """A call item as an assistant tool call, and its result or error when the item holds them."""
+    call_id = it.get("call_id") or it.get("id") or f"{kind}-{path}"
+    name = kind.removesuffix("_call")
+    result: Any = None
+    error: Any = None
+    if kind in ("function_call", "custom_tool_call", "mcp_call"):
+        text(it, path, "name", required=True)
+        name = it["name"]
+        args = arguments(it.get("arguments"), join(path, "arguments")) if kind != "custom_tool_call" else {
+            "input": it.get("input")}
+        if kind == "mcp_call":
+            call_id = it.get("id") or call_id
+            result, error = it.get("output"), it.get("error")
+            server = str(it.get("server_label") or "")
+            meta.setdefault("mcp_tools", [])
+            if name not in meta["mcp_tools"]:
+                meta["mcp_tools"].append(name)
+            called = meta.setdefault("mcp_servers", {}).setdefault(server, [])
+            if name not in called:
+                called.append(name)
+    elif kind == "code_interpreter_call":
+        args = {k: it[k] for k in ("code", "container_id") if it.get(k) is not None}
+        outs = it.get("outputs")
+        if isinstance(outs, list):
+            logs = [o.get("logs") for o in outs if isinstance(o, dict) and isinstance(o.get("logs"), str)]
+            result = "\n".join(logs) if len(logs) == len(outs) else outs
+    elif kind == "image_generation_call":
+        args = {k: it[k] for k in ("revised_prompt", "size", "quality") if it.get(k) is not None}
+        image = it.get("result")
+        result = f"<image: {len(image)} base64 characters>" if isinstance(image, str) else None
+    elif kind == "file_search_call":
+        args = {"queries": it.get("queries")} if it.get("queries") else {}
+        result = it.get("results")
+    elif kind == "apply_patch_call":
+        args = dict(it["operation"]) if isinstance(it.get("operation"), dict) else {}
+    else:  # web_search, computer, local_shell, shell: the arguments are the action
+        action = it.get("action") if isinstance(it.get("action"), dict) else {}
+        args = {k: v for k, v in action.items() if k != "type" and not (k == "sources" and kind == "web_search_call")}
+        if kind == "web_search_call" and action.get("sources"):
+            result = action["sources"]
+    if error is None and it.get("status") in ("failed", "incomplete") and kind in _SERVER:
+        error = f"{kind} {it['status']}"
+    yield path, {"role": "assistant", "tool_calls": [{"id": call_id, "function": {"name": name, "arguments": args}}]}
+    if error is not None:
+        yield path, {"role": "tool", "tool_call_id": call_id, "error": str(error)}
+    elif result is not None:
+        yield path, {"role": "tool", "tool_call_id": call_id,
+                     "content": result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)}
 
 
 def _output_text(value: Any) -> Any:
@@ -76,14 +137,14 @@ def _output_text(value: Any) -> Any:
     return value
 
 
-def _items(value: Any, path: str) -> list[tuple[str, Any]]:
+def _items(value: Any, path: str, meta: dict[str, Any]) -> list[tuple[str, Any]]:
     if value is None:
         return []
     if isinstance(value, str):
         return [(path, {"role": "user", "content": value})]
     if not isinstance(value, list):
         raise DataError("expected a string or an array of items", field=path or None)
-    return [pair for i, item in enumerate(value) for pair in _messages(item, join(path, i))]
+    return [pair for i, item in enumerate(value) for pair in _messages(item, join(path, i), meta)]
 
 
 def _turns(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -102,10 +163,10 @@ def _response(d: dict[str, Any], path: str, fallback: str, request: dict[str, An
     instructions = d.get("instructions", req.get("instructions"))
     if isinstance(instructions, str) and instructions:
         pairs.append((join(rq_path, "instructions"), {"role": "system", "content": instructions}))
-    pairs += _items(req.get("input"), join(rq_path, "input"))
-    pairs += _items(d.get("output"), join(path, "output"))
-    data = _turns(pairs)
     meta: dict[str, Any] = {}
+    pairs += _items(req.get("input"), join(rq_path, "input"), meta)
+    pairs += _items(d.get("output"), join(path, "output"), meta)
+    data = _turns(pairs)
     for key, name in (("model", "model"), ("id", "response_id"), ("previous_response_id", "previous_response_id"),
                       ("incomplete_details", "incomplete_details"), ("error", "error")):
         if d.get(key) is not None:
@@ -143,8 +204,9 @@ def is_item(value: Any) -> bool:
 
 def convert(value: Any, fallback: str) -> Iterator[Trace]:
     if isinstance(value, list):
-        data = _turns(_items(value, ""))
-        yield build_trace({k: v for k, v in {**data, "id": fallback}.items() if v is not None})
+        meta: dict[str, Any] = {}
+        data = _turns(_items(value, "", meta))
+        yield build_trace({k: v for k, v in {**data, "id": fallback, "metadata": meta}.items() if v is not None})
     else:
         yield _one(value, "", fallback)
 

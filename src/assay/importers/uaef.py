@@ -15,8 +15,9 @@ from typing import IO, Any
 
 from ..errors import DataError
 from ..model import Trace
+from ..model._messages import TurnBuilder
 from ._common import (
-    Record, arguments, array, build_trace, integer, join, mapping, maybe_json, number, obj, prefixed, read_records,
+    Record, arguments, array, build_trace, integer, join, mapping, number, obj, prefixed, read_records,
     seconds_to_ms, text, texts, usage,
 )
 from ._registry import Importer, register_importer
@@ -177,61 +178,45 @@ def _trace_meta(t: dict[str, Any], path: str, known: set[str]) -> dict[str, Any]
 
 
 def _conversation(t: dict[str, Any], path: str, agent: str | None = None) -> tuple[list[dict[str, Any]], str | None, list[Any]]:
-    """(turns, system prompt, tool messages no call could take) of one AgentTrace."""
-    turns: list[dict[str, Any]] = []
+    """(turns, system prompt, tool messages no call could take) of one AgentTrace.
+
+    UAEF's tool messages carry no call id: each answers the first call of its turn still without
+    a result.
+    """
+    b = TurnBuilder(agent=agent, error=lambda detail, field: DataError(detail, field=field))
     starts: list[datetime | None] = []
-    system: list[str] = []
-    tool_msgs: list[tuple[int, Any]] = []
-    msg_calls: list[tuple[int, tuple[dict[str, Any], datetime | None]]] = []
-    current: dict[str, Any] | None = None
-
-    def open_turn(user_input: str | None, ts: Any, where: str) -> dict[str, Any]:
-        turn: dict[str, Any] = {"input": user_input, "tool_calls": []}
-        if agent is not None:
-            turn["agent"] = agent
-        turns.append(turn)
-        starts.append(_parse_time(ts, where))
-        return turn
-
+    msg_calls: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for i, item in enumerate(array(t, path, "messages")):
         mpath = join(join(path, "messages"), i)
         m = obj(item, mpath)
         role = text(m, mpath, "role", required=True).lower()
         content = text(m, mpath, "content")
-        if role == "system":
-            if content:
-                system.append(content)
-        elif role == "user":
-            current = open_turn(content, m.get("timestamp"), join(mpath, "timestamp"))
-        elif role == "assistant":
-            if current is None:
-                current = open_turn(None, m.get("timestamp"), join(mpath, "timestamp"))
-            if content:
-                current["output"] = content if current.get("output") is None else current["output"] + "\n" + content
-            for j, c in enumerate(array(m, mpath, "tool_calls")):
-                msg_calls.append((len(turns) - 1, _tool_call(c, join(join(mpath, "tool_calls"), j), agent)))
-        elif role == "tool":
-            tool_msgs.append((len(turns) - 1, content))
-        else:
+        if role not in ("system", "user", "assistant", "tool"):
             raise DataError(f"expected 'user', 'assistant', 'system' or 'tool', got {role!r}", field=join(mpath, "role"))
+        if role == "user" or (role == "assistant" and b.current is None):
+            starts.append(_parse_time(m.get("timestamp"), join(mpath, "timestamp")))
+        if role == "system":
+            b.system(content)
+        elif role == "user":
+            b.user(content)
+        elif role == "assistant":
+            turn = b.assistant(content)
+            msg_calls += [(turn, _tool_call(c, join(join(mpath, "tool_calls"), j), agent)[0])
+                          for j, c in enumerate(array(m, mpath, "tool_calls"))]
+        else:
+            b.positional(content)
     calls = [_tool_call(c, join(join(path, "tool_calls"), j), agent) for j, c in enumerate(array(t, path, "tool_calls"))]
     if calls:
-        if not turns:
-            turns.append({"input": None, "tool_calls": [], **({"agent": agent} if agent else {})})
+        if not b.turns:
+            b.user(None)
             starts.append(None)
         for call, when in calls:
-            turns[_turn_of(when, starts)]["tool_calls"].append(call)
+            b.call(call, b.turns[_turn_of(when, starts)])
     else:
-        for index, (call, _) in msg_calls:
-            turns[index]["tool_calls"].append(call)
-    stray = []
-    for index, content in tool_msgs:
-        pending = [c for c in (turns[index]["tool_calls"] if index >= 0 else []) if c.get("result") is None]
-        if pending:
-            pending[0]["result"] = maybe_json(content)
-        else:
-            stray.append(content)
-    return turns, ("\n\n".join(system) or None), stray
+        for turn, call in msg_calls:
+            b.call(call, turn)
+    system, turns = b.finish()
+    return turns, system, b.strays
 
 
 def _turn_of(when: datetime | None, starts: list[datetime | None]) -> int:
@@ -292,7 +277,9 @@ def read(stream: IO[bytes], source: str) -> Iterator[Record]:
 
 
 def _is_case(rec: Any) -> bool:
-    return isinstance(rec, dict) and (isinstance(rec.get("trace"), dict) or isinstance(rec.get("multi_agent_trace"), dict))
+    if not isinstance(rec, dict) or "observations" in rec:  # {"trace", "observations"}: a Langfuse download
+        return False
+    return isinstance(rec.get("trace"), dict) or isinstance(rec.get("multi_agent_trace"), dict)
 
 
 def sniff(head: bytes, filename: str) -> bool:

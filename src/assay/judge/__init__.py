@@ -25,7 +25,7 @@ from ._factory import (
 from ._fence import Fence, fence, neutralise
 from ._limits import Limited, TokenBucket, estimate_tokens
 from ._openai import OpenAICompatible
-from ._parse import ParseError, bounded_schema, extract_json, parse_verdict, repair_json
+from ._parse import ParseError, VerdictSchema, bounded_schema, extract_json, model_of, ordered, parse_verdict, repair_json
 from ._prices import PRICES, Price, is_local_url, lookup_price, resolve_price
 from ._protocol import Judge, JudgeRequest, Verdict, content_digest, errored
 from ._retry import Reasking, Retrying
@@ -49,7 +49,7 @@ __all__ = [
     "resolve_price", "is_local_url", "estimate_tokens",
     # prompts and replies
     "Fence", "fence", "neutralise", "ParseError", "parse_verdict", "extract_json", "repair_json",
-    "bounded_schema",
+    "bounded_schema", "VerdictSchema", "ordered", "model_of",
     # how metrics phrase requests to a judge
     "prompt_style", "ordinal_order", "resolved_style", "auto_style", "PROMPT_STYLES", "ORDINAL_ORDERS",
 ]

@@ -12,7 +12,7 @@ import pydantic
 
 from .._secrets import register_secret
 from ._base import Backend, Completion
-from ._parse import schema_instruction
+from ._parse import Schema, VerdictSchema, schema_instruction
 from ._prices import Price
 from ._protocol import JudgeRequest
 
@@ -79,18 +79,20 @@ class LangChainJudge(Backend):
         self.chat_model, self.structured = chat_model, structured
         register_client_secrets(chat_model)
         self._identity = _object_identity(self.backend, chat_model)
-        self._runnables: dict[type[pydantic.BaseModel], tuple[Any, bool]] = {}
+        self._runnables: dict[Schema, tuple[Any, bool]] = {}
 
-    def _runnable(self, schema: type[pydantic.BaseModel]) -> tuple[Any, bool]:
+    def _runnable(self, schema: Schema) -> tuple[Any, bool]:
         """(runnable, include_raw) for *schema*; built once per schema."""
         if schema not in self._runnables:
             make = getattr(self.chat_model, "with_structured_output", None) if self.structured else None
             runnable, raw = self.chat_model, False
             if callable(make):
+                # A model in an option order goes as its JSON schema (LangChain then returns a dict).
+                target = schema.model_json_schema() if isinstance(schema, VerdictSchema) else schema
                 try:
-                    runnable, raw = make(schema, include_raw=True), True
+                    runnable, raw = make(target, include_raw=True), True
                 except TypeError:
-                    runnable = make(schema)
+                    runnable = make(target)
                 except NotImplementedError:  # BaseChatModel's default when the provider lacks it
                     pass
             self._runnables[schema] = (runnable, raw)

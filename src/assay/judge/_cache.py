@@ -22,7 +22,7 @@ import pydantic
 from assay.errors import ConfigError
 
 from ._base import Wrapper, call_inner
-from ._parse import schema_text
+from ._parse import Schema, VerdictSchema, schema_text
 from ._protocol import Judge, JudgeRequest, Verdict
 from ._stats import JudgeStats
 
@@ -69,9 +69,15 @@ def cache_key(model: str, request: JudgeRequest, endpoint: Mapping[str, Any] | N
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-@functools.lru_cache(maxsize=1024)
-def schema_digest(schema: type[pydantic.BaseModel]) -> str:
+def schema_digest(schema: Schema) -> str:
     """The verdict schema's digest: serialising the schema into every key cost more than hashing it once."""
+    if isinstance(schema, VerdictSchema):  # one per option order, kept with it
+        return schema.digest
+    return _digest(schema)
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest(schema: type[pydantic.BaseModel]) -> str:
     return hashlib.sha256(schema_text(schema).encode("utf-8")).hexdigest()
 
 

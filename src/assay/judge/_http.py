@@ -88,7 +88,7 @@ class Body:
 
 def too_large(exc: TooLarge, cap: int, *, backend: str, model: str) -> ProviderError:
     """Not retried: the same server would send the same reply again."""
-    return ProviderError(f"reply refused: {exc}, over the {cap / 2**20:g} MiB limit (--max-reply-mb)",
+    return ProviderError(f"reply over the {cap / 2**20:g} MiB limit (--max-reply-mb) refused: {exc}",
                          backend=backend, model=model, retryable=False)
 
 

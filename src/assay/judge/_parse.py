@@ -21,6 +21,7 @@ trailing commas, and LaTeX (``\\frac``) written with single backslashes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -52,7 +53,7 @@ def _objects(text: str) -> list[dict[str, Any]]:
         value = None
         if end is not None:
             try:
-                value = json.loads(repair_json(text[start:end + 1]), strict=False)
+                value = _loads(text[start:end + 1])
             except ValueError:
                 value = None
         if isinstance(value, dict):
@@ -129,6 +130,18 @@ def repair_json(text: str) -> str:
     return "".join(out)
 
 
+def _loads(text: str) -> Any:
+    """``json.loads`` of the repaired *text*. Text without a backslash that parses as it is needs no
+    repair (the repairs touch escapes, and trailing commas that valid JSON cannot hold), so the
+    character-by-character pass runs only where it can change something."""
+    if "\\" not in text:
+        try:
+            return json.loads(text, strict=False)
+        except ValueError:
+            pass
+    return json.loads(repair_json(text), strict=False)
+
+
 def _escape(text: str, i: int) -> str:
     """The repaired form of the two-character escape starting at text[i] (a backslash)."""
     nxt = text[i + 1]
@@ -171,7 +184,7 @@ def _integral(value: Any) -> Any:
     return value
 
 
-def validate(obj: Any, schema: type[pydantic.BaseModel]) -> pydantic.BaseModel:
+def validate(obj: Any, schema: Schema) -> pydantic.BaseModel:
     """*obj* validated strictly against *schema*; ParseError naming each bad field otherwise."""
     try:
         return schema.model_validate_json(json.dumps(_integral(obj)), strict=True)
@@ -182,7 +195,7 @@ def validate(obj: Any, schema: type[pydantic.BaseModel]) -> pydantic.BaseModel:
         raise ParseError(f"reply does not match {schema.__name__}: {problems}") from None
 
 
-def parse_verdict(text: str, schema: type[pydantic.BaseModel], *, structured: bool = False) -> pydantic.BaseModel:
+def parse_verdict(text: str, schema: Schema, *, structured: bool = False) -> pydantic.BaseModel:
     """The verdict in *text* (see the module docstring for which object that is)."""
     body = _strip(text)
     if structured:
@@ -190,7 +203,7 @@ def parse_verdict(text: str, schema: type[pydantic.BaseModel], *, structured: bo
         if fenced:
             body = fenced.group(1).strip()
         try:
-            value = json.loads(repair_json(body), strict=False)
+            value = _loads(body)
         except ValueError:
             value = None
         if not isinstance(value, dict):
@@ -218,19 +231,149 @@ def parse_verdict(text: str, schema: type[pydantic.BaseModel], *, structured: bo
     return final
 
 
+class VerdictSchema:
+    """A verdict model with its option lists (enums) in one request's order.
+
+    Options are listed in a per-request order, so a model per order would mean a new pydantic
+    model, and its JSON schema, for nearly every call. The order is no part of what is valid, so
+    one model validates every order; only what the provider sees (and the cache key) carries the
+    order: the model's cached JSON schema with its enum lists reordered, a small dict walk. The
+    class answers what the judge stack asks of a model class (``__name__``, ``model_validate*``,
+    ``model_json_schema``), so a backend or a scripted judge treats both alike. Make them with
+    :func:`ordered` (cached per order); treat every schema it hands out as read-only.
+    """
+
+    __slots__ = ("model", "orders", "__name__", "_json", "_strict", "_text", "_digest")
+
+    def __init__(self, model: type[pydantic.BaseModel], orders: tuple[tuple[str, ...], ...]) -> None:
+        self.model, self.orders, self.__name__ = model, orders, model.__name__
+        self._json: dict[str, Any] | None = None
+        self._strict: dict[str, Any] | None = None
+        self._text: str | None = None
+        self._digest: str | None = None
+
+    def __repr__(self) -> str:
+        return f"VerdictSchema({self.__name__}, {self.orders!r})"
+
+    @property
+    def json(self) -> dict[str, Any]:
+        if self._json is None:
+            self._json = self.reorder(_model_schema(self.model))
+        return self._json
+
+    @property
+    def strict(self) -> dict[str, Any]:
+        if self._strict is None:
+            self._strict = self.reorder(_strict(self.model))
+        return self._strict
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = json.dumps(self.json, sort_keys=True, separators=(",", ":"))
+        return self._text
+
+    @property
+    def digest(self) -> str:
+        """sha256 of :attr:`text` (the cache key's share of the schema)."""
+        if self._digest is None:
+            self._digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        return self._digest
+
+    def reorder(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """*schema* (a JSON schema of the model, or a rewrite that keeps its layout) with every enum
+        whose values are an order's in that order; only the nodes on the way to an enum are copied,
+        so the result is as read-only as its source."""
+        for path, values in _enums(self.model):
+            order = next((o for o in self.orders if len(o) == len(values) and set(o) == values), None)
+            if order is not None:
+                schema = _with_enum(schema, path, list(order))
+        return schema
+
+    # what the judge stack (and a scripted judge) asks of a model class
+    def model_json_schema(self) -> dict[str, Any]:
+        return self.json
+
+    def model_validate(self, obj: Any, **kw: Any) -> pydantic.BaseModel:
+        return self.model.model_validate(obj, **kw)
+
+    def model_validate_json(self, data: str | bytes, **kw: Any) -> pydantic.BaseModel:
+        return self.model.model_validate_json(data, **kw)
+
+    def model_construct(self, **values: Any) -> pydantic.BaseModel:
+        return self.model.model_construct(**values)
+
+
 @lru_cache(maxsize=256)
-def json_schema(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema (cached, so treat it as read-only: it feeds every key and request)."""
-    return schema.model_json_schema()
+def _enums(model: type[pydantic.BaseModel]) -> tuple[tuple[tuple[Any, ...], frozenset[str]], ...]:
+    """Where the model's JSON schema lists options: (path to the node holding ``enum``, its values)."""
+    found: list[tuple[tuple[Any, ...], frozenset[str]]] = []
+
+    def walk(node: Any, path: tuple[Any, ...]) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "enum" and isinstance(value, list):
+                    found.append((path, frozenset(value)))
+                else:
+                    walk(value, (*path, key))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, (*path, i))
+    walk(_model_schema(model), ())
+    return tuple(found)
 
 
-def schema_text(schema: type[pydantic.BaseModel]) -> str:
+def _with_enum(node: Any, path: tuple[Any, ...], order: list[str]) -> Any:
+    """A copy of *node* whose node at *path* lists *order* as its enum (unchanged where there is none)."""
+    if not path:
+        return {**node, "enum": order} if isinstance(node, dict) and "enum" in node else node
+    try:
+        child = node[path[0]]
+    except (KeyError, IndexError, TypeError):
+        return node
+    copy = dict(node) if isinstance(node, dict) else list(node)
+    copy[path[0]] = _with_enum(child, path[1:], order)
+    return copy
+
+
+Schema = type[pydantic.BaseModel] | VerdictSchema
+"""What a request's verdict must validate against: a model class, or one in a given option order."""
+
+
+@lru_cache(maxsize=1024)
+def ordered(model: type[pydantic.BaseModel], *orders: tuple[str, ...]) -> VerdictSchema:
+    """*model* with each enum whose values are one of *orders* listed in that order (see :class:`VerdictSchema`)."""
+    return VerdictSchema(model, orders)
+
+
+def model_of(schema: Schema) -> type[pydantic.BaseModel]:
+    """The model class that validates *schema*'s verdicts."""
+    return schema.model if isinstance(schema, VerdictSchema) else schema
+
+
+@lru_cache(maxsize=256)
+def _model_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
+def json_schema(schema: Schema) -> dict[str, Any]:
+    """The JSON schema (cached, so treat it as read-only: it feeds every key and request)."""
+    return schema.json if isinstance(schema, VerdictSchema) else _model_schema(schema)
+
+
+def schema_text(schema: Schema) -> str:
+    if isinstance(schema, VerdictSchema):
+        return schema.text
     return json.dumps(json_schema(schema), sort_keys=True, separators=(",", ":"))
 
 
-@lru_cache(maxsize=256)
-def strict_schema(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
+def strict_schema(schema: Schema) -> dict[str, Any]:
     """A copy that satisfies OpenAI strict mode: closed objects, every property required, no defaults."""
+    return schema.strict if isinstance(schema, VerdictSchema) else _strict(schema)
+
+
+@lru_cache(maxsize=256)
+def _strict(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
     def visit(node: Any) -> Any:
         if isinstance(node, dict):
             node = {k: visit(v) for k, v in node.items() if k not in ("default", "title")}
@@ -247,9 +390,17 @@ def strict_schema(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
     return result
 
 
+def bounded_schema(schema: Schema, text: int = 400, quote: int = 160, items: int = 3) -> tuple[dict[str, Any], int]:
+    """A copy whose strings and lists have a length cap, and the output tokens that cap allows (see
+    :func:`_bounded`); an option order changes the enums, not the bound."""
+    if isinstance(schema, VerdictSchema):
+        bounded, bound = _bounded(schema.model, text, quote, items)
+        return schema.reorder(bounded), bound
+    return _bounded(schema, text, quote, items)
+
+
 @lru_cache(maxsize=256)
-def bounded_schema(schema: type[pydantic.BaseModel], text: int = 400, quote: int = 160,
-                   items: int = 3) -> tuple[dict[str, Any], int]:
+def _bounded(schema: type[pydantic.BaseModel], text: int, quote: int, items: int) -> tuple[dict[str, Any], int]:
     """A copy whose strings and lists have a length cap, and the output tokens that cap allows.
 
     For grammar-constrained backends (llama.cpp): the grammar then forces the reply to close in
@@ -290,8 +441,13 @@ def bounded_schema(schema: type[pydantic.BaseModel], text: int = 400, quote: int
     return bounded, tokens(bounded)
 
 
-def output_guess(schema: type[pydantic.BaseModel]) -> int:
+def output_guess(schema: Schema) -> int:
     """A rough output-token count for one verdict: long for free text, short for numbers and labels."""
+    return _output_guess(model_of(schema))
+
+
+@lru_cache(maxsize=256)
+def _output_guess(schema: type[pydantic.BaseModel]) -> int:
     root = json_schema(schema)
     defs = root.get("$defs", {})
 
@@ -314,11 +470,11 @@ def output_guess(schema: type[pydantic.BaseModel]) -> int:
     return max(16, size(root))
 
 
-def schema_instruction(schema: type[pydantic.BaseModel]) -> str:
+def schema_instruction(schema: Schema) -> str:
     """The sentence that asks for bare JSON when the server cannot enforce the schema itself."""
     return ("Reply with only one JSON object, no prose and no code fences, that validates against "
             f"this JSON schema:\n{schema_text(schema)}")
 
 
-def reask_message(error: str, schema: type[pydantic.BaseModel]) -> str:
+def reask_message(error: str, schema: Schema) -> str:
     return f"Your previous reply could not be used: {error}\n{schema_instruction(schema)}"

@@ -9,11 +9,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import pydantic
 
 from .._secrets import clip, redact
+
+if TYPE_CHECKING:
+    from ._parse import Schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +24,7 @@ class JudgeRequest:
     """One question to a judge model; every field feeds the cache key."""
 
     messages: tuple[dict[str, str], ...]  # {"role": "system"|"user"|"assistant", "content": str}
-    schema: type[pydantic.BaseModel]      # the verdict must validate against it
+    schema: Schema                        # the verdict must validate against it (a model, or one in an option order)
     key: str = ""          # "metric_name@rubric_version": feeds the cache key
     repeat: int = 0        # repeat index: independent cache entries for --repeats
     temperature: float = 0.0

@@ -38,7 +38,9 @@ from typing import Any, ClassVar, Literal
 import pydantic
 
 from ..errors import ConfigError
-from ..judge import Fence, JudgeRequest, Verdict, bounded_schema, content_digest, resolved_style
+from ..judge import (
+    Fence, JudgeRequest, Verdict, VerdictSchema, bounded_schema, content_digest, model_of, ordered, resolved_style,
+)
 from ..model import MetricResult, Warning
 from ._base import MetricContext
 from ._sections import Section, clip, normalise_text, quote_found
@@ -253,10 +255,16 @@ def scale_schema(low: int = 1, high: int = 5, applicable: bool = False, lists: t
     return pydantic.create_model(name, __base__=_Verdict, **fields)
 
 
-@functools.lru_cache(maxsize=4096)
-def label_schema(labels: tuple[str, ...], name: str = "LabelVerdict",
-                 compact: bool = False) -> type[pydantic.BaseModel]:
-    """``{evidence, reasoning, verdict}`` with the labels as an enum in the given order (``compact``: bounded)."""
+def label_schema(labels: tuple[str, ...], name: str = "LabelVerdict", compact: bool = False) -> VerdictSchema:
+    """``{evidence, reasoning, verdict}`` with the labels as an enum in the given order (``compact``: bounded).
+
+    One model per label set; the order is the request's (:func:`assay.judge.ordered`).
+    """
+    return ordered(_label_model(tuple(sorted(labels)), name, compact), labels)
+
+
+@functools.lru_cache(maxsize=256)
+def _label_model(labels: tuple[str, ...], name: str, compact: bool) -> type[pydantic.BaseModel]:
     return pydantic.create_model(
         name, __base__=_Verdict,
         evidence=evidence_field("verdict", compact),
@@ -365,7 +373,7 @@ class Session:
             self.varying.add(what)
         return "\n".join(f"- {k}: {block[k]}" if block[k] else f"- {k}" for k in keys), keys
 
-    async def ask(self, call: str, schema: type[pydantic.BaseModel], sections: Sequence[Section], *,
+    async def ask(self, call: str, schema: type[pydantic.BaseModel] | VerdictSchema, sections: Sequence[Section], *,
                   substitutions: dict[str, str] | None = None, prompt: str | None = None) -> Any:
         """Send the rubric's *prompt* (default: *call*) with *sections* fenced; the parsed verdict.
 
@@ -388,7 +396,7 @@ class Session:
             else:
                 fixed[key] = value
         system = string.Template(self.rubric.prompt(prompt or call, self.style)).safe_substitute(
-            {**fixed, "fence_notice": fence.notice()}) + "\n\n" + field_guide(schema)
+            {**fixed, "fence_notice": fence.notice()}) + "\n\n" + field_guide(model_of(schema))
         parts, content = [fence.code_line()], [system]
         for s in sections:
             text = clip(s.text)
@@ -400,7 +408,7 @@ class Session:
         parts += options
         content += options
         # The compact form bounds the reply by its schema (what the grammar of a local judge allows).
-        max_tokens = self.max_tokens or (output_bound(schema) if self.compact else None)
+        max_tokens = self.max_tokens or (output_bound(model_of(schema)) if self.compact else None)
         request = JudgeRequest(messages=({"role": "system", "content": system},
                                          {"role": "user", "content": "\n\n".join(parts)}),
                                schema=schema, key=self.key, repeat=self.ctx.repeat, max_tokens=max_tokens,
@@ -411,12 +419,12 @@ class Session:
             raise JudgeFailed(self.null(Warning.NOT_EVALUATED, f"judge call '{call}' not made: {verdict.error}"))
         if verdict.error is not None or verdict.parsed is None:
             raise JudgeFailed(self.error(call, verdict.error or "the judge returned no verdict", verdict.raw))
-        parsed = verdict.parsed
-        if not isinstance(parsed, schema):
+        parsed, model = verdict.parsed, model_of(schema)
+        if not isinstance(parsed, model):
             try:
-                parsed = schema.model_validate(parsed.model_dump())
+                parsed = model.model_validate(parsed.model_dump())
             except pydantic.ValidationError as exc:
-                raise JudgeFailed(self.error(call, f"verdict does not match {schema.__name__}: {exc}",
+                raise JudgeFailed(self.error(call, f"verdict does not match {model.__name__}: {exc}",
                                              verdict.raw)) from None
         return parsed
 
@@ -473,9 +481,9 @@ def output_bound(schema: type[pydantic.BaseModel]) -> int:
 
 @functools.lru_cache(maxsize=1024)
 def field_guide(schema: type[pydantic.BaseModel]) -> str:
-    """The schema's field meanings, in order, as prompt text: grammars enforce the shape, not the sense.
+    """The model's field meanings, in order, as prompt text: grammars enforce the shape, not the sense.
 
-    Static per schema (label order lives in the enum, not in the descriptions), so it belongs to
+    Static per model (label order lives in the enum, not in the descriptions), so it belongs to
     the reusable head of the prompt.
     """
     root = schema.model_json_schema()

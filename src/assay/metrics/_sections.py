@@ -4,15 +4,18 @@ Sections are the pieces of evaluated text a judge metric shows (each fenced by t
 the helpers build the usual views (the dialogue, the current turn with its ground truth or
 context) and return a null result instead when the data does not allow a score. Quotes the
 judge returns as evidence are verified against the text it was shown: a normalised substring,
-else a difflib similarity of at least QUOTE_CUTOFF.
+else a difflib similarity of at least QUOTE_CUTOFF over a window of the text, compared only where
+the text's 3-gram index shows the quote could reach it (so a quote costs about its own length, not
+the text's).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -123,27 +126,108 @@ def normalise_text(text: str) -> str:
     return " ".join(text.split())
 
 
-def _similar(quote: str, hay: str) -> float:
-    """Best similarity of *quote* to a region of *hay* (difflib ratio over the aligned window)."""
+_GRAM = 3
+_INDEXED = 2000
+"""Texts longer than this are searched through a 3-gram index; shorter ones by difflib directly."""
+_WINDOWS = 16
+"""Windows compared per quote in an indexed text at most, the best-supported alignments first."""
+
+
+@functools.lru_cache(maxsize=16)
+def _grams(hay: str) -> dict[str, list[int]]:
+    """Where each 3-gram of *hay* starts: built once per evaluated text, then a quote costs its own length."""
+    index: dict[str, list[int]] = {}
+    for i in range(len(hay) - _GRAM + 1):
+        index.setdefault(hay[i:i + _GRAM], []).append(i)
+    return index
+
+
+def _needed(n: int, cutoff: float) -> tuple[float, int]:
+    """How many of a quote's 3-grams must occur in the text for some window to reach *cutoff*, and
+    the widest spread of their alignments (text position minus quote position).
+
+    A window reaching similarity c = 2M/(n+S) matches M >= c n / (2 - c) of the quote's n characters
+    in blocks whose alignments differ by at most G = 2M (1/c - 1) (every gap widens the span S), so
+    at least M - (1 + G)(q - 1) of the quote's 3-grams lie inside those blocks.
+    """
+    most = cutoff * n / (2 - cutoff)
+    return most - (1 + 2 * most * (1 / cutoff - 1)) * (_GRAM - 1), int(2 * n * (1 / cutoff - 1))
+
+
+def _anchors(quote: str, hay: str) -> list[int]:
+    """Alignments of the longest match of each third of the quote anywhere in *hay* (a short text)."""
+    n = len(quote)
+    finder = SequenceMatcher(None, hay, quote, autojunk=False)
+    part = max(4, n // 3)
+    found = (finder.find_longest_match(0, len(hay), lo, min(n, lo + part)) for lo in range(0, n, part))
+    return [m.a - m.b for m in found if m.size]
+
+
+def _indexed(quote: str, hay: str, need: float, band: int) -> list[int]:
+    """Alignments in *hay* (a long text) where a window could reach the cutoff, best supported first:
+    those within *band* of others that together hold *need* of the quote's 3-grams."""
+    index = _grams(hay)
+    hits: dict[int, int] = {}
+    for j in range(len(quote) - _GRAM + 1):
+        for p in index.get(quote[j:j + _GRAM], ()):
+            hits[p - j] = hits.get(p - j, 0) + 1
+    alignments = sorted(hits)
+    good: list[int] = []
+    held = end = covered = 0
+    for start, d in enumerate(alignments):  # a sliding band [d, d + band] over the alignments
+        while end < len(alignments) and alignments[end] <= d + band:
+            held += hits[alignments[end]]
+            end += 1
+        if held >= need:
+            good += alignments[max(start, covered):end]
+            covered = end
+        held -= hits[d]
+    return sorted(good, key=lambda d: -hits[d])[:_WINDOWS]
+
+
+def _alignments(quote: str, hay: str, need: float, band: int) -> Iterator[int]:
+    """Where to compare windows: in a long text where its 3-gram index says; in a short one first at
+    the best-supported alignment (a near-verbatim quote ends there), then at the anchors."""
+    if need > 0:
+        found = _indexed(quote, hay, need, band)
+        if len(hay) > _INDEXED:
+            yield from found
+            return
+        yield from found[:1]
+    yield from _anchors(quote, hay)
+
+
+def _similar(quote: str, hay: str, cutoff: float = QUOTE_CUTOFF) -> float:
+    """Best similarity of *quote* to a region of *hay* (difflib ratio over an aligned window), or 0.0
+    when no region can reach *cutoff*; stops at the first region that does.
+
+    A quote whose 3-grams are too few in the text for any window to reach the cutoff is rejected
+    without a comparison. Otherwise windows are compared where :func:`_alignments` says: a quote
+    costs about its own length, not the text's; a short text still gets every window it got before.
+    """
     n = len(quote)
     if n == 0 or not hay:
         return 0.0
-    finder = SequenceMatcher(None, hay, quote, autojunk=False)
-    part = max(4, n // 3)  # anchor each third of the quote: one linear scan of hay each
-    anchors = [m for m in (finder.find_longest_match(0, len(hay), lo, min(n, lo + part)) for lo in range(0, n, part))
-               if m.size]
+    need, band = _needed(n, cutoff)
+    if need > 0:
+        if len(hay) > _INDEXED:
+            index = _grams(hay)
+            shared = sum(quote[j:j + _GRAM] in index for j in range(n - _GRAM + 1))
+        else:
+            shared = sum(quote[j:j + _GRAM] in hay for j in range(n - _GRAM + 1))
+        if shared < need:
+            return 0.0
     slack = max(3, n // 5)
     best = 0.0
-    for b in anchors:
-        lo = max(0, b.a - b.b - slack)
-        window = hay[lo:b.a - b.b + n + slack]
+    for d in _alignments(quote, hay, need, band):
+        window = hay[max(0, d - slack):d + n + slack]
         blocks = [m for m in SequenceMatcher(None, window, quote, autojunk=False).get_matching_blocks() if m.size]
         if not blocks:
             continue
         matched = sum(m.size for m in blocks)
         span = blocks[-1].a + blocks[-1].size - blocks[0].a
         best = max(best, 2.0 * matched / (n + span))
-        if best >= 0.999:
+        if best >= cutoff:
             break
     return best
 
@@ -162,7 +246,7 @@ def quote_found(quote: str, haystack: str, cutoff: float = QUOTE_CUTOFF) -> bool
     for p in pieces:
         if p in haystack:
             continue
-        if len(p) <= 3 or _similar(p, haystack) < cutoff:
+        if len(p) <= 3 or _similar(p, haystack, cutoff) < cutoff:
             return False
     return True
 

@@ -19,12 +19,14 @@ a turn number must hold a user message to count.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import pydantic
 
+from ..judge import VerdictSchema, ordered
 from ..model import MetricResult
 from ._base import MetricContext, metric
 from ._judged import COMPACT_REASON_CHARS, JudgeFailed, Session
@@ -40,9 +42,16 @@ BEHAVIOURS = (FABRICATED, "stalled", "admitted_uncertainty", "proposed_alternati
 OUTCOME_WEIGHTS: dict[str, float] = {"fully": 1.0, "mostly": 0.9, "partial": 0.7, "minor": 0.3, "none": 0.0}
 
 
-@functools.lru_cache(maxsize=4096)
-def failure_schema(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
-    """Per-turn findings (quote + behaviour) first, then the reason, then the label: checkable."""
+def failure_schema(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> VerdictSchema:
+    """Per-turn findings (quote + behaviour) first, then the reason, then the label: checkable.
+
+    One model per behaviour and label set; the orders are the request's (:func:`assay.judge.ordered`).
+    """
+    return ordered(_failure_model(tuple(sorted(behaviours)), tuple(sorted(labels))), behaviours, labels)
+
+
+@functools.lru_cache(maxsize=64)
+def _failure_model(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
     finding = pydantic.create_model(
         "TurnFinding",
         turn=(int, pydantic.Field(description="The turn number the quote comes from.")),
@@ -181,10 +190,16 @@ class FailureRate:
         yes/no questions about one reply far better. :func:`reply_behaviour` turns the answers
         into the behaviour, :func:`failure_label` the behaviours into the label.
         """
+        turns = replied_turns(ctx.trace)  # conversation() made sure there is at least one
+        # The calls are independent: all in flight at once, within the judge's own limits.
+        asks = [s.ask(f"turn {n}", ReplyCheck, [x for x in conv if x.label.startswith(f"TURN_{n}_")], prompt="reply")
+                for n in turns]
+        checks = await asyncio.gather(*asks, return_exceptions=True)
+        failed = next((c for c in checks if isinstance(c, BaseException)), None)
+        if failed is not None:  # the first failed turn decides, as when the calls ran in turn order
+            raise failed
         findings: list[dict[str, Any]] = []
-        for n in replied_turns(ctx.trace):  # conversation() made sure there is at least one
-            shown = [x for x in conv if x.label.startswith(f"TURN_{n}_")]
-            check = await s.ask(f"turn {n}", ReplyCheck, shown, prompt="reply")
+        for n, check in zip(turns, checks):
             findings.append({"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
                              "behaviour": reply_behaviour(check), "checks": check.model_dump(), "verified": True})
         label = failure_label([f["behaviour"] for f in findings])
@@ -252,8 +267,13 @@ def goal_level(check: Any) -> str:
     return GOAL_LEVELS[sum(bool(getattr(check, q)) for q in GOAL_QUESTIONS)]
 
 
-@functools.lru_cache(maxsize=512)
-def outcome_schema(labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
+def outcome_schema(labels: tuple[str, ...]) -> VerdictSchema:
+    """``{reasoning, verdict}``: one model per label set, the labels in the request's order."""
+    return ordered(_outcome_model(tuple(sorted(labels))), labels)
+
+
+@functools.lru_cache(maxsize=64)
+def _outcome_model(labels: tuple[str, ...]) -> type[pydantic.BaseModel]:
     return pydantic.create_model("OutcomeVerdict", reasoning=(str, ...),
                                  verdict=(Literal[labels], pydantic.Field(description="Exactly one listed label.")))  # type: ignore[valid-type]
 

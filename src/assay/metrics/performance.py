@@ -132,6 +132,8 @@ class TokenEfficiency:
 
     Quality: ``metadata.quality_score`` or the mean of the response-quality metrics run on this
     trace (hallucination_score not inverted, unlike UAEF); neither gives null (missing_data).
+    0 tokens are scored (quality, nothing over budget); UAEF gives null (missing_data) there, and
+    so does assay.compat.uaef.
     """
 
     threshold: float = 0.7
@@ -155,7 +157,11 @@ class TokenEfficiency:
         summary="quality if cost <= expected_cost_usd else quality / (cost / expected_cost_usd) ** p")
 @dataclass(frozen=True, kw_only=True)
 class CostEfficiency:
-    """Quality penalised by cost overrun (UAEF); same formula and quality as token_efficiency."""
+    """Quality penalised by cost overrun (UAEF); same formula and quality as token_efficiency.
+
+    A cost of 0 is scored (a free run is within budget) and a negative cost is invalid_data; UAEF
+    gives null (missing_data) and 0.0 there, and so does assay.compat.uaef.
+    """
 
     threshold: float = 0.7
     expected_cost_usd: float = 0.01
@@ -178,7 +184,10 @@ class CostEfficiency:
         summary="min(1, throughput_rps / target_rps)")
 @dataclass(frozen=True, kw_only=True)
 class Throughput:
-    """Requests per second against a target (UAEF); reads ``trace.throughput_rps``."""
+    """Requests per second against a target (UAEF); reads ``trace.throughput_rps``.
+
+    A negative throughput is invalid_data; UAEF gives 0.0 there, and so does assay.compat.uaef.
+    """
 
     threshold: float = 0.7
     target_rps: float = 10.0

@@ -15,6 +15,16 @@ PASSED, FAILED, INVALID_INPUT, COULD_NOT_EVALUATE, INTERRUPTED = (
 STATUSES = (PASSED, FAILED, INVALID_INPUT, COULD_NOT_EVALUATE, INTERRUPTED)
 
 
+def apart(score: float, threshold: float, score_digits: int = 2, threshold_digits: int = 2) -> tuple[str, str]:
+    """A failed score and its threshold as text, with as many digits as it takes for the two to differ:
+    0.6999 against 0.7 is "0.6999" and "0.7000", never "0.70" and "0.70" (a failure that reads as a tie)."""
+    for extra in range(5):
+        a, b = f"{score:.{score_digits + extra}f}", f"{threshold:.{threshold_digits + extra}f}"
+        if float(a) != float(b):
+            return a, b
+    return repr(score), repr(threshold)
+
+
 def parse_max_errors(value: str | float | int | None) -> float | int:
     """``--max-errors``: a count (``3``) or a share of the results (``0.05``, ``5%``); default 0.
 

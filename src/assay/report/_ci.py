@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from ..model import MetricResult, RunResult, TraceResult
+from ..model._status import apart
 
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -39,6 +40,14 @@ def _score(x: float | None, digits: int = 3) -> str:
     return "null" if x is None else f"{x:.{digits}f}"
 
 
+def _below(score: float | None, threshold: float | None) -> str:
+    """"0.500 < threshold 0.70"; more digits where those would not differ (0.6999 < threshold 0.700)."""
+    if score is None or threshold is None:
+        return f"{_score(score)} < threshold {_score(threshold, 2)}"
+    a, b = apart(score, threshold, 3, 2)
+    return f"{a} < threshold {b}"
+
+
 def to_junit(result: RunResult, *, name: str = "assay") -> str:
     """JUnit XML: a test suite per metric, a test case per trace."""
     root = ET.Element("testsuites", name=name)
@@ -58,7 +67,7 @@ def to_junit(result: RunResult, *, name: str = "assay") -> str:
             why = f": {r.reason}" if r.reason else ""
             if st == "failed":
                 counts["failures"] += 1
-                msg = f"{metric} scored {_score(r.score)} < threshold {_score(r.threshold, 2)}{why}"
+                msg = f"{metric} scored {_below(r.score, r.threshold)}{why}"
                 el = ET.SubElement(case, "failure", message=_x(msg), type="threshold")
                 el.text = _x("\n".join([msg, *(f"evidence: {q}" for q in r.evidence)]))
             elif st == "error":
@@ -78,7 +87,7 @@ def to_junit(result: RunResult, *, name: str = "assay") -> str:
             case = ET.SubElement(suite, "testcase", classname=_x(f"{name}.dimension.{d}"), name=_x(t.id), time="0")
             if v.passed is False:
                 failures += 1
-                msg = (f"dimension {d} scored {_score(v.score)} < threshold {_score(v.threshold, 2)} "
+                msg = (f"dimension {d} scored {_below(v.score, v.threshold)} "
                        f"(mean of {v.n} metric{'s' if v.n != 1 else ''})")
                 ET.SubElement(case, "failure", message=_x(msg), type="dimension_threshold").text = _x(msg)
         for k, val in (("tests", len(dim_cases)), ("failures", failures), ("errors", 0), ("skipped", 0)):

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import RunResult, TraceResult
+from ..model._status import apart
 from . import _diff
 from ._conversation import status_of, trace_status
 from ._traces import trace_for
@@ -27,8 +28,9 @@ def _items(t: TraceResult, trace: Any) -> list[Markup]:
     for name, r in t.metrics.items():
         st = status_of(r)
         if st == "fail":
-            out.append(h("li", h("code", name), " ", h("strong", fmt(r.score, 2), class_="fail"),
-                         f" < {fmt(r.threshold, 2)}", h("span", f" — {_line(r.reason)}", class_="why") if r.reason else None))
+            score, threshold = (fmt(r.score, 2), fmt(r.threshold, 2)) if r.score is None or r.threshold is None \
+                else apart(r.score, r.threshold)
+            out.append(h("li", h("code", name), " ", h("strong", score, class_="fail"), f" < {threshold}", h("span", f" — {_line(r.reason)}", class_="why") if r.reason else None))
         elif st == "error":
             out.append(h("li", h("code", name), " ", h("span", "error", class_="badge error"),
                          f" {r.warning}" if r.warning is not None else None,

@@ -185,7 +185,8 @@ def render_tournament(r: Mapping[str, Any], title: str | None = None) -> str:
                f"(rubric {metric.get('rubric')}); candidates anonymised and judged in random order."),
         h("section", h("h2", "Ranking"), h("table", head, *rows, id="ranking"),
           h("p", f"Strength: Bradley-Terry log-strength, centred on 0; intervals from {bt.get('n_boot')} resamples of "
-                 f"{bt.get('n_tasks')} tasks. Expected win rate: against the average of the others."),
+                 f"{bt.get('n_tasks')} tasks. Expected win rate: against the average of the others."
+                 + (f" Note: {bt['prior']}." if bt.get("prior") else "")),
           class_="summary"),
         h("section", h("h2", "Win matrix"), h("p", "Row run's win rate over the column run (a tie is half a win)."),
           win_matrix_chart(players, r.get("win_matrix") or []), class_="summary", id="win-matrix"),

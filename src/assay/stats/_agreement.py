@@ -81,33 +81,45 @@ def cohen_kappa(matrix: Sequence[Sequence[int]], *, weights: str | None = None,
 def krippendorff_alpha(units: Sequence[Sequence[Any]], level: str = "nominal") -> float | None:
     """Krippendorff's alpha over ``units`` (each the values raters gave one item; None = no rating).
 
-    ``level``: ``"nominal"`` (labels: equal or not) or ``"interval"`` (numbers: squared difference).
-    Items with fewer than two ratings do not count. None when there is no pairable rating or no
-    variation at all (alpha is undefined).
+    ``level``: ``"nominal"`` (labels: equal or not), ``"ordinal"`` (ranks: a 1-5 scale, where 2 vs
+    4 is a larger disagreement than 4 vs 5 when few ratings lie between them; the distance is the
+    number of pairable ratings from one value to the other, less half of each end's) or
+    ``"interval"`` (numbers: squared difference). Items with fewer than two ratings do not count.
+    None when there is no pairable rating or no variation at all (alpha is undefined).
     """
-    if level not in ("nominal", "interval"):
-        raise ValueError(f"krippendorff_alpha: level must be 'nominal' or 'interval', got {level!r}")
+    if level not in _LEVELS:
+        raise ValueError(f"krippendorff_alpha: level must be one of {', '.join(map(repr, _LEVELS))}, got {level!r}")
+    pairable = [vs for vs in ([v for v in unit if v is not None] for unit in units) if len(vs) >= 2]
+    counts: dict[Any, int] = {}
+    for values in pairable:
+        for v in values:
+            counts[v] = counts.get(v, 0) + 1
+    n = sum(counts.values())
+    if n < 2:
+        return None
+    if level == "ordinal":
+        try:
+            ranked = sorted(counts)
+        except TypeError:
+            raise ValueError("krippendorff_alpha: ordinal values must be comparable (ranks in sorted order, "
+                             "e.g. all numbers)") from None
+        below, running = {}, 0.0  # cumulative counts: the rank-based position of each value
+        for v in ranked:
+            below[v] = running + counts[v] / 2.0
+            running += counts[v]
 
     def delta(a: Any, b: Any) -> float:
         if level == "nominal":
             return 0.0 if a == b else 1.0
+        if level == "ordinal":
+            return (below[a] - below[b]) ** 2
         return (float(a) - float(b)) ** 2
 
     observed = 0.0
-    counts: dict[Any, int] = {}
-    n = 0
-    for unit in units:
-        values = [v for v in unit if v is not None]
+    for values in pairable:
         m = len(values)
-        if m < 2:
-            continue
-        n += m
-        for v in values:
-            counts[v] = counts.get(v, 0) + 1
         pairs = math.fsum(delta(a, b) for i, a in enumerate(values) for j, b in enumerate(values) if i != j)
         observed += pairs / (m - 1)
-    if n < 2:
-        return None
     observed /= n
     distinct = list(counts)
     expected = math.fsum(counts[a] * counts[b] * delta(a, b) for a in distinct for b in distinct if a != b)
@@ -115,6 +127,9 @@ def krippendorff_alpha(units: Sequence[Sequence[Any]], level: str = "nominal") -
     if expected <= 1e-15:
         return None
     return 1.0 - observed / expected
+
+
+_LEVELS = ("nominal", "ordinal", "interval")
 
 
 def rogan_gladen(p: float, tpr: float, tnr: float) -> float | None:

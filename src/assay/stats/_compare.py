@@ -43,11 +43,13 @@ class Comparison:
     only_in_b: tuple[Hashable, ...]
     level: float
     permutations: int
-    """Sign patterns evaluated: all 2**n_clusters when that is at most n_perm (an exact test)."""
+    """Sign patterns the p-value covers: all 2**G of the G clusters with a non-zero sum when exact
+    (enumerated, or the exact distribution of the total), else the n_perm random draws."""
     exact: bool
     min_p_value: float | None = None
-    """The smallest p-value this design can give (2 / 2**n_clusters exact, else 1 / (1 + n_perm)):
-    with 2 clusters it is 0.5, so no difference, however large, is ever significant."""
+    """The smallest p-value this design can give (2 / 2**n_clusters exact, else the random flips'
+    floor 1 / (1 + n_perm)): with 2 clusters it is 0.5, so no difference, however large, is ever
+    significant."""
 
 
 def _scored(scores: Mapping[Hashable, float | None], side: str) -> dict[Hashable, float]:
@@ -75,8 +77,9 @@ def paired_compare(
 
     *clusters* maps each id to its cluster (e.g. trial id -> task id); without it each id is its own
     cluster. The interval is a cluster bootstrap percentile interval of the mean difference; the
-    p-value flips the sign of each cluster's summed difference, exactly over all 2**G patterns when
-    2**G <= n_perm, else over n_perm random patterns as (1 + hits) / (1 + n_perm), never 0.
+    p-value flips the sign of each cluster's summed difference (clusters summing to 0, ties, left out),
+    exactly while that is cheap (see ``_sign_flip_p``), else over n_perm random patterns as
+    (1 + hits) / (1 + n_perm), never below that floor of 1 / (1 + n_perm).
     """
     level = check_level(level, "paired_compare")
     check_positive_int(n_boot, "n_boot", "paired_compare")
@@ -107,32 +110,63 @@ def paired_compare(
         low, high = percentile_interval(np, reps, difference, level)
     p_value, used, exact = _sign_flip_p(np, sums, n_perm, seed)
     return Comparison(difference, low, high, p_value, mean_a, mean_b, n, g, only_a, only_b, level, used, exact,
-                      min_p_value(g, n_perm))
+                      min_p_value(g, n_perm, exact=exact))
 
 
-def min_p_value(n_clusters: int, n_perm: int = 10000) -> float:
+def min_p_value(n_clusters: int, n_perm: int = 10000, *, exact: bool | None = None) -> float:
     """The smallest two-sided sign-flip p-value reachable with *n_clusters* clusters.
 
-    Exact test (2**G <= n_perm): the observed pattern and its mirror image are always hits, so
-    p >= 2 / 2**G. Monte Carlo: p >= 1 / (1 + n_perm).
+    Exact test: the observed pattern and its mirror image are always hits, so p >= 2 / 2**G.
+    Random flips: p >= 1 / (1 + n_perm), the floor of the Monte Carlo estimate. *exact* None: the
+    test any data on G clusters is sure to get (exact while 2**G is within ``enumeration_limit``).
     """
     if n_clusters < 1:
         return 1.0
-    if n_clusters < 63 and 2**n_clusters <= n_perm:
-        return min(1.0, 2.0 / 2**n_clusters)
+    if exact is None:
+        exact = n_clusters < 63 and 2**n_clusters <= enumeration_limit(n_perm)
+    if exact:
+        return min(1.0, math.ldexp(2.0, -n_clusters)) or math.ldexp(1.0, -1074)
     return 1.0 / (1 + n_perm)
 
 
+def enumeration_limit(n_perm: int) -> int:
+    """Sign patterns counted outright (any values): n_perm, and at least 2**32 - 32 clusters, whose
+    two halves' 65,536 totals each meet in the middle in milliseconds: an exact answer is better
+    than n_perm random draws of the same cost."""
+    return max(n_perm, _ENUMERATE)
+
+
+_ENUMERATE = 1 << 32
+_GRID_WORK = 1 << 26  # cells x clusters of the exact distribution on an integer grid
+_DENOMINATORS = range(1, 101)  # cluster sums that are multiples of 1/D (0.5 for ties, 0.1 for judges' 0.7)
+
+
 def _sign_flip_p(np, sums, n_perm: int, seed: int) -> tuple[float, int, bool]:
-    """Two-sided p-value of the total under random signs per cluster."""
+    """Two-sided p-value of the total under random signs per cluster: (p, patterns, exact).
+
+    Clusters whose sum is 0 are left out, as a sign test leaves out ties: their sign changes no
+    total, so the exact p-value is the same with or without them, and they must not push the test
+    into random flips. Exact by enumeration up to ``enumeration_limit``; beyond it, exact from the
+    distribution of the total when the sums lie on a grid (multiples of 1/D: the binomial sign
+    test when all are equal, else a convolution); random flips only for other data.
+    """
+    scale = max(float(np.abs(sums).sum()), 1e-300)
+    sums = sums[np.abs(sums) > 1e-12 * scale]
     g = len(sums)
+    if g == 0:
+        return 1.0, 1, True
     observed = abs(float(sums.sum()))
     # Ties (|flipped| == |observed|) must count as hits; allow for rounding in the sums.
-    threshold = observed - 1e-10 * max(float(np.abs(sums).sum()), 1e-300)
-    if g < 63 and 2**g <= n_perm:
-        patterns = np.arange(2**g, dtype=np.int64)[:, None] >> np.arange(g, dtype=np.int64) & 1
-        totals = (2 * patterns - 1) @ sums
-        return float((np.abs(totals) >= threshold).mean()), 2**g, True
+    threshold = observed - 1e-10 * scale
+    if threshold <= 0:  # a total of 0: every pattern is at least as extreme
+        return 1.0, 2**g if g < 63 else n_perm, g < 63
+    if g < 63 and 2**g <= enumeration_limit(n_perm):
+        return _count_hits(np, sums, threshold) / 2**g, 2**g, True
+    grid = _on_grid(np, sums)
+    if grid is not None:
+        p = _grid_p(np, grid)
+        if p is not None:
+            return max(p, min_p_value(g, exact=True)), 2**g, True
     rng = np.random.default_rng([seed, 1])  # a stream apart from the bootstrap's
     hits, step, base = 0, max(1, _CHUNK // g), float(sums.sum())
     for start in range(0, n_perm, step):
@@ -141,6 +175,63 @@ def _sign_flip_p(np, sums, n_perm: int, seed: int) -> tuple[float, int, bool]:
         totals = 2.0 * (bits @ sums) - base  # sum of s_j * S_j with s_j = 2 * bit - 1
         hits += int((np.abs(totals) >= threshold).sum())
     return (1 + hits) / (1 + n_perm), n_perm, False
+
+
+def _count_hits(np, sums, threshold: float) -> int:
+    """Sign patterns whose |total| reaches *threshold* (> 0), all 2**G of them counted by meeting in
+    the middle: every total of the first half against the sorted totals of the second."""
+    half = len(sums) // 2
+    left, right = _totals(np, sums[:half]), np.sort(_totals(np, sums[half:]))
+    n = len(right)
+    hits = 0
+    for start in range(0, len(left), _CHUNK):  # chunks bound the memory of 2**(G/2) lookups
+        part = left[start:start + _CHUNK]
+        above = n - np.searchsorted(right, threshold - part, side="left")  # left + right >= threshold
+        below = np.searchsorted(right, -threshold - part, side="right")  # left + right <= -threshold
+        hits += int(above.sum()) + int(below.sum())
+    return hits
+
+
+def _totals(np, values):
+    """The 2**len(values) signed totals sum(s_j v_j), s_j = +-1."""
+    out = np.zeros(1)
+    for v in values.tolist():
+        out = np.concatenate([out + v, out - v])
+    return out
+
+
+def _on_grid(np, sums):
+    """The sums as integers (multiples of 1/D for a small D), or None."""
+    for d in _DENOMINATORS:
+        x = sums * d
+        r = np.rint(x)
+        if bool((np.abs(x - r) <= 1e-9 * np.maximum(1.0, np.abs(x))).all()):
+            return r.astype(np.int64)
+    return None
+
+
+def _grid_p(np, values) -> float | None:
+    """P(|sum of s_j v_j| >= |sum of v_j|) over equally likely signs s_j, for integers v_j != 0."""
+    from assay.stats._beta import beta_cdf
+
+    g, observed = len(values), abs(int(values.sum()))
+    size = np.abs(values)
+    if observed == 0:
+        return 1.0
+    if bool((size == size[0]).all()):  # the sign test: T = v (2B - g), B ~ Binomial(g, 1/2)
+        k = (g + observed // int(size[0])) // 2
+        return min(1.0, 2.0 * beta_cdf(0.5, k, g - k + 1))
+    reach = int(size.sum())
+    if g * (2 * reach + 1) > _GRID_WORK:
+        return None
+    dist = np.zeros(2 * reach + 1)
+    dist[reach] = 1.0
+    for v in size.tolist():  # convolve with the two equally likely signs of +-v
+        new = np.zeros_like(dist)
+        new[v:] += dist[:-v]
+        new[:-v] += dist[v:]
+        dist = new * 0.5
+    return min(1.0, float(dist[:reach - observed + 1].sum() + dist[reach + observed:].sum()))
 
 
 def holm(pvalues: Mapping[str, float]) -> dict[str, float]:

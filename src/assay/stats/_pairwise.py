@@ -7,7 +7,8 @@ tasks of ``paired_compare`` against 0.5: with one pair per task it is the exact 
 test on the decisive pairs (ties carry no sign).
 
 Bradley-Terry: P(i beats j) = p_i / (p_i + p_j), fitted by maximum likelihood with Hunter's (2004)
-MM iterations; a tie counts half a win to each side. Strengths are reported as log-strengths
+MM iterations; a tie counts half a win to each side. Where the MLE does not exist (a player never
+lost or never won) a stated weak prior, one virtual tie per pair that met, keeps strengths finite. Strengths are reported as log-strengths
 centred on 0 (theta_i = ln p_i - mean ln p). Intervals resample whole tasks (every comparison made
 on a task moves together) and refit.
 """
@@ -83,21 +84,33 @@ class Strengths:
     n_tasks: int
     iterations: int
     converged: bool
+    prior: float = 0.0
+    """Virtual wins each way added between every two players who met, 0 for the plain maximum
+    likelihood fit. The MLE does not exist when a player never lost (its strength would be
+    infinite) or never won; then PRIOR_WINS (half a win each way: one virtual tie per pair) keeps
+    every strength finite, and this field says so."""
 
     def win_probability(self, i: int, j: int) -> float:
         """The fitted P(player i beats player j)."""
         return 1.0 / (1.0 + math.exp(self.theta[j] - self.theta[i]))
 
 
+PRIOR_WINS = 0.5
+"""The weak prior of a fit whose MLE does not exist: one virtual tie between every two players who met
+(the BT analogue of adding half a success and half a failure to a proportion)."""
+
+
 def _mm(np, wins, games, iters: int = 10_000, tol: float = 1e-10):
     """Hunter's MM updates for BT log-strengths from wins[i, j] (i over j) and games[i, j] = n_ij.
 
     The MLE is finite only when every player both beat and lost to someone, around the whole
-    field (the win graph is strongly connected); otherwise a small prior (0.01 of a win each way
-    between every two players who met) keeps it finite. Data that allow an MLE get the exact MLE.
+    field (the win graph is strongly connected); otherwise the stated weak prior (PRIOR_WINS each
+    way between every two players who met) keeps it finite. Data that allow an MLE get the exact
+    MLE. Returns (theta, iterations, converged, prior).
     """
     k = wins.shape[0]
-    w = wins if _strongly_connected(np, wins > 0) else wins + 0.01 * (games > 0)
+    prior = 0.0 if _strongly_connected(np, wins > 0) else PRIOR_WINS
+    w = wins + prior * (games > 0)
     n = w + w.T
     total = w.sum(axis=1)
     p = np.ones(k)
@@ -110,7 +123,7 @@ def _mm(np, wins, games, iters: int = 10_000, tol: float = 1e-10):
             break
         p = new
     theta = np.log(p)
-    return theta - theta.mean(), it, it < iters
+    return theta - theta.mean(), it, it < iters, prior
 
 
 def bradley_terry(players: Sequence[str], comparisons: Sequence[tuple[int, int, float, Hashable]], *,
@@ -139,7 +152,7 @@ def bradley_terry(players: Sequence[str], comparisons: Sequence[tuple[int, int, 
     wins = per_task.sum(axis=0)
     games = wins + wins.T
     _check_connected(players, games)
-    theta, iterations, converged = _mm(np, wins, games)
+    theta, iterations, converged, prior = _mm(np, wins, games)
     lows: list[float | None] = [None] * k
     highs: list[float | None] = [None] * k
     if len(tasks) >= 2:
@@ -148,12 +161,12 @@ def bradley_terry(players: Sequence[str], comparisons: Sequence[tuple[int, int, 
         for b in range(n_boot):
             counts = np.bincount(rng.integers(0, len(tasks), len(tasks)), minlength=len(tasks))
             w = np.tensordot(counts, per_task, axes=1)
-            reps[b] = _mm(np, w, w + w.T, iters=2000, tol=1e-8)[0]
+            reps[b] = _mm(np, w, w + w.T, iters=2000, tol=1e-8)[0]  # the prior too where a replicate needs it
         lo, hi = np.quantile(reps, [0.5 - level / 2.0, 0.5 + level / 2.0], axis=0)
         lows = [min(float(a), float(t)) for a, t in zip(lo, theta)]
         highs = [max(float(a), float(t)) for a, t in zip(hi, theta)]
     return Strengths(tuple(players), tuple(float(t) for t in theta), tuple(lows), tuple(highs), level,
-                     n_boot if len(tasks) >= 2 else 0, len(tasks), iterations, converged)
+                     n_boot if len(tasks) >= 2 else 0, len(tasks), iterations, converged, prior)
 
 
 def _reach(np, adj) -> set[int]:

@@ -7,6 +7,10 @@ per arm for two independent arms (sigma = sd within each arm). Trials nested in 
 independent: with intra-class correlation rho and t trials per task, each observation is worth
 1 / (1 + (t - 1) rho) of one (the design effect); past some point more trials stop helping and
 only more tasks do.
+
+``trials_needed`` is that normal approximation. The paired plans behind ``assay plan``
+(``plan_paired``, ``iid_plan``, ``clustered_plan``) are exact: the smallest number of units whose
+paired t test has the power asked for under the noncentral t (``assay.stats._nct``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass
 
 from assay.errors import ConfigError
 from assay.stats._beta import normal_ppf
+from assay.stats._nct import noncentrality_needed, t_test_n
 
 _DESIGNS = ("paired", "independent")
 
@@ -176,10 +181,6 @@ class PairedPlan:
     """alpha / n_tests: Holm's first step, which the most significant of n_tests metrics must pass."""
 
 
-def _z(alpha: float, power: float) -> float:
-    return normal_ppf(1.0 - alpha / 2.0) + normal_ppf(power)
-
-
 def min_clusters(alpha: float) -> int:
     """Fewest clusters with which a two-sided sign-flip test can reach *alpha* (2 / 2**G < alpha)."""
     g = 2
@@ -189,17 +190,13 @@ def min_clusters(alpha: float) -> int:
 
 
 def _units_needed(var: float, delta: float, alpha: float, power: float) -> int:
-    """Units for a two-sided level-alpha paired test of a mean difference delta: t-corrected, and at
-    least enough clusters for the sign-flip test to reach alpha at all (2 / 2**G < alpha)."""
-    from assay.stats._beta import t_ppf
-
-    n = max(min_clusters(alpha), math.ceil(float(f"{_z(alpha, power) ** 2 * var / delta ** 2:.12g}")))
-    for _ in range(200):  # the t correction: a handful of steps
-        need = (t_ppf(1.0 - alpha / 2.0, n - 1) + t_ppf(power, n - 1)) ** 2 * var / delta**2
-        if need <= n:
-            break
-        n = max(n + 1, math.ceil(need))
-    return n
+    """Units for a two-sided level-alpha paired t test of a mean difference delta: the smallest n
+    whose exact (noncentral t) power reaches *power*, and at least enough clusters for the
+    sign-flip test to reach alpha at all (2 / 2**G < alpha)."""
+    floor = min_clusters(alpha)
+    if var <= 0:
+        return floor
+    return t_test_n(abs(delta) / math.sqrt(var), alpha, power, start=floor)
 
 
 def plan_paired(
@@ -276,16 +273,14 @@ def clustered_plan(var_unit: float, interaction: float, within: float, trials_pe
     *var_unit*: variance of one task's mean difference at *trials_per_task*; *interaction*: the part
     more trials cannot remove; *within*: within-task variance of single differences.
     """
-    from assay.stats._beta import t_ppf
-
     level = alpha / n_tests
     g = n_tasks
     tasks = _units_needed(var_unit, delta, level, power)
-    z_g = t_ppf(1.0 - level / 2.0, max(g - 1, 1)) + t_ppf(power, max(g - 1, 1))
-    budget = g * delta**2 / z_g**2  # what the variance of a task mean may be, with today's g tasks
-    min_tasks = max(min_clusters(level), math.floor(_z(level, power) ** 2 * interaction / delta**2) + 1)
+    min_tasks = max(min_clusters(level), _units_needed(interaction, delta, level, power) if interaction > 0 else 0)
     if g < min_clusters(level):
         budget = 0.0  # the sign-flip test cannot reach the level with so few tasks, whatever the trials
+    else:  # what the variance of a task mean may be, with today's g tasks: delta sqrt(g) / sd = nc
+        budget = g * delta**2 / noncentrality_needed(g - 1, level, power) ** 2
     sd = math.sqrt(var_unit)
     if budget <= interaction:
         return PairedPlan(tasks, trials_per_task, None, max(min_tasks, g + 1), False, sd, interaction, within, level)

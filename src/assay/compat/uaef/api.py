@@ -29,6 +29,7 @@ from ...judge import make_judge
 from ...metrics._base import REGISTRY
 from ...model import MetricResult, Trace, TraceResult
 from ._convert import to_trace
+from ._edges import uaef_score
 from .metrics.registry import dimension_key, enabled_opt_in
 from .models import DimensionResult, EvaluationResult, MetricScore
 
@@ -95,7 +96,7 @@ def evaluate(trace: Any, ground_truth: Any = None, adapter: str | None = None,
     t = to_trace(trace, ground_truth, context)
     evaluation, skipped = _evaluation(metrics, metric_set, dimension_weights, thresholds, judge, model, judge_options)
     (result,) = evaluation.run([t]).traces
-    return to_evaluation_result(result, evaluation, skipped)
+    return to_evaluation_result(result, evaluation, skipped, t)
 
 
 def batch_evaluate(traces: Iterable[Any], ground_truths: Sequence[Any] | None = None, adapter: str | None = None,
@@ -112,7 +113,8 @@ def batch_evaluate(traces: Iterable[Any], ground_truths: Sequence[Any] | None = 
     converted = [to_trace(t, None if ground_truths is None else ground_truths[i], default_id=f"trace-{i + 1}")
                  for i, t in enumerate(items)]
     evaluation, skipped = _evaluation(metrics, metric_set, dimension_weights, thresholds, judge, model, judge_options)
-    return [to_evaluation_result(r, evaluation, skipped) for r in evaluation.run(converted).traces]
+    return [to_evaluation_result(r, evaluation, skipped, t)
+            for r, t in zip(evaluation.run(converted).traces, converted)]
 
 
 def _score(name: str, r: MetricResult) -> MetricScore:
@@ -134,13 +136,18 @@ def _order(dim: str) -> tuple[int, str]:
 
 
 def to_evaluation_result(result: TraceResult, evaluation: Evaluation,
-                         skipped: Mapping[str, str] | None = None) -> EvaluationResult:
-    """An engine TraceResult in UAEF's shape (dimension results, overall, passed, failures, warnings)."""
+                         skipped: Mapping[str, str] | None = None, trace: Trace | None = None) -> EvaluationResult:
+    """An engine TraceResult in UAEF's shape (dimension results, overall, passed, failures, warnings).
+
+    Given the ``trace`` scored, a metric score on one of UAEF's documented edge cases is UAEF's
+    value (``_edges``), with assay's own in ``metadata['assay_score']``; dimension and overall
+    scores stay assay's.
+    """
     by_dim: dict[str, list[MetricScore]] = {}
     failures, warnings = [], []
     for name, r in result.metrics.items():
         dim = evaluation.dimension_of.get(name, "custom")
-        by_dim.setdefault(dim, []).append(_score(name, r))
+        by_dim.setdefault(dim, []).append(uaef_score(_score(name, r), trace))
         if r.passed is False:
             failures.append(f"metric {name}: {r.score:.3f} is below its threshold {r.threshold:g}")
         if r.score is None:

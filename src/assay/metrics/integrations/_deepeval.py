@@ -9,6 +9,7 @@ are used as they are (no fencing, no quote checks).
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 from ...model import MetricResult
@@ -68,13 +69,28 @@ def rate_is_inverted() -> bool:
     return head.isdigit() and int(head) < 4
 
 
+def _test_case_params() -> Any:
+    """The enum of test-case fields: ``SingleTurnParams`` from DeepEval 4 (``LLMTestCaseParams``,
+    its old name, now warns), ``LLMTestCaseParams`` before."""
+    try:
+        from deepeval.test_case import SingleTurnParams
+    except ImportError:
+        from deepeval.test_case import LLMTestCaseParams as SingleTurnParams
+    return SingleTurnParams
+
+
 def _build(m: Any, model: Any, ex: Exchange) -> Any:
     import deepeval.metrics as dm
 
     kind = m.library_metric
     common = {"threshold": m.threshold, "model": model, "async_mode": True}
-    if kind == "HallucinationMetric" and rate_is_inverted():
-        return dm.HallucinationMetric(**{**common, "threshold": 1.0 - m.threshold})
+    if kind == "HallucinationMetric":
+        if rate_is_inverted():
+            return dm.HallucinationMetric(**{**common, "threshold": 1.0 - m.threshold})
+        with warnings.catch_warnings():  # DeepEval 4's notice that it flipped the direction: handled above
+            warnings.filterwarnings("ignore", message=".HallucinationMetric. now scores in the same direction",
+                                    category=DeprecationWarning)
+            return dm.HallucinationMetric(**common)
     if kind == "ToolCorrectnessMetric":
         from deepeval.test_case import ToolCallParams
 
@@ -82,11 +98,10 @@ def _build(m: Any, model: Any, ex: Exchange) -> Any:
         return dm.ToolCorrectnessMetric(evaluation_params=params, should_consider_ordering=m.consider_order,
                                         **common)
     if kind == "GEval":
-        from deepeval.test_case import LLMTestCaseParams
-
-        params = [LLMTestCaseParams.INPUT, LLMTestCaseParams.ACTUAL_OUTPUT]
+        fields = _test_case_params()
+        params = [fields.INPUT, fields.ACTUAL_OUTPUT]
         if ex.reference is not None:
-            params.append(LLMTestCaseParams.EXPECTED_OUTPUT)
+            params.append(fields.EXPECTED_OUTPUT)
         return dm.GEval(name=m.criteria_name, criteria=m.criteria or None,
                         evaluation_steps=list(m.evaluation_steps) or None, evaluation_params=params, **common)
     return getattr(dm, kind)(**common)

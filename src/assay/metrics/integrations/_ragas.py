@@ -4,7 +4,9 @@ assay's judge stands in for RAGAS's LLM: an ``InstructorBaseRagasLLM`` whose ``a
 response_model)`` sends RAGAS's own prompt to the judge with RAGAS's own response model. The
 metrics are RAGAS's "collections" metrics (ragas >= 0.3); ``ragas_answer_correctness`` scores
 the factual part only (weights [1, 0]): assay has no embedding model to offer for the semantic
-part. Importing ragas starts its analytics thread unless RAGAS_DO_NOT_TRACK=true.
+part. Importing ragas (which this module does only when a ragas metric scores) starts ragas's
+analytics thread and exit hook whatever the environment says; RAGAS_DO_NOT_TRACK=true stops it
+sending anything (offline it cannot send either).
 """
 
 from __future__ import annotations

@@ -1,0 +1,184 @@
+"""``assay collect``: run an agent on a task file and record its trials as assay traces.
+
+The engine scores traces; this produces them. ``collect(tasks, agent=..., user=..., trials=K)``
+runs every task K times (with a simulated user when ``user`` is given) and returns a
+:class:`Collected`, which ``assay.evaluate`` scores directly. With ``output`` the traces are
+written atomically to a JSON Lines file, and finished trials are journalled beside it as they
+end, so a rerun after an interrupt collects only the unfinished ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from .._files import atomic_write, check_writable
+from ..errors import ConfigError
+from ..model import Trace
+from ._agents import AgentReply, AgentRequest, make_agent, make_user
+from ._runner import Collected, NotCollected, Settings, check_settings, collect_async, fingerprint, trial_key
+from ._tasks import Task, Tool, load_tasks
+from ._user import UserTurn
+
+__all__ = ["AgentReply", "AgentRequest", "Collected", "NotCollected", "Settings", "Task", "Tool", "UserTurn", "collect",
+           "journal_path", "load_tasks", "make_agent", "make_user", "simulator_errors_path"]
+
+
+def journal_path(output: str | os.PathLike[str]) -> Path:
+    """Where the finished trials of an unfinished collection into ``output`` are kept."""
+    out = Path(output)
+    return out.with_name(f".{out.name}.collect-journal")
+
+
+def simulator_errors_path(output: str | os.PathLike[str]) -> Path:
+    """Where the trials a simulated user broke are written: beside ``output``, never scored with it."""
+    out = Path(output)
+    return out.with_name(f"{out.stem}.simulator-errors{out.suffix or '.jsonl'}")
+
+
+def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: Any = None, trials: int = 1,
+            output: str | os.PathLike[str] | None = None, temperature: float = 1.0, seed: int | None = None,
+            max_turns: int | None = None, max_tokens: int | None = None,
+            agent_options: dict[str, Any] | None = None, user_options: dict[str, Any] | None = None,
+            on_trial: Callable[[Trace, str | None], None] | None = None, cancel: threading.Event | None = None,
+            **options: Any) -> Collected:
+    """Run ``agent`` on every task ``trials`` times; returns the traces (``Collected``).
+
+    ``tasks``: a task file (JSONL, docs/collect.md) or Task objects / dicts. ``agent``: a model
+    string (``"openai:gpt-4o-mini"``, ``"openai-compatible:M@URL"``, ``"local:PATH.gguf"``),
+    ``"http://..."``, ``"module:function"``, ``"cmd:COMMAND"`` or a function ``f(messages)``.
+    ``user``: a judge model string or Judge playing the user (else each task is its fixed user
+    turns). ``options`` (make_judge's: ``concurrency``, ``retries``, ``timeout``, ``cache``,
+    ``budget_usd``, ...) apply to both; ``agent_options`` / ``user_options`` to one.
+    ``temperature`` and ``seed`` (trial t samples with ``seed + t``) are recorded in each trace.
+    """
+    if output is not None and isinstance(tasks, (str, os.PathLike)) and \
+            os.path.realpath(tasks) == os.path.realpath(output):
+        raise ConfigError(f"the output {str(output)!r} is the task file: give the traces another file")
+    task_list = load_tasks(tasks)
+    settings = Settings(trials=trials, temperature=temperature, seed=seed, max_turns=max_turns or 10,
+                        max_tokens=max_tokens)
+    check_settings(trials, settings.max_turns)
+    if output is not None:
+        check_writable(output, "output")
+    agent_obj = make_agent(agent, **{**options, **(agent_options or {})})
+    user_obj = None if user is None else make_user(user, **{**options, **(user_options or {})})
+    concurrency = int({**options, **(agent_options or {})}.get("concurrency") or 16)
+    journal = journal_path(output) if output is not None else None
+    key = fingerprint(task_list, agent_obj, user_obj, settings)
+    done = _read_journal(journal, key) if journal is not None else {}
+    writer = _Journal(journal, key, fresh=not done) if journal is not None else None
+
+    def finished(trace: Trace, fault: str | None) -> None:
+        if writer is not None:
+            writer.add(trace, fault)
+        if on_trial is not None:
+            on_trial(trace, fault)
+
+    try:
+        result = _run(collect_async(task_list, agent_obj, user_obj, settings, done=done, on_trial=finished,
+                                    cancel=cancel, concurrency=concurrency))
+    finally:
+        if writer is not None:
+            writer.close()
+        _close(agent_obj, user_obj)
+    if output is not None and not result.interrupted:
+        _write(output, result.traces)
+        errors = simulator_errors_path(output)
+        if result.simulator_errors:
+            _write(errors, result.simulator_errors)
+        else:
+            with suppress(OSError):
+                errors.unlink()  # an earlier collection's faults do not describe this one
+        if not result.not_collected:  # else the journal stays: a rerun collects only the missing trials
+            with suppress(OSError):
+                journal.unlink()  # type: ignore[union-attr]
+    return result
+
+
+def _run(coro: Any) -> Any:
+    """Run to completion, also from inside a running loop (a notebook): then in a worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: list[Any] = []
+
+    def worker() -> None:
+        try:
+            box.append((True, asyncio.run(coro)))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box.append((False, exc))
+
+    thread = threading.Thread(target=worker, name="assay-collect")
+    thread.start()
+    thread.join()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
+def _write(path: str | os.PathLike[str], traces: list[Trace]) -> None:
+    with atomic_write(path) as f:
+        for trace in traces:
+            f.write(trace.model_dump_json().encode() + b"\n")
+
+
+def _close(*judges: Any) -> None:
+    for judge in judges:
+        layer, depth = judge, 0
+        while layer is not None and depth < 32:
+            cache = getattr(layer, "cache", None)
+            if callable(getattr(cache, "close", None)):
+                cache.close()
+            layer, depth = getattr(layer, "inner", None), depth + 1
+
+
+def _read_journal(path: Path, key: str) -> dict[str, tuple[Trace, str | None]]:
+    """The finished trials of an interrupted run of the same collection (else none)."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return {}
+    if not lines or json.loads(lines[0]).get("collection") != key:
+        return {}
+    done: dict[str, tuple[Trace, str | None]] = {}
+    for line in lines[1:]:
+        try:
+            item = json.loads(line)
+            trace = Trace.model_validate(item["trace"])
+        except (ValueError, KeyError, TypeError):
+            break  # a line cut short by the interrupt: that trial is collected again
+        done[trial_key(trace.task, trace.trial or 0)] = (trace, item.get("simulator_error"))
+    return done
+
+
+class _Journal:
+    """Appends each finished trial (flushed and fsynced) to the journal beside the output."""
+
+    def __init__(self, path: Path, key: str, *, fresh: bool) -> None:
+        self._lock = threading.Lock()
+        self._file = open(path, "wb" if fresh else "ab")  # noqa: SIM115 - closed by close()
+        if fresh:
+            self._file.write(json.dumps({"collection": key}).encode() + b"\n")
+            self._sync()
+
+    def add(self, trace: Trace, fault: str | None) -> None:
+        line = json.dumps({"trace": trace.model_dump(), "simulator_error": fault}, default=str).encode() + b"\n"
+        with self._lock:
+            self._file.write(line)
+            self._sync()
+
+    def _sync(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()

@@ -1,0 +1,347 @@
+"""Running an agent on tasks: trials, conversations, tool calls, and the trace of each.
+
+Each trial is one conversation: the task's user turns (then a simulated user's, with ``user``),
+each answered by the agent, whose tool calls are run from the task's tools and fed back until it
+replies with text. Agent calls go through the judge stack (``make_agent``), so concurrency, rate
+limits, retries, the breaker, the budget and the cache are the judge's; a trial's calls carry its
+index as the request's ``repeat``, so trials of one task never share a cached reply.
+
+Faults are kept apart: an agent call that fails makes a ``failed`` trace carrying the error; a
+simulated user that fails or breaks its role makes a simulator fault (``Collected.simulator_errors``),
+which is never scored as the agent's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+from ..model import ToolCall, Trace, Turn, Usage
+from ._agents import AgentReply, AgentRequest, CommandAgent
+from ._tasks import Task, Tool, canned, import_callable
+from ._user import STOPS, UserTurn, role_break, user_request
+
+MAX_TURNS = 10
+"""Most user turns of a simulated conversation when the task gives no ``max_turns``."""
+MAX_STEPS = 10
+"""Most agent calls in one turn (each tool round is one): a model looping on tools is stopped."""
+KEY = "collect.agent@1"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every trial of one collection shares."""
+
+    trials: int = 1
+    temperature: float = 1.0
+    """Sampling temperature of the agent (and of the simulated user)."""
+    seed: int | None = None
+    """Base seed: trial ``t`` samples with ``seed + t`` where the provider takes a seed."""
+    max_turns: int = MAX_TURNS
+    max_steps: int = MAX_STEPS
+    max_tokens: int | None = None
+
+
+class NotCollected(Exception):
+    """A call of the trial was not made (budget reached, breaker open): nobody's fault, collected on a rerun."""
+
+
+@dataclass
+class Collected:
+    """What ``collect`` returns: the agent's traces (completed and failed) and the simulator faults apart."""
+
+    traces: list[Trace] = field(default_factory=list)
+    simulator_errors: list[Trace] = field(default_factory=list)
+    interrupted: bool = False
+    resumed: int = 0
+    """Trials taken from an interrupted earlier run instead of being collected again."""
+    not_collected: list[tuple[str, int, str]] = field(default_factory=list)
+    """(task id, trial, why) of the trials whose calls were not made (budget reached, breaker open)."""
+
+    def __iter__(self) -> Any:  # so that ``assay.evaluate(collected)`` scores the agent's traces
+        return iter(self.traces)
+
+    def __len__(self) -> int:
+        return len(self.traces)
+
+    @property
+    def failed(self) -> list[Trace]:
+        return [t for t in self.traces if t.status == "failed"]
+
+
+def trial_key(task_id: str, trial: int) -> str:
+    return f"{task_id}#{trial}"
+
+
+def fingerprint(tasks: list[Task], agent: Any, user: Any, settings: Settings) -> str:
+    """What makes a collection the same one again (a journal of finished trials is reused only for it)."""
+    material = {"tasks": [t.model_dump() for t in tasks], "agent": getattr(agent, "model", repr(agent)),
+                "user": getattr(user, "model", None), "settings": settings.__dict__}
+    return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class _Tools:
+    """The task's tools, run for the agent: a ``module:function`` or canned results."""
+
+    def __init__(self, tools: list[Tool]) -> None:
+        self.by_name = {t.name: t for t in tools}
+        self._functions: dict[str, Callable[..., Any]] = {}
+        for tool in tools:
+            if tool.function is not None:
+                self._functions[tool.name] = import_callable(tool.function, f"tool {tool.name!r}")
+
+    async def run(self, name: str, arguments: Any) -> tuple[Any, str | None, float]:
+        """(result, error, milliseconds) of one call."""
+        started = time.perf_counter()
+        tool = self.by_name.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self.by_name)) or "none"
+            return None, f"unknown tool {name!r} (the task's tools: {known})", 0.0
+        if not isinstance(arguments, dict):
+            return None, f"arguments are not a JSON object: {str(arguments)[:200]!r}", 0.0
+        fn = self._functions.get(name)
+        if fn is None:
+            result, error = canned(tool, arguments)
+            return result, error, (time.perf_counter() - started) * 1000
+        try:
+            out = await fn(**arguments) if inspect.iscoroutinefunction(fn) else \
+                await asyncio.to_thread(fn, **arguments)
+            error = None
+        except Exception as exc:  # noqa: BLE001 - the tool's failure is the agent's to handle
+            out, error = None, f"{type(exc).__name__}: {exc}"
+        return out, error, (time.perf_counter() - started) * 1000
+
+
+def _tool_message(call_id: str, result: Any, error: str | None) -> dict[str, Any]:
+    content = json.dumps({"error": error}) if error is not None else \
+        result if isinstance(result, str) else json.dumps(result, default=str)
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+async def run_trial(task: Task, trial: int, agent: Any, user: Any, settings: Settings) -> tuple[Trace, str | None]:
+    """One conversation; returns its trace and the simulator fault (None when the user kept its role)."""
+    return await _Trial(task, trial, agent, user, settings).run()
+
+
+class _Trial:
+    """The state of one conversation: the agent's messages, the user's visible transcript, the turns."""
+
+    def __init__(self, task: Task, trial: int, agent: Any, user: Any, settings: Settings) -> None:
+        self.task, self.trial, self.agent, self.user, self.settings = task, trial, agent, user, settings
+        self.tools = _Tools(task.tools)
+        self.schemas = tuple(t.schema() for t in task.tools)
+        self.seed = None if settings.seed is None else settings.seed + trial
+        digest = hashlib.sha256(json.dumps([task.system, self.schemas], default=str).encode()).hexdigest()[:16]
+        self.key = f"{KEY}:{task.id}:{digest}:seed={self.seed}"
+        inline = [m["content"] for m in task.input if m["role"] == "system"] if isinstance(task.input, list) else []
+        self.system = task.system or (inline[0] if inline else None)
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": self.system}] if self.system else []
+        self.scripted = task.user_messages()
+        self.max_turns = task.max_turns or (settings.max_turns if user is not None else len(self.scripted))
+        self.turns: list[Turn] = []
+        self.transcript: list[tuple[str, str]] = []
+        self.user_usage = {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+
+    async def run(self) -> tuple[Trace, str | None]:
+        try:
+            stop, error, fault = await self._converse()
+        finally:
+            command = _command(self.agent)
+            if command is not None:
+                await command.finish(self.task.id, self.trial)  # type: ignore[arg-type]
+        task = self.task
+        collect = {"agent": self.agent.model, "user": getattr(self.user, "model", None),
+                   "temperature": self.settings.temperature, "seed": self.seed}
+        if self.user is not None:
+            collect["user_usage"] = self.user_usage
+        meta: dict[str, Any] = {**task.metadata, "stop_reason": "simulator_error" if fault else stop,
+                                "collect": collect}
+        if error is not None:
+            meta["error"] = error
+        if fault is not None:
+            meta["simulator_error"] = fault
+        status = "failed" if error is not None else "partial" if fault is not None else "completed"
+        trace = Trace(id=trial_key(task.id, self.trial), task_id=task.id, trial=self.trial,  # type: ignore[arg-type]
+                      system=self.system, turns=self.turns, expected=task.expected, status=status, metadata=meta)
+        return trace, fault
+
+    async def _converse(self) -> tuple[str, str | None, str | None]:
+        """(stop reason, agent error, simulator fault)."""
+        while True:
+            n = len(self.turns)
+            if n < len(self.scripted):
+                text = self.scripted[n]
+            elif self.user is None:
+                return "scripted", None, None
+            elif n >= self.max_turns:
+                return "max_turns", None, None
+            else:
+                text, stop, fault = await self._ask_user()
+                if text is None:
+                    return stop or "simulator_error", None, fault
+            self.messages.append({"role": "user", "content": text})
+            self.transcript.append(("user", text))
+            turn, error = await self._agent_turn(text)
+            self.turns.append(turn)
+            if error is not None:
+                return "agent_error", error, None
+            self.transcript.append(("assistant", turn.output or ""))
+
+    async def _ask_user(self) -> tuple[str | None, str | None, str | None]:
+        """The simulated user's next message, or (None, stop reason, None), or (None, None, fault)."""
+        verdict = await self.user.judge(user_request(self.task, self.transcript, trial=self.trial,
+                                                     temperature=self.settings.temperature))
+        if verdict.skipped:
+            raise NotCollected(f"the simulated user's call was not made: {verdict.error}")
+        self.user_usage["input_tokens"] += verdict.input_tokens
+        self.user_usage["output_tokens"] += verdict.output_tokens
+        self.user_usage["cost_usd"] += verdict.cost_usd or 0.0
+        if verdict.error is not None:
+            return None, None, f"the simulated user's call failed: {verdict.error}"
+        move: UserTurn = verdict.parsed  # type: ignore[assignment]
+        broke = role_break(move, self.task, self.transcript[-1][1] if self.transcript else None)
+        if broke is not None:
+            return None, None, f"the simulated user broke its role: {broke}"
+        if move.stop in STOPS:
+            return None, move.stop, None
+        return move.message.strip(), None, None
+
+    async def _agent_turn(self, text: str) -> tuple[Turn, str | None]:
+        """The agent's answer to one user message: calls until it replies with text, tools run between."""
+        calls: list[ToolCall] = []
+        tokens_in = tokens_out = 0
+        cost: float | None = None
+        latency = 0.0
+        for _ in range(self.settings.max_steps):
+            request = AgentRequest(messages=tuple(self.messages), schema=AgentReply, key=self.key, repeat=self.trial,
+                                   temperature=self.settings.temperature, max_tokens=self.settings.max_tokens,
+                                   tools=self.schemas, task_id=self.task.id, seed=self.seed)  # type: ignore[arg-type]
+            verdict = await self.agent.judge(request)
+            if verdict.skipped:
+                raise NotCollected(f"the agent's call was not made: {verdict.error}")
+            tokens_in += verdict.input_tokens
+            tokens_out += verdict.output_tokens
+            if verdict.cost_usd is not None:
+                cost = (cost or 0.0) + verdict.cost_usd
+            latency += verdict.latency_s * 1000
+            usage = _usage(tokens_in, tokens_out, cost)
+            if verdict.error is not None:
+                return Turn(input=text, tool_calls=calls, usage=usage, latency_ms=latency), f"agent: {verdict.error}"
+            reply: AgentReply = verdict.parsed  # type: ignore[assignment]
+            if not reply.tool_calls:
+                self.messages.append({"role": "assistant", "content": reply.content})
+                return Turn(input=text, output=reply.content, tool_calls=calls, usage=usage, latency_ms=latency), None
+            latency += await self._run_tools(reply, calls)
+        return Turn(input=text, tool_calls=calls, usage=_usage(tokens_in, tokens_out, cost), latency_ms=latency), \
+            f"agent: no reply after {self.settings.max_steps} calls (still calling tools)"
+
+    async def _run_tools(self, reply: AgentReply, calls: list[ToolCall]) -> float:
+        """Run the tool calls of ``reply``, recording them in ``calls`` and answering them in the messages;
+        returns the milliseconds they took."""
+        asked = []
+        for i, call in enumerate(reply.tool_calls):
+            arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(
+                call.arguments if call.arguments is not None else {})
+            asked.append({"id": call.id or f"call_{len(calls) + i}", "type": "function",
+                          "function": {"name": call.name, "arguments": arguments}})
+        self.messages.append({"role": "assistant", "content": reply.content or None, "tool_calls": asked})
+        spent = 0.0
+        for call, spec in zip(reply.tool_calls, asked):
+            arguments = {} if call.arguments is None else call.arguments
+            result, error, ms = await self.tools.run(call.name, arguments)
+            spent += ms
+            calls.append(ToolCall(name=call.name, arguments=arguments if isinstance(arguments, dict) else {},
+                                  result=result, error=error, duration_ms=round(ms, 3), id=spec["id"]))
+            self.messages.append(_tool_message(spec["id"], result, error))
+        return spent
+
+
+def _command(agent: Any) -> CommandAgent | None:
+    """The command agent under the stack's layers, if that is the agent."""
+    for _ in range(32):
+        if agent is None or isinstance(agent, CommandAgent):
+            return agent
+        agent = getattr(agent, "inner", None)
+    return None
+
+
+def _usage(tokens_in: int, tokens_out: int, cost: float | None) -> Usage | None:
+    """None when the agent reported nothing (a function, a command): unknown is not zero."""
+    if not tokens_in and not tokens_out and cost is None:
+        return None
+    return Usage(input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost)
+
+
+async def collect_async(tasks: list[Task], agent: Any, user: Any, settings: Settings, *,
+                        done: dict[str, tuple[Trace, str | None]] | None = None,
+                        on_trial: Callable[[Trace, str | None], None] | None = None,
+                        cancel: threading.Event | None = None, concurrency: int = 16) -> Collected:
+    """Every task x trial not in ``done``; traces in task order, then trial order."""
+    done = dict(done or {})
+    resumed = len(done)
+    gate = asyncio.Semaphore(concurrency)
+
+    skipped: list[tuple[str, int, str]] = []
+
+    async def one(task: Task, trial: int) -> None:
+        async with gate:
+            if cancel is not None and cancel.is_set():
+                return
+            try:
+                trace, fault = await run_trial(task, trial, agent, user, settings)
+            except NotCollected as exc:
+                skipped.append((task.id, trial, str(exc)))  # type: ignore[arg-type]
+                return
+        done[trial_key(task.id, trial)] = (trace, fault)  # type: ignore[arg-type]
+        if on_trial is not None:
+            on_trial(trace, fault)
+
+    for task in tasks:
+        _Tools(task.tools)  # a tool function that cannot be imported is an error before any agent call
+    todo = [asyncio.ensure_future(one(task, trial)) for task in tasks for trial in range(settings.trials)
+            if trial_key(task.id, trial) not in done]  # type: ignore[arg-type]
+    interrupted = False
+    if todo:
+        waiter = asyncio.ensure_future(asyncio.wait(todo))
+        stopper = asyncio.ensure_future(_wait_for(cancel)) if cancel is not None else None
+        finished, _ = await asyncio.wait([waiter, *([stopper] if stopper else [])],
+                                         return_when=asyncio.FIRST_COMPLETED)
+        if stopper is not None and stopper in finished:
+            for t in todo:
+                t.cancel()
+            await asyncio.gather(*todo, return_exceptions=True)
+        elif stopper is not None:
+            stopper.cancel()
+        for t in todo:
+            if t.done() and not t.cancelled() and t.exception() is not None:
+                raise t.exception()  # type: ignore[misc]  # a fatal ProviderError: every call would fail
+        # trials still waiting for a slot return at once when cancelled, so the wait may end first
+        interrupted = cancel is not None and cancel.is_set() and \
+            len(done) + len(skipped) < len(tasks) * settings.trials
+    out = Collected(interrupted=interrupted, resumed=resumed, not_collected=sorted(skipped))
+    for task in tasks:
+        for trial in range(settings.trials):
+            item = done.get(trial_key(task.id, trial))  # type: ignore[arg-type]
+            if item is not None:
+                (out.simulator_errors if item[1] is not None else out.traces).append(item[0])
+    return out
+
+
+async def _wait_for(event: threading.Event) -> None:
+    while not event.is_set():
+        await asyncio.sleep(0.05)
+
+
+def check_settings(trials: int, max_turns: int) -> None:
+    if trials < 1:
+        raise ConfigError(f"trials: expected at least 1, got {trials}")
+    if max_turns < 1:
+        raise ConfigError(f"max_turns: expected at least 1, got {max_turns}")

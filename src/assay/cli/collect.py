@@ -1,0 +1,155 @@
+"""``assay collect``: run an agent on a task file, K trials per task, into a trace file."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ._common import EXIT_NOT_EVALUATED, EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, \
+    load_plugins, plugin_option
+from ._progress import RunProgress
+
+EPILOG = """\b
+Exit status (without --score):
+  0    every trial was collected (an agent that failed a trial is a failed trace, not an error)
+  2    usage or input error (bad options, an invalid task file)
+  3    not everything could be collected: no trial completed, the agent refused every call,
+       or trials were not run (--budget-usd reached, the agent stopped answering)
+  130  interrupted (Ctrl-C, SIGTERM); rerun the same command to collect the unfinished trials
+With --score: the exit status of `assay run` on the collected traces."""
+
+
+class _TrialProgress(RunProgress):
+    """``assay run``'s progress, counting trials of the planned task x trial grid."""
+
+    def __init__(self, total: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.total = total
+
+    def counts(self) -> tuple[str, int, int | None]:
+        return "trials", self.traces, self.total
+
+
+@click.command("collect", epilog=EPILOG)
+@click.argument("tasks", type=click.Path(dir_okay=False))
+@click.option("--agent", required=True, metavar="SPEC",
+              help="The agent: a chat model (openai:MODEL, openai-compatible:MODEL@URL, ollama:MODEL, "
+                   "local:PATH.gguf) given the task's tools; http(s)://URL (POST the conversation as JSON); "
+                   "module:function (sync or async, messages in); cmd:COMMAND (one JSON line per call).")
+@click.option("--user", metavar="MODEL", default=None,
+              help="A judge model that plays the user (persona, goal, scenario) after each agent reply until it "
+                   "stops or --max-turns. Without it each task is its fixed user turns.")
+@click.option("--trials", type=click.IntRange(1), default=1, show_default=True, help="Trials per task.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="The trace file (JSON Lines), written when the collection ends; trials a simulated user "
+                   "broke go to OUTPUT's name + .simulator-errors.jsonl.")
+@click.option("--max-turns", type=click.IntRange(1), default=None,
+              help="Most user turns of a simulated conversation (default: the task's max_turns, else 10).")
+@click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Sampling temperature of the agent and the simulated user (recorded in each trace).")
+@click.option("--seed", type=click.INT, default=None,
+              help="Base sampling seed: trial t samples with SEED + t where the provider takes a seed.")
+@click.option("--max-tokens", type=click.IntRange(1), default=None, help="Most tokens per agent reply.")
+@click.option("--concurrency", type=click.IntRange(1), default=None,
+              help="Trials (and model calls) in flight at once (default 16).")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Requests per minute.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds per agent or user call (default 60; 600 for a local server).")
+@click.option("--retries", type=click.IntRange(0), default=None, help="Retries on transient errors (default 5).")
+@click.option("--budget-usd", type=click.FloatRange(min=0), default=None,
+              help="Stop making model calls once the agent (or the user) has spent this much.")
+@click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None,
+              help="Cache file for model replies (default: the judge cache). A rerun replays them.")
+@click.option("--no-cache", is_flag=True, help="Fresh samples: do not read or write the cache.")
+@click.option("--progress/--no-progress", default=None, help="Progress over the trials (default: on).")
+@click.option("--progress-every", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+              metavar="SECONDS", help="Seconds between plain progress lines when stderr is not a terminal.")
+@click.option("--score", is_flag=True, help="Then score the traces as `assay run OUTPUT` would.")
+@click.option("-m", "--metric", "metrics", multiple=True, metavar="NAME[:param=value,...]",
+              help="With --score: a metric to run (repeatable; default: every metric the data supports).")
+@click.option("--judge", default=None, envvar="ASSAY_JUDGE", help="With --score: the judge model.")
+@click.option("--results", "results", multiple=True, type=click.Path(dir_okay=False),
+              help="With --score: write results here too (as `assay run -o`).")
+@click.option("--store", default=None, type=click.Path(dir_okay=False), help="With --score: the run store file.")
+@click.option("--no-store", is_flag=True, help="With --score: do not record the run in the run store.")
+@plugin_option
+@debug_option
+@handle_errors
+def command(tasks: str, agent: str, user: str | None, trials: int, output: str, max_turns: int | None,
+            temperature: float, seed: int | None, max_tokens: int | None, concurrency: int | None, rpm: float | None,
+            timeout: float | None, retries: int | None, budget_usd: float | None, cache: str | None,
+            no_cache: bool, progress: bool | None, progress_every: float, score: bool, metrics: tuple[str, ...],
+            judge: str | None, results: tuple[str, ...], store: str | None, no_store: bool,
+            plugins: tuple[str, ...], debug: bool) -> None:
+    """Run AGENT on every task of TASKS (JSON Lines), --trials times each, and write the traces to -o."""
+    import threading
+
+    from .._collect import collect, load_tasks
+    from ..errors import ConfigError
+    from ._session import _stop_on_signals
+
+    if not score and (metrics or results or store or no_store):
+        raise ConfigError("-m, --results, --store and --no-store go with --score")
+    load_plugins(plugins)
+    options: dict[str, Any] = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("timeout", timeout),
+                                                 ("retries", retries), ("budget_usd", budget_usd)) if v is not None}
+    if no_cache:
+        options["cache"] = False
+    elif cache:
+        options["cache"] = cache
+    task_list = load_tasks(tasks)
+    cancel = threading.Event()
+    total = len(task_list) * trials
+    tracker = _TrialProgress(total, tty=sys.stderr.isatty(), interval=progress_every) \
+        if progress is not False else None
+    with _stop_on_signals(cancel):
+        if tracker is not None:
+            tracker.__enter__()
+        try:
+            collected = collect(tasks, agent, user=user, trials=trials, output=output, temperature=temperature,
+                                seed=seed, max_turns=max_turns, max_tokens=max_tokens, cancel=cancel,
+                                on_trial=(lambda trace, fault: tracker.trace_done()) if tracker else None,
+                                **options)
+        finally:
+            if tracker is not None:
+                tracker.__exit__(None, None, None)
+    exit_quickly()
+    if collected.interrupted:
+        kept = len(collected.traces) + len(collected.simulator_errors)
+        click.echo(f"interrupted after {kept} of {total} trials; rerun the same command to collect the "
+                   "unfinished ones (finished trials are kept)", err=True)
+        sys.exit(EXIT_STATUS["interrupted"])
+    click.echo(summary_line(collected, len(task_list), trials, output), err=True)
+    for trace in collected.failed[:5]:
+        click.echo(f"  failed {trace.id}: {trace.metadata.get('error')}", err=True)
+    for trace in collected.simulator_errors[:5]:
+        click.echo(f"  simulator error {trace.id}: {trace.metadata.get('simulator_error')}", err=True)
+    if collected.not_collected:
+        _, _, why = collected.not_collected[0]
+        click.echo(f"could not collect {len(collected.not_collected)} of {total} trials ({why}); the others are in "
+                   f"{output}: rerun the same command to collect the missing ones", err=True)
+        sys.exit(EXIT_NOT_EVALUATED)
+    if not collected.traces or len(collected.failed) == len(collected.traces):
+        click.echo("could not collect: no trial completed", err=True)
+        sys.exit(EXIT_NOT_EVALUATED)
+    if not score:
+        sys.exit(EXIT_OK)
+    from . import run
+
+    click.get_current_context().invoke(run.command, paths=(output,), metrics=metrics, judge=(judge,) if judge else (),
+                                       outputs=results, store=store, no_store=no_store, debug=debug,
+                                       no_cache=no_cache, cache=cache)
+
+
+def summary_line(collected: Any, tasks: int, trials: int, output: str) -> str:
+    """``collected 9 traces (3 tasks x 3 trials) into t.jsonl: 8 completed, 1 failed; ...``."""
+    failed = len(collected.failed)
+    parts = [f"{len(collected.traces) - failed} completed", f"{failed} failed"]
+    if collected.simulator_errors:
+        parts.append(f"{len(collected.simulator_errors)} simulator errors (not scored)")
+    if collected.resumed:
+        parts.append(f"{collected.resumed} kept from the interrupted run")
+    return (f"collected {len(collected.traces)} traces ({tasks} tasks x {trials} trials) into {output}: "
+            + ", ".join(parts))

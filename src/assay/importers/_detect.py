@@ -1,0 +1,86 @@
+"""What detection says when it cannot decide, and a second look at the lines of mixed files.
+
+``closest(head)`` names the built-in format whose fields the first record comes nearest to and
+the first of that format's fields it lacks, for the "cannot tell the input format" message.
+
+``Relines`` reads single lines of a JSON Lines file again (through a second handle, forward
+only), so that a line the file's format could not read is detected on its own: a proxy log may
+hold a Responses API line after chat-completions lines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._sniff import inspect
+from ._stream import _sniff_mode
+
+SHAPES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "assay": (("id", "turns"), ("id", "messages")),
+    "openai": (("messages",), ("request", "response")),
+    "anthropic": (("messages", "system"), ("request", "response")),
+    "openai_responses": (("object", "output"), ("input", "output")),
+    "openai_batch": (("custom_id", "response", "error"), ("custom_id", "method", "url", "body")),
+    "langfuse": (("id", "observations"), ("trace", "observations"), ("traceId", "type", "parentObservationId")),
+    "uaef": (("trace", "ground_truth"), ("multi_agent_trace",), ("test_cases",)),
+    "deepeval": (("input", "actual_output", "retrieval_context"), ("turns", "scenario")),
+    "eval_lib": (("input", "actual_output", "tools_called"),),
+    "fair_forge": (("session_id", "assistant_id", "conversation"),),
+    "inspect": (("version", "eval", "samples"),),
+    "langchain": (("type", "content"), ("lc", "type", "id", "kwargs"), ("messages",)),
+    "otel": (("resourceSpans",),),
+    "openinference": (("name", "context", "span_kind", "attributes"),),
+}
+"""Top-level fields of each built-in format's records, most telling first (one tuple per shape)."""
+
+
+def closest(head: bytes) -> str:
+    """'the closest is FORMAT (no field 'X' in the first record); ' for the head, or '' without a first record."""
+    h = inspect(head)
+    rec = h.record[0] if isinstance(h.record, list) and h.record else h.record
+    keys = frozenset(rec) if isinstance(rec, dict) else h.keys
+    if not keys:
+        return ""
+    best: tuple[float, str, tuple[str, ...]] | None = None
+    for name, shapes in SHAPES.items():
+        for fields in shapes:
+            shared = len(keys & set(fields))
+            if not shared:
+                continue
+            score = shared / len(keys | set(fields))
+            if best is None or score > best[0]:
+                best = (score, name, fields)
+    if best is None:
+        return f"its first record has the fields {sorted(keys)[:8]}, which no format uses; "
+    _, name, fields = best
+    missing = next((f for f in fields if f not in keys), None)
+    why = f"no field {missing!r}" if missing else "the values did not fit"
+    return f"the closest is {name} ({why} in the first record); "
+
+
+def is_lines(head: bytes) -> bool:
+    """Whether the file whose head this is is read as JSON Lines."""
+    return _sniff_mode(iter([head]))[0] == "lines"
+
+
+class Relines:
+    """Lines of a file by number, read forward through their own handle (numbers must not go back)."""
+
+    def __init__(self, path: str) -> None:
+        self._f: Any = None
+        self._path, self._n = path, 0
+
+    def line(self, n: int) -> bytes | None:
+        if self._f is None:
+            self._f = open(self._path, "rb")  # noqa: SIM115 (closed by close())
+        if n <= self._n:
+            return None
+        for raw in self._f:
+            self._n += 1
+            if self._n == n:
+                return raw
+        return None
+
+    def close(self) -> None:
+        if self._f is not None:
+            self._f.close()
