@@ -34,6 +34,7 @@ from deterministic import SMALL_METRICS, make_small_traces  # noqa: E402
 
 from assay import Evaluation  # noqa: E402
 from assay.engine._dask import DaskExecutor  # noqa: E402
+from assay.engine._spec import JudgeSpec, RunSpec  # noqa: E402
 
 
 def _digest(result) -> tuple:
@@ -123,8 +124,7 @@ def judged(m: int, workers: list[int], concurrency: int) -> bool:
         for w in workers:
             cluster, client, _ = _cluster(w)
             try:
-                dist = Evaluation(["answer_relevance"], judge=make_judge(spec, **options))
-                dist.judge_spec = (spec, options)
+                dist = Evaluation.from_spec(RunSpec(metrics=["answer_relevance"], judge=JudgeSpec.of(spec, options)))
                 t = time.perf_counter()
                 out = dist.run(data, keep_traces=False, executor=DaskExecutor(client))
                 took = time.perf_counter() - t

@@ -12,8 +12,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .engine import Evaluation
-from .engine import evaluate as _evaluate
-from .engine._run import Source, resolve_judge
+from .engine._run import Source
+from .engine._sinks import run_into
+from .engine._spec import JudgeSpec, RunSpec
 from .errors import ConfigError
 from .model import RunResult
 
@@ -30,22 +31,22 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     jury. ``store=True``
     records the run in the run store (``$ASSAY_STORE``, else the user data dir; nothing when
     ``ASSAY_STORE=off``), ``store="runs.sqlite3"`` in that file; ``name`` and ``tags`` label it
-    for ``assay runs``, and ``result.run["run_id"]`` names it.
+    for ``assay runs``, and ``result.run.run_id`` names it.
     """
+    spec = RunSpec(metrics=metrics, judge=JudgeSpec.of(judge, judge_options), weights=weights or {},
+                   thresholds=thresholds or {}, input_format=input_format, strict=strict, name=name, tags=tags or {},
+                   executor=executor)
     if store is False or store is None:
         if name is not None or tags:
             raise ConfigError("name= and tags= label a stored run: pass store=True (or a store path) too")
-        return _evaluate(traces, metrics, judge=judge, weights=weights, thresholds=thresholds,
-                         input_format=input_format, strict=strict, executor=executor, **judge_options)
+        return run_into(Evaluation.from_spec(spec), traces, spec, [])
     from .store._recording import record_evaluation, store_file
 
     path = store_file(store)
-    evaluation = Evaluation(metrics, judge=resolve_judge(judge, judge_options), weights=weights,
-                            thresholds=thresholds, attach_traces=path is not None)
+    evaluation = Evaluation.from_spec(spec, attach_traces=path is not None)
     if path is None:  # ASSAY_STORE=off: the run is not recorded, as with `assay run`
-        return evaluation.run(traces, input_format=input_format, strict=strict, executor=executor)
-    return record_evaluation(evaluation, traces, path, input_format=input_format, strict=strict,
-                             label={"name": name, "tags": dict(tags or {})}, executor=executor)
+        return run_into(evaluation, traces, spec, [])
+    return record_evaluation(evaluation, traces, path, spec)
 
 
 async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,

@@ -105,17 +105,20 @@ def _evaluate(traces: Any, metrics: Iterable[Any] | None, *, judge: Any = None,
     from .errors import ConfigError
 
     try:
-        if judge is not None and not hasattr(judge, "judge"):  # a model string or a client object, as evaluate()
-            from .judge import make_judge
-            judge = make_judge(judge)
-        options = {k: kwargs.pop(k) for k in ("input_format", "strict") if k in kwargs}
-        evaluation = Evaluation(metrics, judge=judge, attach_traces=inputs is not None, **kwargs)
-        if inputs is not None:  # results come back without their inputs; the callback sees them
+        from .engine._sinks import Each, run_into
+        from .engine._spec import JudgeSpec, RunSpec
+        described = {k: kwargs.pop(k) for k in ("weights", "thresholds", "repeats", "input_format", "strict")
+                     if k in kwargs}
+        spec = RunSpec(metrics=metrics, judge=JudgeSpec.of(judge), **{k: v for k, v in described.items()
+                                                                       if v is not None})
+        evaluation = Evaluation.from_spec(spec, attach_traces=inputs is not None, **kwargs)
+        sinks = []
+        if inputs is not None:  # results come back without their inputs; the sink sees them
             def keep(item: Any) -> None:
                 if getattr(item, "trace", None) is not None:
                     inputs[item.source or item.id] = item.trace
-            options["on_result"] = keep
-        return evaluation.run(_as_traces(traces), **options)
+            sinks.append(Each(keep))
+        return run_into(evaluation, _as_traces(traces), spec, sinks)
     except ConfigError as exc:
         message = f"assay: {str(exc).replace(NO_JUDGE, NO_JUDGE_PYTEST)}"
     pytest.fail(message, pytrace=False)  # outside the except: no chained traceback through assay's internals

@@ -100,7 +100,7 @@ def test_a_schema_1_store_migrates_without_losing_anything(tmp_path):
                  "VALUES ('0000000000abc', 'x', 'x', 'completed', ?, ?, ?, 12, ?)",
                  (json.dumps([{"path": str(tmp_path / "in.jsonl")}]), json.dumps(result.run["metrics"]),
                   json.dumps({k: result.run[k] for k in ("dimension_weights", "dimension_thresholds")}),
-                  json.dumps({"run": result.run, "summary": {k: v.to_dict() for k, v in result.summary.items()},
+                  json.dumps({"run": result.run.to_dict(), "summary": {k: v.to_dict() for k, v in result.summary.items()},
                               "statistics": result.statistics})))
     first_input = (tmp_path / "in.jsonl").read_text().splitlines()[0]
     for i, t in enumerate(result.traces):

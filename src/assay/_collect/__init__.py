@@ -21,6 +21,7 @@ from typing import Any
 from .._files import atomic_write, check_writable
 from ..errors import ConfigError
 from ..model import Trace
+from ..model._options import CONCURRENCY
 from ._agents import AgentReply, AgentRequest, make_agent, make_user
 from ._runner import Collected, NotCollected, Settings, check_settings, collect_async, fingerprint, trial_key
 from ._tasks import Task, Tool, load_tasks
@@ -69,7 +70,7 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
         check_writable(output, "output")
     agent_obj = make_agent(agent, **{**options, **(agent_options or {})})
     user_obj = None if user is None else make_user(user, **{**options, **(user_options or {})})
-    concurrency = int({**options, **(agent_options or {})}.get("concurrency") or 16)
+    concurrency = int({**options, **(agent_options or {})}.get("concurrency") or CONCURRENCY)
     journal = journal_path(output) if output is not None else None
     key = fingerprint(task_list, agent_obj, user_obj, settings)
     done = _read_journal(journal, key) if journal is not None else {}

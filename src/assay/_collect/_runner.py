@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import ToolCall, Trace, Turn, Usage
+from ..model._options import CONCURRENCY
 from ._agents import AgentReply, AgentRequest, CommandAgent
 from ._tasks import Task, Tool, canned, import_callable
 from ._user import STOPS, UserTurn, role_break, user_request
@@ -283,7 +284,7 @@ def _usage(tokens_in: int, tokens_out: int, cost: float | None) -> Usage | None:
 async def collect_async(tasks: list[Task], agent: Any, user: Any, settings: Settings, *,
                         done: dict[str, tuple[Trace, str | None]] | None = None,
                         on_trial: Callable[[Trace, str | None], None] | None = None,
-                        cancel: threading.Event | None = None, concurrency: int = 16) -> Collected:
+                        cancel: threading.Event | None = None, concurrency: int = CONCURRENCY) -> Collected:
     """Every task x trial not in ``done``; traces in task order, then trial order."""
     done = dict(done or {})
     resumed = len(done)

@@ -37,7 +37,7 @@ def resolve_cards(refs: tuple[str, ...], store: Path | None, model: str | None) 
 def correction_lines(result: RunResult) -> list[str]:
     """One line per corrected (or refused) metric, and one per metric measured by test-retest."""
     out = []
-    repeats = result.run.get("repeats")
+    repeats = result.run.repeats
     for name, t in (result.statistics.get("test_retest") or {}).items():
         alpha = t.get("self_alpha")
         parts = [f"{t['unstable']} of {t['n']} traces unstable ({t['unstable_share']:.0%}: their pass/fail verdict "

@@ -1,26 +1,29 @@
-"""The judge flags of ``assay run``, gathered in one decorator and one mapping to make_judge options."""
+"""The judge flags of ``assay run`` (and the other judging commands), gathered in one decorator.
+
+Each flag's destination is the name of its :class:`assay.judge.JudgeOptions` field, so the flags
+become one JudgeOptions without a table of names here; ``--no-cache`` is ``cache=False``.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-_FLAGS = ("judge_base_url", "concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens",
-          "dry_run", "cache", "no_cache", "max_concurrency", "max_tokens", "temperature", "seed", "judge_threads", "judge_ctx",
-          "prompt_style", "ordinal_order", "max_reply_mb")
-_BACKEND = {"max_tokens": "max_tokens", "temperature": "temperature", "seed": "seed", "judge_threads": "threads",
-            "judge_ctx": "n_ctx", "max_reply_mb": "max_reply_mb"}
+from ..model._options import JudgeOptions
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(JudgeOptions))
 
 
 def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Add the judge flags to a click command (they arrive as keyword arguments)."""
     options = [
-        click.option("--judge-base-url", default=None, envvar="ASSAY_JUDGE_BASE_URL",
+        click.option("--judge-base-url", "base_url", default=None, envvar="ASSAY_JUDGE_BASE_URL",
                      help="Base URL of an OpenAI-compatible server (vLLM, llama.cpp, LM Studio, a LiteLLM proxy)."),
         click.option("--concurrency", type=click.IntRange(1), default=None,
-                     help="Judge calls in flight at the start (default 16); it halves on 429 and may grow "
+                     help=f"Judge calls in flight at the start (default {JudgeOptions().concurrency}); it halves on 429 and may grow "
                           "up to --max-concurrency."),
         click.option("--max-concurrency", type=click.IntRange(1), default=None,
                      help="Let judge concurrency grow up to this while the provider keeps answering without "
@@ -40,9 +43,9 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--temperature", type=click.FloatRange(min=0), default=None,
                      help="Judge sampling temperature (default 0)."),
         click.option("--seed", type=click.INT, default=None, help="Judge sampling seed, where the provider has one."),
-        click.option("--judge-threads", type=click.IntRange(1), default=None,
+        click.option("--judge-threads", "threads", type=click.IntRange(1), default=None,
                      help="CPU threads of a local:PATH.gguf judge (default half the cores)."),
-        click.option("--judge-ctx", type=click.IntRange(256), default=None,
+        click.option("--judge-ctx", "n_ctx", type=click.IntRange(256), default=None,
                      help="Context size in tokens of a local:PATH.gguf judge (default 8192)."),
         click.option("--prompt-style", type=click.Choice(["auto", "full", "compact"]), default=None,
                      help="How judge metrics ask: the full rubric with quoted evidence, or a compact form "
@@ -52,7 +55,7 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--ordinal-order", type=click.Choice(["auto", "natural", "reversed", "shuffled"]),
                      default=None, help="Order of the options of ordinal scales in judge prompts (default auto: "
                                         "shuffled for the full form, natural for the compact form)."),
-        click.option("--retries", type=click.IntRange(0), default=None, help="Retries on transient errors (default 5)."),
+        click.option("--retries", type=click.IntRange(0), default=None, help=f"Retries on transient errors (default {JudgeOptions().retries})."),
         click.option("--budget-usd", type=click.FloatRange(min=0), default=None,
                      help="Stop making judge calls once this much is spent; the rest are not evaluated."),
         click.option("--budget-tokens", type=click.IntRange(0), default=None, help="The same, in tokens."),
@@ -66,23 +69,15 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def pop_judge_options(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Remove the judge flags from ``kwargs``; return the make_judge options that were set."""
-    raw = {k: kwargs.pop(k) for k in _FLAGS}
-    out: dict[str, Any] = {}
-    if raw["judge_base_url"]:
-        out["base_url"] = raw["judge_base_url"]
-    for key in ("concurrency", "max_concurrency", "rpm", "tpm", "timeout", "retries", "budget_usd", "budget_tokens",
-                "prompt_style", "ordinal_order"):
-        if raw[key] is not None:
-            out[key] = raw[key]
-    for flag, option in _BACKEND.items():
-        if raw[flag] is not None:
-            out[option] = raw[flag]
-    if raw["dry_run"]:
-        out["dry_run"] = True
-    if raw["no_cache"]:
+def pop_judge_flags(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Remove the judge flags from ``kwargs``; return those given, by JudgeOptions field."""
+    out = {k: kwargs.pop(k) for k in [*kwargs] if k in _FIELDS}
+    out = {k: v for k, v in out.items() if v is not None and v is not False}
+    if kwargs.pop("no_cache", False):
         out["cache"] = False
-    elif raw["cache"]:
-        out["cache"] = raw["cache"]
     return out
+
+
+def pop_judge_options(kwargs: dict[str, Any], base: JudgeOptions | None = None) -> JudgeOptions:
+    """The JudgeOptions of the judge flags in ``kwargs`` (removed from it) over ``base`` (a config's ``[judge]``)."""
+    return JudgeOptions.of(base, **pop_judge_flags(kwargs))

@@ -235,7 +235,7 @@ def run_detail(info: Any, result: RunResult, console: Any = None) -> None:
 
 def dry_run(result: RunResult) -> str:
     """What a dry run estimates, and what it cannot see."""
-    j = result.run.get("judge") or {}
+    j = result.run.judge or {}
     cost = j.get("estimated_cost_usd")
     lines = [f"dry run: ~{j.get('estimated_calls', 0)} judge calls, ~{j.get('estimated_input_tokens', 0)} input + "
              f"~{j.get('estimated_output_tokens', 0)} output tokens, "

@@ -11,8 +11,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,12 @@ from .._files import atomic_write, check_writable, write_atomic
 from ..engine import Evaluation
 from ..engine._compare import compare_runs
 from ..engine._calls import plan_inputs
+from ..engine._sinks import ContextSink, Sink, run_into
+from ..engine._spec import RunSpec
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
 from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
-from ..store._recording import STORED_INPUTS_OTHER, STORED_INPUTS_PASSED, InputBudget, given, judge_model, metric_specs, run_config
+from ..store._recording import STORED_INPUTS_OTHER, STORED_INPUTS_PASSED, InputBudget, StoreSink
 from ._cards import apply as apply_cards, resolve_cards
 from ._progress import RunProgress
 
@@ -61,43 +63,29 @@ def open_store(store: str | None) -> RunStore:
     return RunStore(path)
 
 
-def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | list[str] | None, judge_options: dict[str, Any],
-                weights: dict[str, float], thresholds: dict[str, float], input_format: str | None, strict: bool,
-                outputs: list[tuple[str, str, str]], fmt: str | None, progress: bool | None, store: Path | None = None,
-                repeats: int = 1, intervals: bool = True,
-                max_errors: float | int = 0, progress_every: float = 10.0,
-                label: dict[str, Any] | None = None, judge_cards: tuple[str, ...] = (),
-                executor: str | None = None) -> RunResult:
-    """Score ``paths``, streaming into ``store`` (when given), the ``outputs`` (``(path, format, flag)``; html
-    is the report) and stdout (``fmt``: json, jsonl, junit or csv are written there; table or None: nothing).
+def run_session(paths: list[str], spec: RunSpec, *, outputs: list[tuple[str, str, str]], fmt: str | None,
+                progress: bool | None, store: Path | None = None, progress_every: float = 10.0,
+                judge_cards: tuple[str, ...] = ()) -> RunResult:
+    """Score ``paths`` as ``spec`` says, streaming into ``store`` (when given), the ``outputs`` (``(path, format,
+    flag)``; html is the report) and stdout (``fmt``: json, jsonl, junit or csv are written there; table or None:
+    nothing).
 
     Every output path is checked before any scoring; each file is written atomically once the run is
     done (jsonl streams into a temporary file renamed at the end), none when it is interrupted.
 
     ``progress``: None shows a bar on a terminal and a plain line every ``progress_every`` s
-    elsewhere; True the same; False nothing. ``label``: the run's ``name`` and ``tags``, kept with
-    its configuration in the store and the results. ``judge_cards``: --judge-card files or stored
-    ids (without any, the store's cards for this judge are used where they fit). ``executor``: see
-    ``Evaluation.run``.
+    elsewhere; True the same; False nothing. ``judge_cards``: --judge-card files or stored
+    ids (without any, the store's cards for this judge are used where they fit).
     """
-    judge_obj = None
-    if isinstance(judge, list):  # a jury (``jury`` in judge_options: its weights and score aggregate)
-        from ..engine._jury import make_jury
-        options = dict(judge_options)
-        jury = options.pop("jury", None) or {}
-        judge_obj = make_jury(judge, jury.get("weights"), scores=jury.get("scores", "mean"), **options)
-    elif judge is not None:
-        from ..judge import make_judge
-        judge_obj = make_judge(judge, **judge_options)
+    judge_obj = spec.judge.build() if spec.judge is not None else None
     if judge_cards and judge_obj is None:
         raise ConfigError("--judge-card given but no judge: pass --judge (the card is for one judge)")
-    dry = bool(judge_options.get("dry_run"))  # a plan has no verdicts to correct
-    cards = resolve_cards(judge_cards, store, judge_obj.model) if judge_obj is not None and not dry else ([], False)
+    # a plan has no verdicts to correct
+    cards = resolve_cards(judge_cards, store, judge_obj.model) if judge_obj is not None and not spec.dry_run \
+        else ([], False)
     html = [path for path, f, _ in outputs if f == "html"]
-    evaluation = Evaluation(metrics, judge=judge_obj, weights=weights, thresholds=thresholds, repeats=repeats,
-                            attach_traces=store is not None or bool(html), cancel=threading.Event())
-    if isinstance(judge, str):
-        evaluation.judge_spec = (judge, dict(judge_options))  # what Dask workers build their judges from
+    evaluation = Evaluation.from_spec(spec, judge=judge_obj, attach_traces=store is not None or bool(html),
+                                      cancel=threading.Event())
     for p in paths:  # before the store records a run that cannot start
         if p != "-" and not os.path.exists(p):
             raise DataError("no such file", source=p)
@@ -105,22 +93,140 @@ def run_session(paths: list[str], *, metrics: list[Any] | None, judge: str | lis
         check_writable(path, flag)
     tap = InputTap(paths)  # hashes and sizes taken while the inputs are scored: each is read once
     inputs = [{"path": p, "sha256": None, "bytes": None} for p in tap.paths]
+    stats = getattr(judge_obj, "stats", None)
+    planned = plan_inputs(evaluation, paths, spec.input_format) if stats is not None else None
+    sinks: list[Any] = []
+    if store is not None:  # this module's input caps, so tests can lower them
+        sinks.append(StoreSink(evaluation, store, inputs, InputBudget(STORED_INPUTS_PASSED, STORED_INPUTS_OTHER)))
+    sinks += [_Document(path, f) for path, f, _ in outputs if f in _DOCUMENTS]
+    if fmt in ("json", "junit"):
+        sinks.append(_Document(None, fmt))
+    # streamed files are renamed into place after the documents are written
+    sinks += [_jsonl(path) for path, f, _ in outputs if f == "jsonl"]
+    sinks += [_csv(path, evaluation) for path, f, _ in outputs if f == "csv"]
+    if fmt == "jsonl":
+        sinks.append(_jsonl(None))
+    elif fmt == "csv":
+        sinks.append(_csv(None, evaluation))
+    if progress is not False:
+        sinks.append(ContextSink(RunProgress(
+            stats=stats, model=getattr(judge_obj, "model", None),
+            planned_calls=planned.total if planned is not None else None,
+            read=(tap.bytes_read, tap.total_bytes()), tty=sys.stderr.isatty(), interval=progress_every)))
+        sinks.append(_Tick(sinks[-1]))
+    if html:
+        sinks.append(_Report(html))
+
+    def complete(result: RunResult) -> None:
+        run = result.run
+        run.max_errors = spec.max_errors
+        if planned is not None:
+            run.planned_judge_calls = planned.total
+            run.judge_plan = {m: {"traces": planned.traces[m], "calls": planned.calls[m]} for m in planned.calls}
+        apply_cards(result, *cards, evaluation.instances, judge_obj)
+
+    # per-trace results are kept only for whole-document outputs (the report has its digest); the
+    # table reads summaries and the first failed traces
+    keep = bool(({f for _, f, _ in outputs} | {fmt}) & {"json", "junit"})
     try:
-        with ExitStack() as stack:
-            stack.enter_context(_stop_on_signals(evaluation.cancel))  # type: ignore[arg-type]
-            result, report_traces, digest = _scored(stack, evaluation, judge_obj, paths, tap, inputs, store, bool(html),
-                                            fmt, outputs, input_format, strict, intervals, progress,
-                                            progress_every, max_errors, label, cards, executor)
-    except _Interrupted as stopped:  # the output files were left as they were; the store says interrupted
-        return stopped.result
+        with _stop_on_signals(evaluation.cancel):  # type: ignore[arg-type]
+            return run_into(evaluation, paths, spec, sinks, keep_traces=keep, tap=tap, complete=complete)
     finally:
         close_caches(judge_obj)
-    if html:  # from the digest of the stream: memory follows what the page shows, not the run's size
+
+
+_DOCUMENTS = ("json", "junit", "table")
+"""Outputs written whole once the run is done (jsonl and csv stream; html is the report)."""
+
+
+class _Stream(Sink):
+    """Results written as they come (JSON Lines, CSV) into a file, renamed into place when the run is done
+    (nothing on abort), or stdout (``path`` None): a header, lines per trace, a footer."""
+
+    def __init__(self, path: str | None, lines: Callable[[TraceResult], bytes], header: bytes = b"",
+                 footer: Callable[[RunResult], bytes] | None = None) -> None:
+        self.file = ContextSink(atomic_write(path)) if path is not None else None
+        self.lines, self.header, self.footer = lines, header, footer
+
+    def begin(self, spec: RunSpec) -> None:
+        if self.file is not None:
+            self.file.begin(spec)
+        self.out = self.file.value if self.file is not None else sys.stdout.buffer
+        if self.header:
+            self.out.write(self.header)
+
+    def add(self, item: TraceResult | InputIssue) -> None:
+        if isinstance(item, TraceResult):
+            self.out.write(self.lines(item))
+
+    def finish(self, result: RunResult) -> None:
+        if self.footer is not None:
+            self.out.write(self.footer(result))
+        self.out.flush()
+        if self.file is not None:
+            self.file.finish(result)
+
+    def abort(self, reason: str) -> None:
+        if self.file is not None:
+            self.file.abort(reason)
+
+
+def _jsonl(path: str | None) -> _Stream:
+    return _Stream(path, lambda item: encode_trace(item) + b"\n",
+                   footer=lambda result: encode_summary_record(result) + b"\n")
+
+
+def _csv(path: str | None, evaluation: Evaluation) -> _Stream:
+    """CSV streamed as JSON Lines is: memory does not grow with the run."""
+    from .. import report  # the package's writer, looked up when used
+    dims = {name: m.spec.dimension for name, m in evaluation.instances.items()}
+    return _Stream(path, lambda item: report.csv_rows(item, dims), header=report.csv_header())
+
+
+class _Document(Sink):
+    """A whole-run output (json, junit, csv, the table) into a file, atomically, or stdout (``path`` None)."""
+
+    def __init__(self, path: str | None, fmt: str) -> None:
+        self.path, self.fmt = path, fmt
+
+    def finish(self, result: RunResult) -> None:
+        if self.path is not None:
+            write_atomic(self.path, _document(result, self.fmt))
+            return
+        sys.stdout.flush()
+        sys.stdout.buffer.write(_document(result, self.fmt))
+        sys.stdout.buffer.flush()
+
+
+class _Tick(Sink):
+    """Counts each trace on the progress line."""
+
+    def __init__(self, progress: ContextSink) -> None:
+        self.progress = progress
+
+    def add(self, item: TraceResult | InputIssue) -> None:
+        self.progress.value.trace_done()
+
+
+class _Report(Sink):
+    """The HTML report: a digest of the stream (memory follows what the page shows, not the run's size)
+    and the input traces worth showing, written once the run is done."""
+
+    def __init__(self, paths: list[str]) -> None:
+        from ..report import MAX_TRACES, ReportDigest
+        self.paths, self.digest, self.traces = paths, ReportDigest(MAX_TRACES), {}
+
+    def add(self, item: TraceResult | InputIssue) -> None:
+        if isinstance(item, TraceResult):
+            self.digest.add(item)
+            if item.trace is not None and _worth_keeping(item, self.traces):
+                self.traces[item.source or item.id] = item.trace
+
+    def finish(self, result: RunResult) -> None:
         from ..report import write_report
-        shown = digest.result(result)
-        for path in html:
-            write_report(path, shown, traces=report_traces, scores=digest)
-    return result
+        shown = self.digest.result(result)
+        for path in self.paths:
+            write_report(path, shown, traces=self.traces, scores=self.digest)
 
 
 def close_caches(judge: Any) -> None:
@@ -136,13 +242,6 @@ def close_caches(judge: Any) -> None:
             cache.close()
         todo.append(getattr(layer, "inner", None))
         todo.extend(getattr(layer, "jurors", None) or ())
-
-
-class _Interrupted(Exception):
-    """Raised inside the run's ExitStack so that every output being written is discarded."""
-
-    def __init__(self, result: RunResult) -> None:
-        self.result = result
 
 
 @contextmanager
@@ -163,119 +262,6 @@ def _stop_on_signals(cancel: threading.Event) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
-
-
-def _scored(stack: ExitStack, evaluation: Evaluation, judge_obj: Any, paths: list[str], tap: InputTap,
-            inputs: list[dict[str, Any]], store: Path | None, html: bool, fmt: str | None,
-            outputs: list[tuple[str, str, str]], input_format: str | None, strict: bool, intervals: bool,
-            progress: bool | None, progress_every: float, max_errors: float | int,
-            label: dict[str, Any] | None = None,
-            cards: tuple[list[Any], bool] = ([], False),
-            executor: str | None = None) -> tuple[RunResult, dict[str, Any], Any]:
-    """The run itself, with the store, the outputs and progress entered on ``stack``."""
-    recorder = None
-    if store is not None:
-        recorder = stack.enter_context(RunStore(store).start(
-            inputs=inputs, metrics=metric_specs(evaluation), judge=judge_model(judge_obj),
-            config=run_config(evaluation, input_format, strict, label)))
-    report_traces: dict[str, Any] = {}
-    digest = None
-    if html:
-        from ..report import MAX_TRACES, ReportDigest
-        digest = ReportDigest(MAX_TRACES)
-    store_input = InputBudget(STORED_INPUTS_PASSED, STORED_INPUTS_OTHER)  # this module's, so tests can lower them
-    sinks = [stack.enter_context(atomic_write(path)) for path, f, _ in outputs if f == "jsonl"]
-    if fmt == "jsonl":
-        sinks.append(sys.stdout.buffer)
-    callbacks = []
-    if evaluation.attach_traces:
-        def keep(item: TraceResult | InputIssue) -> None:
-            trace = item.trace if isinstance(item, TraceResult) else None
-            if recorder is not None:
-                recorder.add(item, trace if trace is not None and store_input(item) else None)
-            if digest is not None and isinstance(item, TraceResult):
-                digest.add(item)
-                if trace is not None and _worth_keeping(item, report_traces):
-                    report_traces[item.source or item.id] = trace
-        callbacks.append(keep)
-    if sinks:
-        def write(item: TraceResult | InputIssue) -> None:
-            if isinstance(item, TraceResult):
-                line = encode_trace(item) + b"\n"
-                for sink in sinks:
-                    sink.write(line)
-        callbacks.append(write)
-    csv_sinks = [stack.enter_context(atomic_write(path)) for path, f, _ in outputs if f == "csv"]
-    if fmt == "csv":
-        csv_sinks.append(sys.stdout.buffer)
-    if csv_sinks:  # streamed as jsonl is: memory does not grow with the run
-        from .. import report  # the package's writer, looked up when used
-        dims = {name: m.spec.dimension for name, m in evaluation.instances.items()}
-        for sink in csv_sinks:
-            sink.write(report.csv_header())
-
-        def write_csv(item: TraceResult | InputIssue) -> None:
-            if isinstance(item, TraceResult):
-                rows = report.csv_rows(item, dims)
-                for sink in csv_sinks:
-                    sink.write(rows)
-        callbacks.append(write_csv)
-    stats = getattr(judge_obj, "stats", None)
-    planned = plan_inputs(evaluation, paths, input_format) if stats is not None else None
-    if progress is not False:
-        tracker = stack.enter_context(RunProgress(
-            stats=stats, model=getattr(judge_obj, "model", None),
-            planned_calls=planned.total if planned is not None else None,
-            read=(tap.bytes_read, tap.total_bytes()), tty=sys.stderr.isatty(), interval=progress_every))
-
-        def tick(item: TraceResult | InputIssue) -> None:
-            tracker.trace_done()
-        callbacks.append(tick)
-
-    def on_result(item: TraceResult | InputIssue) -> None:
-        for cb in callbacks:
-            cb(item)
-
-    # per-trace results are kept only for whole-document outputs (the report has its digest); the
-    # table reads summaries and the first failed traces
-    whole = {f for _, f, _ in outputs} | {fmt}
-    keep = bool(whole & {"json", "junit"})
-    result = evaluation.run(paths, input_format=input_format, strict=strict, keep_traces=keep,
-                            intervals=intervals, on_result=on_result, tap=tap, executor=executor)
-    inputs = tap.info()
-    result.run["input_files"] = inputs
-    result.run.update(given(label))
-    result.run["max_errors"] = max_errors
-    if planned is not None:
-        result.run["planned_judge_calls"] = planned.total
-        result.run["judge_plan"] = {m: {"traces": planned.traces[m], "calls": planned.calls[m]}
-                                    for m in planned.calls}
-    if input_format:
-        result.run["input_format"] = input_format
-    if recorder is not None:
-        result.run["run_id"] = recorder.run_id
-    apply_cards(result, *cards, evaluation.instances, judge_obj)
-    if evaluation.interrupted:
-        if recorder is not None:
-            recorder.abort("interrupted", "interrupted (SIGINT/SIGTERM): rerun the same command to resume")
-        raise _Interrupted(result)
-    if recorder is not None:
-        recorder.finish(result)
-    if sinks:
-        summary = encode_summary_record(result) + b"\n"
-        for sink in sinks:
-            sink.write(summary)
-            sink.flush()
-    for sink in csv_sinks:
-        sink.flush()
-    for path, f, _ in outputs:
-        if f in ("json", "junit", "table"):
-            write_atomic(path, _document(result, f))
-    if fmt in ("json", "junit"):
-        sys.stdout.flush()
-        sys.stdout.buffer.write(_document(result, fmt))
-        sys.stdout.buffer.flush()
-    return result, report_traces, digest
 
 
 def _document(result: RunResult, fmt: str) -> bytes:

@@ -57,13 +57,14 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], labels: str | None
     if judge is None:
         raise ConfigError("calibrating needs a judge: pass --judge (e.g. openai:gpt-4o-mini) or set ASSAY_JUDGE")
     options = pop_judge_options(judge_flags)
-    if options.get("dry_run"):
+    if options.dry_run:
         raise ConfigError("--dry-run: a calibration needs the judge's verdicts; `assay run --dry-run` estimates cost")
     store_file = store_path(store, no_store)
     check_writable(output, "-o")
+    from ..judge import build_judge
     with input_warnings():
-        card = calibrate(list(paths), list(metrics) or None, judge=judge, labels=labels, input_format=input_format,
-                         **options)
+        card = calibrate(list(paths), list(metrics) or None, judge=build_judge(judge, options), labels=labels,
+                         input_format=input_format)
     write_atomic(output, card.to_json() + b"\n")
     if store_file is not None:
         save_card(RunStore(store_file), card)

@@ -98,15 +98,13 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input,
     3 if the evaluation could not be done, 130 when interrupted."""
     from ..engine._config import discover_config, load_config, parse_weight
+    from ..engine._spec import JudgeSpec, RunSpec
     from ..errors import ConfigError
     from ..importers import reading_limits
     from . import _render
     from ._summary import dry_run_plan, judge_summary
     from ._session import run_session, store_path
 
-    from ..engine._dask import parse_executor
-
-    parse_executor(executor)  # a bad --executor is a usage error before anything runs
     limits = limits_from(judge_flags)
     cfg = load_config(config_path) if config_path else discover_config()
     if cfg.source is not None and not config_path:
@@ -115,43 +113,33 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if cfg.criteria:
         from ..metrics.criteria import register_criteria
         register_criteria(cfg.criteria)
-    judge_opts = {**cfg.judge_options, **pop_judge_options(judge_flags)}
+    judge_opts = pop_judge_options(judge_flags, cfg.options())
     judges = list(judge) or cfg.judge
     jury_weights = list(judge_weights) or (cfg.judge_weights if not judge else None)
-    if isinstance(judges, list) and (len(judges) > 1 or jury_weights):
-        if jury_weights and len(jury_weights) != len(judges):
-            raise ConfigError(f"{len(jury_weights)} --judge-weight for {len(judges)} --judge: give one per judge")
-        judge_opts["jury"] = {"weights": jury_weights, "scores": jury_scores}
-    elif isinstance(judges, list):
+    if isinstance(judges, list) and not (len(judges) > 1 or jury_weights):
         judges = judges[0] if judges else None
-    if judges is None and judge_opts:
-        raise ConfigError(f"judge options {sorted(judge_opts)} given but no judge: pass --judge or set ASSAY_JUDGE")
+    judge_spec = JudgeSpec.of(judges, judge_opts, weights=jury_weights, scores=jury_scores) \
+        if judges is not None else JudgeSpec.of(None, judge_opts)
     for w in weights:
         dim, value = parse_weight(w)
         cfg.weights[dim] = value
-    from ..model._status import parse_max_errors, run_status
-    try:
-        tolerated = parse_max_errors(max_errors)
-    except ValueError as exc:
-        raise ConfigError(f"--max-errors: {exc}") from None
+    spec = RunSpec(metrics=list(metrics) or cfg.metrics, judge=judge_spec, weights=cfg.weights,
+                   thresholds=cfg.thresholds, repeats=repeats, intervals=intervals, input_format=input_format,
+                   strict=strict, limits=limits, max_errors=max_errors, name=run_name, tags=_parse_tags(tags),
+                   executor=executor)
+    from ..model._status import run_status
     stdout_fmt, files = plan_outputs(outputs, fmt, html, quiet)
-    dry = bool(judge_opts.get("dry_run"))
+    dry = spec.dry_run
     store_file = None if dry else store_path(store, no_store)  # a dry run is a plan, not a run
-    label = {"name": run_name, "tags": _parse_tags(tags)}
     with reading_limits(limits), input_warnings():
-        result = run_session(list(paths), metrics=list(metrics) or cfg.metrics, judge=judges,
-                             judge_options=judge_opts, weights=cfg.weights, thresholds=cfg.thresholds, repeats=repeats,
-                             intervals=intervals,
-                             input_format=input_format, strict=strict, outputs=files, fmt=stdout_fmt,
-                             progress=progress, progress_every=progress_every, store=store_file,
-                             max_errors=tolerated, label=label,
-                             judge_cards=judge_cards, executor=executor)
+        result = run_session(list(paths), spec, outputs=files, fmt=stdout_fmt, progress=progress,
+                             progress_every=progress_every, store=store_file, judge_cards=judge_cards)
     exit_quickly()  # the store, the judge cache and the output files are closed
-    if result.run.get("interrupted"):
+    if result.run.interrupted:
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])
     if dry:
-        result.run["dry_run"] = True
+        result.run.dry_run = True
         click.echo(dry_run_plan(result.run), err=stdout_fmt not in ("table", None))  # stdout stays the results'
     elif stdout_fmt == "table":
         _render.table(result, judge_line=False)
@@ -163,7 +151,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     from ._cards import correction_lines
     for line in correction_lines(result):
         click.echo(line, err=stdout_fmt != "table")
-    if result.run.get("run_id"):
+    if result.run.run_id:
         click.echo(f"run {result.run['run_id']} stored in {store_file} (assay runs show {result.run['run_id']})",
                    err=True)
     if files:
@@ -174,7 +162,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if len(result.input_issues) > 20:
         click.echo(f"... and {len(result.input_issues) - 20} more skipped records", err=True)
     if result.input_issues:
-        rest = "the others were scored" if result.run.get("n_traces") else "no trace could be read"
+        rest = "the others were scored" if result.run.n_traces else "no trace could be read"
         click.echo(f"{len(result.input_issues)} input record(s) skipped; {rest}.", err=True)
     status, why = run_status(result)
     if dry and status != "invalid_input":
@@ -217,8 +205,8 @@ def plan_outputs(outputs: tuple[str, ...], fmt: str | None, html: str | None,
 
 def interrupted_line(result: Any) -> str:
     """The one line an interrupted run prints."""
-    judge = result.run.get("judge") or {}
-    planned = result.run.get("planned_judge_calls")
+    judge = result.run.judge or {}
+    planned = result.run.planned_judge_calls
     if judge:
         done = judge.get("requests", 0) - judge.get("skipped", 0)
         of = f" of {planned}" if planned is not None else ""

@@ -52,7 +52,7 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
     from ..engine._tournament import Entrant, tournament
     from ..engine._versus import pair_by_task, run_label
     from ..errors import ConfigError
-    from ..judge import make_judge
+    from ..judge import build_judge
     from ._loading import load_side
     from ._render_versus import tournament_table
     from ._session import dumps
@@ -71,9 +71,9 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
     sides = [load_side(ref, store_path) for ref in runs]
     keyed = pair_by_task([r for r, _ in sides])
     entrants = [Entrant(run_label(r, ref), r, traces) for ref, r, (_, traces) in zip(runs, keyed, sides)]
-    result = tournament(entrants, m, make_judge(judge, **opts), schedule=schedule, rounds=rounds, n_boot=n_boot,
+    result = tournament(entrants, m, build_judge(judge, opts), schedule=schedule, rounds=rounds, n_boot=n_boot,
                         seed=stat_seed)
-    if opts.get("dry_run"):
+    if opts.dry_run:
         j = result["judge"]
         click.echo(f"dry run: nothing was sent; {len([x for x in result['matches'] if not x.get('bye')])} matches, "
                    f"{result['planned_judge_calls']} judge calls planned, {j.get('estimated_calls', 0)} not in the "

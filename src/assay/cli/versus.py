@@ -54,7 +54,7 @@ def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: st
     from .._files import check_writable, write_atomic
     from ..engine._versus import pair_by_task, run_label, versus
     from ..errors import ConfigError
-    from ..judge import make_judge
+    from ..judge import build_judge
     from ._loading import load_side
     from ._render_versus import dry_run_line, versus_table
     from ._session import dumps
@@ -69,10 +69,10 @@ def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: st
             check_writable(path, flag)
     (a, ta), (b, tb) = load_side(run_a, store_path), load_side(run_b, store_path)
     a, b = pair_by_task([a, b])
-    j = make_judge(judge, **opts)
+    j = build_judge(judge, opts)
     result = versus(a, b, ta, tb, m, j, alpha=alpha, seed=stat_seed,
                     names=(run_label(a, run_a), run_label(b, run_b)))
-    if opts.get("dry_run"):
+    if opts.dry_run:
         click.echo(dry_run_line(result), err=fmt == "json")
         if fmt == "json":
             click.echo(dumps(result, indent=2))

@@ -370,7 +370,7 @@ def calibrate(traces: Any, metrics: Iterable[Any] | Mapping[str, Any] | None = N
                                    "unmatched": unmatched}
     if ignored:
         labels_info["ignored_metrics"] = sorted(ignored)
-    inputs = result.run.get("inputs") or []
+    inputs = result.run.inputs or []
     return JudgeCard(id="jc-" + hashlib.sha256(blob.encode()).hexdigest()[:12],
                      created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                      judge=ident, labels=labels_info, metrics=cards, inputs=list(inputs),
@@ -449,11 +449,11 @@ def _unfit(card: JudgeCard, mc: MetricCard, model: str | None, rubric: str | Non
 def judge_overview(result: RunResult) -> dict[str, Any] | None:
     """The results file's judge summary: judges, failure and retry rates, which judge metrics are
     calibrated, unstable or jury-judged, and the notes a reader must see. None without a judge."""
-    judge = result.run.get("judge")
+    judge = result.run.judge
     if not isinstance(judge, dict):
         return None
     stats = result.statistics
-    judged = [m["name"] for m in result.run.get("metrics") or [] if m.get("judge_calls") not in (None, 0, "0")]
+    judged = [m["name"] for m in result.run.metrics or [] if m.get("judge_calls") not in (None, 0, "0")]
     corrections = stats.get("judge_correction") or {}
     calibrated = [n for n in judged if (corrections.get(n) or {}).get("corrected") is not None]
     retest = stats.get("test_retest") or {}

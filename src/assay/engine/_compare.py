@@ -152,7 +152,7 @@ def compare_runs(a: RunResult, b: RunResult, *, alpha: float = 0.05, level: floa
         reason = "no significant regression" + (f" (cannot reach significance for {', '.join(unreachable)})"
                                                 if unreachable else "")
     return {
-        "a": a.run.get("run_id") or a.run.get("started_at"), "b": b.run.get("run_id") or b.run.get("started_at"),
+        "a": a.run.run_id or a.run.started_at, "b": b.run.run_id or b.run.started_at,
         "alpha": alpha, "level": level, "correction": "holm", "holm_family": family,
         "delta_for_plan": delta, "power": power,
         "metrics": rows,

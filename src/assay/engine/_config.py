@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..model._options import JudgeOptions
 
 _KEYS = {"judge", "metrics", "metric", "weights", "thresholds", "criteria", "plugins"}
 KEYS = frozenset(_KEYS)
@@ -55,6 +56,13 @@ class RunConfig:
     """Custom judge-criteria metrics defined in the file (G-Eval style)."""
     plugins: list[str] = field(default_factory=list)
     """Modules to import before metrics are resolved (``--plugin`` adds to them)."""
+
+    def options(self) -> JudgeOptions:
+        """The ``[judge]`` table's options, typed and checked (an error names the file)."""
+        try:
+            return JudgeOptions.of(self.judge_options)
+        except (ConfigError, TypeError) as exc:
+            raise ConfigError(f"{self.source}: [judge]: {exc}") from None
 
 
 def find_config(start: str | Path | None = None) -> Path | None:

@@ -20,60 +20,23 @@ over a network filesystem).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
 from ..model import TraceResult
-from ._partial import RunPartial, merge_judge_stats
+from ..judge._stats import JudgeStats
+from ._partial import RunPartial
+from ._scoring import Plan
 from ._shards import Shard, plan_shards
+from ._spec import DaskExecutor, JudgeSpec, parse_executor
 
 INSTALL = "pip install 'assay[dask]'"
-
-
-@dataclass(frozen=True, slots=True)
-class DaskExecutor:
-    """Where and how a run is spread: a scheduler address (None: a new LocalCluster) or a Client.
-
-    ``shard_bytes``: target size of a JSON Lines byte-range shard; ``shard_items``: records per
-    shard of an in-memory input (default for both: at least four shards per worker, at most
-    SHARD_BYTES / SHARD_ITEMS); ``n_workers``: processes of the LocalCluster (default: one per core).
-    """
-
-    target: Any = None
-    shard_bytes: int | None = None
-    shard_items: int | None = None
-    n_workers: int | None = None
-
-    def __post_init__(self) -> None:
-        if (self.shard_bytes is not None and self.shard_bytes < 1) or (self.shard_items is not None
-                                                                       and self.shard_items < 1):
-            raise ConfigError(f"shard sizes must be positive, got shard_bytes={self.shard_bytes!r}, "
-                              f"shard_items={self.shard_items!r}")
-
-
-def parse_executor(executor: Any) -> DaskExecutor | None:
-    """None for the in-process engine; else the DaskExecutor for 'dask', 'dask:ADDRESS' or a Client."""
-    if executor is None or executor == "local":
-        return None
-    if isinstance(executor, DaskExecutor):
-        return executor
-    if isinstance(executor, str):
-        kind, sep, address = executor.partition(":")
-        if kind != "dask":
-            raise ConfigError(f"unknown executor {executor!r}: expected 'local', 'dask' or 'dask:ADDRESS' "
-                              "(e.g. dask:tcp://scheduler:8786)")
-        if sep and not address:
-            raise ConfigError(f"executor {executor!r}: give the scheduler's address after 'dask:' "
-                              "(e.g. dask:tcp://scheduler:8786), or just 'dask' for a local cluster")
-        return DaskExecutor(address or None)
-    if hasattr(executor, "submit") and hasattr(executor, "scheduler_info"):
-        return DaskExecutor(executor)  # a distributed.Client
-    raise ConfigError(f"executor {executor!r}: expected 'local', 'dask', 'dask:ADDRESS' or a distributed.Client")
 
 
 def _distributed() -> Any:
@@ -125,10 +88,13 @@ class WorkerSpec:
     intervals: bool
     passk_tasks: str
     strict: bool
-    judge_model: str | None = None
-    judge_options: dict[str, Any] = field(default_factory=dict)
+    judge: JudgeSpec | None = None
+    """The run's judge spec with this worker's share of the limits (``JudgeSpec.share``)."""
     judge_object: bytes | None = None
     """A pickled judge object, when it was given as one (no limits are split then)."""
+    evaluation_type: type | None = None
+    """The driver's Evaluation class (pickled by reference): what the worker rebuilds, without this
+    module importing the engine's run module (which imports this one)."""
 
 
 @dataclass(slots=True)
@@ -137,23 +103,6 @@ class ShardOutput:
     part: RunPartial
     items: list[Any] | None
     worker: str = ""
-
-
-def split_limits(options: dict[str, Any], slots: int, processes: int) -> dict[str, Any]:
-    """A worker's share of the judge limits: *slots* shards score at once, on *processes* processes."""
-    out = dict(options)
-    concurrency = int(options.get("concurrency", 16))
-    out["concurrency"] = max(1, concurrency // slots)
-    if options.get("max_concurrency") is not None:
-        out["max_concurrency"] = max(out["concurrency"], int(options["max_concurrency"]) // slots)
-    for key in ("rpm", "tpm"):
-        if options.get(key) is not None:
-            out[key] = options[key] / slots
-    if options.get("budget_usd") is not None:
-        out["budget_usd"] = options["budget_usd"] / processes
-    if options.get("budget_tokens") is not None:
-        out["budget_tokens"] = int(options["budget_tokens"]) // processes
-    return out
 
 
 def run_distributed(evaluation: Any, source: Any, *, executor: Any, input_format: str | None = None,
@@ -186,7 +135,7 @@ def run_distributed(evaluation: Any, source: Any, *, executor: Any, input_format
         if owned is not None:
             owned.close()
     result = evaluation.finish(part, source, started)
-    result.run["executor"] = {"kind": "dask", "scheduler": address or "LocalCluster", "workers": processes,
+    result.run.executor = {"kind": "dask", "scheduler": address or "LocalCluster", "workers": processes,
                               "threads": threads, "shards": len(shards)}
     if part.interrupted:
         evaluation.interrupted = True
@@ -195,14 +144,14 @@ def run_distributed(evaluation: Any, source: Any, *, executor: Any, input_format
 
 def _spec(evaluation: Any, *, keep_traces: bool, stream: bool, intervals: bool, passk_tasks: str, strict: bool,
           threads: int, processes: int) -> tuple[WorkerSpec, int]:
-    judge_model, judge_options, judge_object = None, {}, None
+    judge, judge_object = None, None
     slots = threads
     if evaluation.judge is not None:
         given = getattr(evaluation, "judge_spec", None)
-        if given is not None and isinstance(given[0], str):
-            judge_model, options = given[0], dict(given[1])
-            slots = min(threads, int(options.get("concurrency", 16)))
-            judge_options = split_limits(_resolved_cache(options), slots, processes)
+        if given is not None and given.portable:
+            slots = min(threads, given.options.concurrency)
+            judge = given.share(slots, processes)
+            judge = dataclasses.replace(judge, options=judge.options.replace(cache=_cache_path(judge.options.cache)))
         else:
             try:
                 judge_object = pickle.dumps(evaluation.judge)
@@ -212,22 +161,21 @@ def _spec(evaluation: Any, *, keep_traces: bool, stream: bool, intervals: bool, 
                                   "which each worker builds for itself") from None
     spec = WorkerSpec(uuid.uuid4().hex, dict(evaluation.instances), evaluation.default_set, dict(evaluation.skipped),
                       evaluation.plan.repeats, evaluation.dims, evaluation.window, evaluation.attach_traces,
-                      keep_traces, stream, intervals, passk_tasks, strict, judge_model, judge_options, judge_object)
+                      keep_traces, stream, intervals, passk_tasks, strict, judge, judge_object,
+                      next(c for c in type(evaluation).__mro__ if c.__module__.startswith("assay.")))
     return spec, slots
 
 
-def _resolved_cache(options: dict[str, Any]) -> dict[str, Any]:
+def _cache_path(cache: Any) -> Any:
     """The cache as a path the workers open (the driver's default resolved here, not per worker)."""
-    out = dict(options)
-    cache = out.get("cache", True)
     if cache is True or cache is None:
         from ..judge._cache import default_cache_path
-        out["cache"] = str(default_cache_path())
-    elif cache is not False and not hasattr(cache, "get"):
-        out["cache"] = os.path.abspath(os.path.expanduser(str(cache)))
-    elif hasattr(cache, "path"):
-        out["cache"] = str(cache.path)
-    return out
+        return str(default_cache_path())
+    if cache is not False and not hasattr(cache, "get"):
+        return os.path.abspath(os.path.expanduser(str(cache)))
+    if hasattr(cache, "path"):
+        return str(cache.path)
+    return cache
 
 
 def _drive(client: Any, spec: WorkerSpec, shards: list[Shard], slots: int, evaluation: Any,
@@ -299,49 +247,28 @@ def score_shard(spec: WorkerSpec, shard: Shard) -> ShardOutput:
         # (a loop per shard reconnected and refilled them for every shard).
         evaluation.loop = start_loop()
     stats = getattr(evaluation.judge, "stats", None)
-    before = stats.as_dict() if stats is not None else None
+    stats = stats if isinstance(stats, JudgeStats) else None
+    before = stats.copy() if stats is not None else None
     items: list[Any] | None = [] if spec.stream else None
     part = evaluation.accumulate(shard, strict=spec.strict, keep_traces=spec.keep_traces and not spec.stream,
                                  intervals=spec.intervals, on_result=items.append if items is not None else None,
                                  passk_tasks=spec.passk_tasks)
-    if stats is not None:
-        part.judge = _delta(before, stats.as_dict())
+    if stats is not None and before is not None:
+        part.judge = stats.since(before)
     return ShardOutput(shard.index, part, items, worker=os.environ.get("DASK_WORKER_NAME", str(os.getpid())))
 
 
 def _rebuild(spec: WorkerSpec) -> Any:
-    from ._run import Evaluation
-    from ._scoring import Plan
-
     judge = None
     if spec.judge_object is not None:
         judge = pickle.loads(spec.judge_object)
-    elif spec.judge_model is not None:
-        from ..judge import make_judge
-        judge = make_judge(spec.judge_model, **spec.judge_options)
-    evaluation = Evaluation(spec.instances, judge=judge, window=spec.window, repeats=spec.repeats,
-                            attach_traces=spec.attach_traces)
+    elif spec.judge is not None:
+        judge = spec.judge.build()
+    evaluation = spec.evaluation_type(spec.instances, judge=judge, window=spec.window, repeats=spec.repeats,
+                                      attach_traces=spec.attach_traces)
     evaluation.plan = Plan.make(evaluation.instances, only_applicable=spec.default_set, repeats=spec.repeats)
     evaluation.default_set, evaluation.skipped, evaluation.dims = spec.default_set, dict(spec.skipped), spec.dims
     return evaluation
 
 
-def _delta(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
-    """What one shard added to a worker's judge counters (peaks and limits: their value now)."""
-    if before is None:
-        return after
-    out: dict[str, Any] = {}
-    for key, value in after.items():
-        old = before.get(key)
-        if key in ("peak_concurrency", "concurrency_limit"):
-            out[key] = value
-        elif isinstance(value, dict):
-            out[key] = {k: v - (old or {}).get(k, 0) for k, v in value.items() if v != (old or {}).get(k, 0)}
-        elif value is None or old is None:
-            out[key] = value
-        else:
-            out[key] = value - old
-    return out
-
-
-__all__ = ["DaskExecutor", "merge_judge_stats", "parse_executor", "run_distributed", "score_shard", "split_limits"]
+__all__ = ["DaskExecutor", "parse_executor", "run_distributed", "score_shard"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import ConfigError, ProviderError
 from ..model import MetricResult, TraceResult, Warning
+from ..model._options import JudgeOptions
 from ..stats import krippendorff_alpha
 
 AGGREGATES = ("mean", "median")
@@ -136,27 +137,16 @@ class JuryStats:
         self._jurors = jurors
 
     def as_dict(self) -> dict[str, Any]:
-        total: dict[str, Any] = {}
+        from ..judge._stats import JudgeStats  # here: a run without a jury does not load the judge package
+
+        total = None
         for j in self._jurors:
             s = getattr(j, "stats", None)
             if s is None or not hasattr(s, "as_dict"):
                 continue
-            for key, value in s.as_dict().items():
-                mine = total.get(key)
-                if isinstance(value, dict):
-                    merged = dict(mine or {})
-                    for k, v in value.items():
-                        merged[k] = merged.get(k, 0) + v
-                    total[key] = merged
-                elif key not in total:
-                    total[key] = value
-                elif key == "estimated_cost_usd":
-                    total[key] = None if mine is None or value is None else mine + value
-                elif key in ("peak_concurrency", "concurrency_limit"):
-                    total[key] = max(mine or 0, value or 0)
-                elif isinstance(value, (int, float)) and isinstance(mine, (int, float)):
-                    total[key] = mine + value
-        return total
+            s = s if isinstance(s, JudgeStats) else JudgeStats.from_dict(s.as_dict())
+            total = s.copy() if total is None else total.merge(s)
+        return {} if total is None else total.as_dict()
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -170,12 +160,16 @@ class JuryStats:
 def make_jury(specs: Sequence[Any], weights: Sequence[float] | None = None, *, scores: str = "mean",
               **options: Any) -> Any:
     """A Jury of ``make_judge(spec, **options)`` for each spec (one spec: that judge alone)."""
-    from ..judge import make_judge
+    return jury_of(specs, weights, scores, JudgeOptions.of(options))
 
+
+def jury_of(specs: Sequence[Any], weights: Sequence[float] | None, scores: str, options: JudgeOptions) -> Any:
+    """``make_jury`` with its options already typed (``JudgeSpec.build``)."""
+    from ..judge import build_judge  # here: a run without a judge does not load the judge package
     specs = list(specs)
     if len(specs) == 1 and not weights:
-        return make_judge(specs[0], **options)
-    return Jury([make_judge(s, **options) for s in specs], weights, scores=scores)
+        return build_judge(specs[0], options)
+    return Jury([build_judge(s, options) for s in specs], weights, scores=scores)
 
 
 def _weighted_median(scored: list[tuple[float, float]]) -> float:

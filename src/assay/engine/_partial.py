@@ -9,10 +9,13 @@ the result does not depend on how the input was split.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import InputIssue, TraceResult
 from ._aggregate import RunTotals
+
+if TYPE_CHECKING:  # a run without a judge does not load the judge package
+    from ..judge._stats import JudgeStats
 
 FAILED_KEPT = 10
 """Failed traces a run keeps when it keeps no per-trace results (what the terminal table lists)."""
@@ -32,8 +35,8 @@ class RunPartial:
     n_passed: int = 0
     n_failed: int = 0
     interrupted: bool = False
-    judge: dict[str, Any] | None = None
-    """Counters of the judge that scored this part (JudgeStats.as_dict), for parts scored elsewhere."""
+    judge: JudgeStats | None = None
+    """Counters of the judge that scored this part, for parts scored elsewhere (``JudgeStats.merge`` adds them)."""
     retest: Any = None
     """Test-retest totals (``--repeats`` with judge metrics); they do not merge yet."""
     jury: Any = None
@@ -52,33 +55,6 @@ class RunPartial:
         self.n_passed += other.n_passed
         self.n_failed += other.n_failed
         self.interrupted |= other.interrupted
-        self.judge = merge_judge_stats(self.judge, other.judge)
+        if other.judge is not None:
+            self.judge = other.judge if self.judge is None else self.judge.merge(other.judge)
         return self
-
-
-_PER_WORKER = frozenset({"peak_concurrency", "concurrency_limit"})
-
-
-def merge_judge_stats(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Sum two JudgeStats dicts (counts, tokens, cost, reasons); None when neither has one.
-
-    ``peak_concurrency`` and ``concurrency_limit`` are per worker: the merge keeps the largest
-    (the run's global peak is what the provider, or the tests' scripted server, sees).
-    """
-    if a is None or b is None:
-        return dict(a or b) if (a or b) is not None else None
-    out = dict(a)
-    for key, value in b.items():
-        mine = out.get(key)
-        if key in _PER_WORKER:
-            out[key] = max(mine or 0, value or 0)
-        elif isinstance(value, dict):
-            merged = dict(mine or {})
-            for k, v in value.items():
-                merged[k] = merged.get(k, 0) + v
-            out[key] = merged
-        elif value is None or mine is None:
-            out[key] = None if key == "estimated_cost_usd" else (mine if value is None else value)
-        else:
-            out[key] = mine + value
-    return out

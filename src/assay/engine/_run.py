@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import itertools
 import threading
 import time
 from collections import deque
@@ -20,22 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import ConfigError, DataError
-from ..importers import read_traces
-from ..importers._native import parse_trace
+from ..errors import ConfigError
 from ..metrics import DEFAULT_SET_VERSION, Registry, parse_metric_arg
 from ..metrics._base import REGISTRY, build, check_instance_name, split_instance
-from ..model import InputIssue, RunResult, Trace, TraceResult, TraceValidationError
+from ..model import InputIssue, RunRecord, RunResult, Trace, TraceResult
 from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions, RunTotals, group
 from ._config import check_dimensions
 from ._jury import Jury, JuryTotals
 from ._partial import FAILED_KEPT, RunPartial
 from ._retest import RetestTotals
 from ._scoring import Plan, score_async, score_sync
+from ._source import Source, records as _records
+from ._spec import JudgeSpec, RunSpec
 from ._statistics import StatisticsCollector
 
 NO_JUDGE = "no judge configured: pass --judge or set ASSAY_JUDGE"
-Source = str | Path | Iterable[Any]
 
 
 def resolve_metrics(metrics: Iterable[Any] | Mapping[str, Any] | None, *, registry: Registry = REGISTRY,
@@ -92,48 +90,6 @@ def resolve_metrics(metrics: Iterable[Any] | Mapping[str, Any] | None, *, regist
     return out, {}
 
 
-_END = object()
-
-
-def _records(source: Source, input_format: str | None, strict: bool,
-             tap: Any = None) -> Iterator[tuple[str, Trace | InputIssue]]:
-    shard_records = getattr(source, "shard_records", None)
-    if shard_records is not None:  # a worker's part of a distributed run (engine._shards.Shard)
-        yield from shard_records(strict)
-        return
-    if isinstance(source, (str, Path)):
-        yield from read_traces(source, input_format=input_format, strict=strict, tap=tap)
-        return
-    if isinstance(source, Iterator):  # a generator: look at the first item without losing it
-        first = next(source, _END)
-        if first is _END:
-            return
-        if isinstance(first, (str, Path)):
-            items: Iterable[Any] = [first, *source]
-        else:
-            items = itertools.chain([first], source)
-    else:
-        items = source if isinstance(source, Sequence) else list(source)
-    if isinstance(items, Sequence) and items and all(isinstance(i, (str, Path)) for i in items):
-        yield from read_traces(list(items), input_format=input_format, strict=strict, tap=tap)
-        return
-    for i, item in enumerate(items):
-        loc = f"<input>[{i}]"
-        if isinstance(item, Trace):
-            yield loc, item
-        elif isinstance(item, Mapping):
-            try:
-                yield loc, Trace.model_validate(item)
-            except TraceValidationError as exc:
-                if strict:
-                    raise DataError(exc.message, source="<input>", line=i, field=exc.path or None) from None
-                yield loc, InputIssue("<input>", i, exc.path or None, exc.message)
-        elif isinstance(item, (str, bytes)):
-            yield loc, parse_trace(item, "<input>", i)
-        else:
-            raise ConfigError(f"<input>[{i}]: expected a Trace, a mapping or a file path, got {type(item).__name__}")
-
-
 class Evaluation:
     """A configured evaluation; ``run`` for a RunResult, ``stream`` to consume results one by one."""
 
@@ -166,9 +122,25 @@ class Evaluation:
             check_dimensions(weights, thresholds, {*DEFAULT_WEIGHTS, *DEFAULT_THRESHOLDS, *self.dimension_of.values(),
                                                    *(spec.dimension for spec in registry.specs())})
         self.window = window
-        self.judge_spec: tuple[str, dict[str, Any]] | None = None
-        """(model string, make_judge options) the judge was built from: what a distributed run's workers
-        build their own judges from (``evaluate`` and ``assay run`` set it)."""
+        self.judge_spec: JudgeSpec | None = None
+        """What the judge was built from: a distributed run's workers build their own judges from it
+        when its model is a string (``from_spec`` sets it)."""
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec, *, judge: Any = None, **kwargs: Any) -> Evaluation:
+        """The evaluation a RunSpec describes; ``judge``: the spec's judge when the caller built it already;
+        ``kwargs``: what is not part of a run's description (``registry``, ``attach_traces``, ``cancel``, ``window``)."""
+        if judge is None and spec.judge is not None:
+            judge = spec.judge.build()
+        evaluation = cls(spec.metrics, judge=judge, weights=spec.weights, thresholds=spec.thresholds,
+                         repeats=spec.repeats, **kwargs)
+        evaluation.judge_spec = spec.judge
+        return evaluation
+
+    def run_spec(self, source: Source, spec: RunSpec, **kwargs: Any) -> RunResult:
+        """``run`` with the input and executor settings of *spec*."""
+        return self.run(source, input_format=spec.input_format, strict=spec.strict, intervals=spec.intervals,
+                        executor=spec.executor, **kwargs)
 
     def _result(self, trace: Trace, loc: str, metrics: dict[str, Any], totals: RunTotals | None = None) -> TraceResult:
         if totals is None:
@@ -333,30 +305,29 @@ class Evaluation:
     def finish(self, part: RunPartial, source: Source, started: float) -> RunResult:
         """The RunResult of an accumulated (or merged) run: summaries, intervals, pass@k, run info."""
         finished = time.time()
-        run = {
-            "assay_version": __version__,
-            "started_at": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
-            "duration_s": round(finished - started, 3),
-            "n_traces": part.n, "n_passed": part.n_passed, "n_failed": part.n_failed,
-            "n_input_issues": len(part.issues),
-            "metrics": [{"name": n, "metric": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
-                         "judge_calls": m.spec.judge_calls, "params": _params(m)} for n, m in self.instances.items()],
-            "skipped_metrics": dict(self.skipped),
-            **({"default_set": DEFAULT_SET_VERSION} if self.default_set else {}),
-            "repeats": self.plan.repeats,
-            "dimension_weights": {d: self.dims.weight(d) for d in sorted(set(self.dimension_of.values()))},
-            "dimension_thresholds": {d: self.dims.threshold(d) for d in sorted(set(self.dimension_of.values()))},
-        }
+        dims = sorted(set(self.dimension_of.values()))
+        run = RunRecord(
+            assay_version=__version__,
+            started_at=_dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
+            duration_s=round(finished - started, 3),
+            n_traces=part.n, n_passed=part.n_passed, n_failed=part.n_failed, n_input_issues=len(part.issues),
+            metrics=[{"name": n, "metric": m.spec.name, "version": m.spec.version, "dimension": m.spec.dimension,
+                      "judge_calls": m.spec.judge_calls, "params": _params(m)} for n, m in self.instances.items()],
+            skipped_metrics=dict(self.skipped),
+            default_set=DEFAULT_SET_VERSION if self.default_set else None,
+            repeats=self.plan.repeats,
+            dimension_weights={d: self.dims.weight(d) for d in dims},
+            dimension_thresholds={d: self.dims.threshold(d) for d in dims},
+            interrupted=self.interrupted or part.interrupted,
+        )
         if part.judge is not None:
-            run["judge"] = {"model": getattr(self.judge, "model", type(self.judge).__name__), **part.judge}
+            run.judge = {"model": getattr(self.judge, "model", type(self.judge).__name__), **part.judge.as_dict()}
         elif self.judge is not None:
-            run["judge"] = _judge_info(self.judge)
-        if self.interrupted or part.interrupted:
-            run["interrupted"] = True
+            run.judge = _judge_info(self.judge)
         if isinstance(source, (str, Path)):
-            run["inputs"] = [str(source)]
+            run.inputs = [str(source)]
         elif isinstance(source, Sequence) and source and all(isinstance(s, (str, Path)) for s in source):
-            run["inputs"] = [str(s) for s in source]
+            run.inputs = [str(s) for s in source]
         summaries = part.totals.finish()
         collector = part.totals.collector
         statistics = collector.finish(summaries) if collector is not None else {}
@@ -485,24 +456,15 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     ``executor="dask"`` (or ``"dask:tcp://HOST:8786"``, a ``distributed.Client``) scores on a Dask
     cluster: see ``Evaluation.run``.
     """
-    spec = (judge, dict(judge_options)) if isinstance(judge, str) else None
-    evaluation = Evaluation(metrics, judge=resolve_judge(judge, judge_options), weights=weights,
-                            thresholds=thresholds)
-    evaluation.judge_spec = spec  # what Dask workers build their judges from
-    return evaluation.run(traces, input_format=input_format, strict=strict, executor=executor)
+    spec = RunSpec(metrics=metrics, judge=JudgeSpec.of(judge, judge_options), weights=weights or {},
+                   thresholds=thresholds or {}, input_format=input_format, strict=strict, executor=executor)
+    return Evaluation.from_spec(spec).run_spec(traces, spec)
 
 
 def resolve_judge(judge: Any, judge_options: Mapping[str, Any]) -> Any:
     """``evaluate``'s ``judge`` argument as a judge: a model string, client, Judge, or a list of them (a jury)."""
-    if judge is None and judge_options:
-        raise ConfigError(f"judge options {sorted(judge_options)} given without a judge")
-    if isinstance(judge, (list, tuple)):  # a jury: one judge per item
-        from ._jury import make_jury
-        return make_jury(judge, **judge_options)
-    if judge is not None and (not hasattr(judge, "judge") or judge_options):
-        from ..judge import make_judge
-        return make_judge(judge, **judge_options)
-    return judge
+    spec = JudgeSpec.of(judge, judge_options)
+    return None if spec is None else spec.build()
 
 
 async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,

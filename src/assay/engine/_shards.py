@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, Trace
+from ._source import records
 
 SHARD_BYTES = 8 << 20
 """Target size of a byte-range shard: large enough that scheduling costs nothing next to scoring,
@@ -49,16 +50,15 @@ class Shard:
 
     def shard_records(self, strict: bool) -> Iterator[tuple[str, Trace | InputIssue]]:
         """The shard's (location, Trace | InputIssue) pairs, located as in the whole input."""
-        from ._run import _records  # the engine's own reader for whatever the source is
 
         shift = self.first_line - 1
         if self.path is None:
-            for loc, item in _records(list(self.items or ()), None, strict):
+            for loc, item in records(list(self.items or ()), None, strict):
                 yield _shift_index(loc, item, shift)
             return
         tap = None if self.start == 0 and self.end is None else self._range
         try:
-            for loc, item in _records(self.path, self.input_format, strict, tap):
+            for loc, item in records(self.path, self.input_format, strict, tap):
                 yield _shift_line(loc, item, shift)
         except DataError as exc:
             if exc.line is not None and shift and exc.source == self.path:

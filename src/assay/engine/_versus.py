@@ -38,7 +38,7 @@ class Pair:
 
 def run_label(run: RunResult, given: str) -> str:
     """The run's ``--name``, else what the user typed (a results file or a run id)."""
-    return str(run.run.get("name") or given)
+    return str(run.run.name or given)
 
 
 def pair_runs(a: RunResult, b: RunResult, traces_a: Mapping[str, Trace], traces_b: Mapping[str, Trace]

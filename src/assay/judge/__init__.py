@@ -10,6 +10,8 @@ model string or a user object; ``judge.stats`` holds the running totals. Importi
 imports no SDK: backends import theirs when constructed.
 """
 
+from assay.model._options import JudgeOptions
+
 from ._adapters import CallableJudge, ClientJudge, LangChainJudge
 from ._anthropic import AnthropicJudge
 from ._base import Backend, Completion, Wrapper
@@ -17,8 +19,8 @@ from ._breaker import Tripping
 from ._budget import Budget, DryRun, Metered
 from ._cache import Cached, JudgeCache, cache_key, default_cache_path
 from ._factory import (
-    PROVIDERS, BackendFactory, Spec, adapt, backends, build_backend, compose, judge_from_env, make_judge, parse_spec,
-    register_backend,
+    PROVIDERS, BackendFactory, Spec, adapt, backends, build_backend, build_judge, compose, judge_from_env, make_judge,
+    parse_spec, register_backend,
 )
 from ._fence import Fence, fence, neutralise
 from ._limits import Limited, TokenBucket, estimate_tokens
@@ -35,7 +37,7 @@ __all__ = [
     # the seam
     "Judge", "JudgeRequest", "Verdict", "errored", "content_digest",
     # building judges
-    "make_judge", "judge_from_env", "compose", "adapt", "build_backend", "parse_spec", "Spec", "PROVIDERS",
+    "make_judge", "build_judge", "JudgeOptions", "judge_from_env", "compose", "adapt", "build_backend", "parse_spec", "Spec", "PROVIDERS",
     "register_backend", "backends", "BackendFactory",
     # backends
     "Backend", "Completion", "OpenAICompatible", "AnthropicJudge", "LangChainJudge", "ClientJudge",

@@ -11,7 +11,6 @@ A prefix claimed twice is an error unless the later one says ``replace=True``.
 
 from __future__ import annotations
 
-import inspect
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -20,6 +19,7 @@ from typing import Any
 
 from assay import _plugins
 from assay.errors import ConfigError
+from assay.model._options import JudgeOptions
 
 from ._adapters import CallableJudge, ClientJudge, LangChainJudge
 from ._anthropic import AnthropicJudge
@@ -34,7 +34,6 @@ from ._prices import Price, is_local_url, resolve_price
 from ._protocol import Judge
 from ._retry import Reasking, Retrying
 from ._stats import JudgeStats
-from ._style import ORDINAL_ORDERS, PROMPT_STYLES, check_choice
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,14 +273,12 @@ def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float 
                          timeout=timeout, price=price, **backend_options)
 
 
-def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, tpm: float | None = None,
-            adaptive: bool = True, max_concurrency: int | None = None, retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
-            reasks: int = 2, trip_after: int | None = 32, trip_grace_s: float = 30.0, budget_usd: float | None = None, budget_tokens: int | None = None,
-            cache: bool | str | os.PathLike[str] | JudgeCache | None = True,
-            stats: JudgeStats | None = None, prompt_style: str = "auto", ordinal_order: str = "auto") -> Judge:
+def compose(backend: Judge, options: JudgeOptions | None = None, *, stats: JudgeStats | None = None,
+            **kwargs: Any) -> Judge:
     """Wrap *backend* in the default stack; every layer shares one JudgeStats (``judge.stats``).
 
-    ``cache``: True for the default path, a path or JudgeCache, or False/None for no cache.
+    The stack's settings are a :class:`JudgeOptions` (or its fields as keyword arguments):
+    ``cache`` True for the default path, a path or JudgeCache, or False/None for no cache;
     ``trip_after`` / ``trip_grace_s``: skip the rest of a run's calls once that many attempts in a
     row failed without any answer for that long (:mod:`assay.judge._breaker`); 0 or None: never.
     ``prompt_style`` / ``ordinal_order``: how metrics phrase their requests to this judge
@@ -290,11 +287,10 @@ def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, 
     ``GROWTH`` (4) x ``concurrency`` for elastic backends (the HTTP providers except single-slot
     local servers), else ``concurrency`` (no growth).
     """
-    prompt_style = check_choice("prompt style", prompt_style, PROMPT_STYLES)
-    ordinal_order = check_choice("ordinal order", ordinal_order, ORDINAL_ORDERS)
+    o = JudgeOptions.of(options, **kwargs)
     stats = stats or JudgeStats()
-    budget = Budget(usd=budget_usd, tokens=budget_tokens) if budget_usd is not None or budget_tokens is not None \
-        else None
+    budget = Budget(usd=o.budget_usd, tokens=o.budget_tokens) \
+        if o.budget_usd is not None or o.budget_tokens is not None else None
     if budget is not None and budget.usd is not None and getattr(backend, "price", None) is None \
             and not isinstance(backend, ClientJudge):
         raise ConfigError(f"budget_usd needs a known price for {backend.model!r}: pass prices={{...}} "
@@ -304,26 +300,22 @@ def compose(backend: Judge, *, concurrency: int = 16, rpm: float | None = None, 
         backend.stats = stats  # nothing is sent, so nothing to limit, retry or meter
     else:
         judge = Metered(judge, budget=budget, price=getattr(backend, "price", None), stats=stats)
-        if trip_after:
-            judge = Tripping(judge, trip_after=trip_after, grace_s=trip_grace_s, stats=stats)
-        if max_concurrency is not None and max_concurrency < concurrency:
-            raise ConfigError(f"--max-concurrency ({max_concurrency}) is below --concurrency ({concurrency})")
+        if o.trip_after:
+            judge = Tripping(judge, trip_after=o.trip_after, grace_s=o.trip_grace_s, stats=stats)
+        max_concurrency = o.max_concurrency
         if max_concurrency is None and getattr(backend, "elastic", False):
-            max_concurrency = GROWTH * concurrency
-        judge = Limited(judge, concurrency=concurrency, rpm=rpm, tpm=tpm, adaptive=adaptive,
+            max_concurrency = GROWTH * o.concurrency
+        judge = Limited(judge, concurrency=o.concurrency, rpm=o.rpm, tpm=o.tpm, adaptive=o.adaptive,
                         max_concurrency=max_concurrency, stats=stats)
-        judge = Retrying(judge, retries=retries, base_delay=base_delay, max_delay=max_delay, stats=stats)
-        judge = Reasking(judge, reasks=reasks, stats=stats)
-    if cache is not False and cache is not None:
-        judge = Cached(judge, None if cache is True else cache, stats=stats)
-    if prompt_style != "auto":
-        judge.prompt_style = prompt_style  # type: ignore[attr-defined]
-    if ordinal_order != "auto":
-        judge.ordinal_order = ordinal_order  # type: ignore[attr-defined]
+        judge = Retrying(judge, retries=o.retries, base_delay=o.base_delay, max_delay=o.max_delay, stats=stats)
+        judge = Reasking(judge, reasks=o.reasks, stats=stats)
+    if o.cache is not False and o.cache is not None:
+        judge = Cached(judge, None if o.cache is True else o.cache, stats=stats)
+    if o.prompt_style != "auto":
+        judge.prompt_style = o.prompt_style  # type: ignore[attr-defined]
+    if o.ordinal_order != "auto":
+        judge.ordinal_order = o.ordinal_order  # type: ignore[attr-defined]
     return judge
-
-
-_STACK_OPTIONS = frozenset(inspect.signature(compose).parameters) - {"backend"}
 
 
 def make_judge(spec: Any = None, **options: Any) -> Judge:
@@ -333,43 +325,51 @@ def make_judge(spec: Any = None, **options: Any) -> Judge:
     "google:gemini-2.0-flash", "ollama:llama3", "openai-compatible:MODEL@http://host:port/v1".
     Objects: an existing Judge is returned unchanged; a LangChain chat model (``ainvoke``), an
     eval_lib-style client (``chat_complete``) or a function ``f(messages) -> str`` become backends.
-    Options: stack options of :func:`compose`; ``dry_run=True``; ``api_key``, ``base_url``,
-    ``timeout``, ``prices``, ``structured``, ``max_tokens``, ``seed``, ``max_reply_mb`` for the backend.
+    Options: the fields of :class:`JudgeOptions` (stack options of :func:`compose`; ``dry_run=True``;
+    ``api_key``, ``base_url``, ``timeout``, ``prices``, ``max_tokens``, ``seed``, ``max_reply_mb`` for the
+    backend);
+    other keywords go to the backend factory.
     ``spec=None`` reads ASSAY_JUDGE; ASSAY_JUDGE_BASE_URL supplies a base URL for bare names.
     """
-    dry_run = options.pop("dry_run", False)
-    stack = {k: options.pop(k) for k in list(options) if k in _STACK_OPTIONS}
+    return build_judge(spec, JudgeOptions.of(options))
+
+
+def build_judge(spec: Any, options: JudgeOptions) -> Judge:
+    """``make_judge`` with its options already typed: what the CLI, the engine and Dask workers call."""
+    backend_options = options.backend()
     if spec is None:
         spec = os.environ.get("ASSAY_JUDGE")
         if not spec:
             raise ConfigError("no judge model given: pass one (e.g. 'openai:gpt-4o-mini') or set ASSAY_JUDGE")
     if isinstance(spec, str):
-        base_url = options.pop("base_url", None) or os.environ.get("ASSAY_JUDGE_BASE_URL") or None
+        base_url = backend_options.pop("base_url", None) or os.environ.get("ASSAY_JUDGE_BASE_URL") or None
         resolved = parse_spec(spec, base_url=base_url)
         if base_url and not resolved.base_url:
             resolved = Spec(resolved.provider, resolved.model, base_url)
-        if dry_run:
+        if options.dry_run:
             entry = _BACKENDS.get(resolved.provider)
             local = (entry is not None and entry.local) or is_local_url(resolved.base_url)
-            price = resolve_price(resolved.model, local=local, overrides=options.get("prices"))
+            price = resolve_price(resolved.model, local=local, overrides=options.prices)
             identity = None  # the real backend's, so a dry run sees the cache hits the run would get
             if resolved.provider in PROVIDERS:
                 kind = "anthropic" if PROVIDERS[resolved.provider].kind == "anthropic" else resolved.provider
                 identity = endpoint_identity(kind, provider_base_url(resolved),
                                              os.environ.get("OPENAI_API_VERSION", "2024-10-21")
                                              if resolved.provider == "azure" else None)
-            return compose(DryRun(f"{resolved.provider}:{resolved.model}", price=price, identity=identity),
-                           **stack)
-        return compose(build_backend(resolved, **options), **stack)
+            return compose(DryRun(f"{resolved.provider}:{resolved.model}", price=price, identity=identity), options)
+        return compose(build_backend(resolved, **backend_options), options)
     if isinstance(spec, Judge) and not isinstance(spec, Backend):
-        if options or stack or dry_run:
-            raise ConfigError(f"options {sorted({**options, **stack})!r} cannot apply to an existing judge "
+        if options != _NO_OPTIONS:
+            raise ConfigError(f"options {sorted(options.given())!r} cannot apply to an existing judge "
                               f"{spec!r}; configure it where it is built")
         return spec
-    backend = adapt(spec, **options)
-    if dry_run:
-        return compose(DryRun(backend.model, price=backend.price, identity=backend.identity), **stack)
-    return compose(backend, **stack)
+    backend = adapt(spec, **backend_options)
+    if options.dry_run:
+        return compose(DryRun(backend.model, price=backend.price, identity=backend.identity), options)
+    return compose(backend, options)
+
+
+_NO_OPTIONS = JudgeOptions()
 
 
 def adapt(obj: Any, **options: Any) -> Backend:

@@ -25,6 +25,7 @@ import math
 import time
 
 from assay.errors import ProviderError
+from assay.model._options import CONCURRENCY
 
 from ._base import LoopLocal, Wrapper, call_inner
 from ._parse import output_guess
@@ -176,7 +177,7 @@ class Limited(Wrapper):
     in flight at once, which the tests check against the server's own count.
     """
 
-    def __init__(self, inner: Judge, *, concurrency: int = 16, rpm: float | None = None,
+    def __init__(self, inner: Judge, *, concurrency: int = CONCURRENCY, rpm: float | None = None,
                  tpm: float | None = None, adaptive: bool = True, max_concurrency: int | None = None,
                  stats: JudgeStats | None = None) -> None:
         super().__init__(inner, stats=stats)

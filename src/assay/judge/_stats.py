@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 
 @dataclass(slots=True)
@@ -56,6 +58,47 @@ class JudgeStats:
     def as_dict(self) -> dict[str, int | float | None]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> JudgeStats:
+        """Counters from their ``as_dict`` form (keys this version does not count are left out)."""
+        return cls(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in d.items() if k in _NAMES})
+
+    def merge(self, other: JudgeStats) -> JudgeStats:
+        """Two judges' counters together (jurors, Dask workers, consecutive parts of a run): counts,
+        tokens, cost and reasons add; ``peak_concurrency`` and ``concurrency_limit`` are per process,
+        so the larger is kept; an unknown estimated cost stays unknown."""
+        out = JudgeStats()
+        for name in _NAMES:
+            a, b = getattr(self, name), getattr(other, name)
+            if name in _PER_PROCESS:
+                value: Any = max(a, b)
+            elif isinstance(a, dict):
+                value = {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
+            elif a is None or b is None:
+                value = None
+            else:
+                value = a + b
+            setattr(out, name, value)
+        return out
+
+    def since(self, before: JudgeStats) -> JudgeStats:
+        """What was counted after ``before`` (a copy taken earlier) - e.g. one Dask shard's share of a
+        worker's judge; ``peak_concurrency`` and ``concurrency_limit`` as they are now."""
+        out = JudgeStats()
+        for name in _NAMES:
+            now, then = getattr(self, name), getattr(before, name)
+            if name in _PER_PROCESS or now is None or then is None:
+                value: Any = now
+            elif isinstance(now, dict):
+                value = {k: v - then.get(k, 0) for k, v in now.items() if v != then.get(k, 0)}
+            else:
+                value = now - then
+            setattr(out, name, value)
+        return out
+
+    def copy(self) -> JudgeStats:
+        return JudgeStats.from_dict(self.as_dict())
+
     def summary(self) -> str:
         """One line for logs and the CLI."""
         cost = f"${self.cost_usd:.4f}" + (f" (+{self.unpriced_calls} unpriced)" if self.unpriced_calls else "")
@@ -64,6 +107,8 @@ class JudgeStats:
                 f"{self.input_tokens}+{self.output_tokens} tokens, {cost}, peak concurrency {self.peak_concurrency}")
 
 
+_NAMES = tuple(f.name for f in fields(JudgeStats))
+_PER_PROCESS = frozenset({"peak_concurrency", "concurrency_limit"})
 _MAX_REASONS = 20
 NOT_ANSWERING = "judge not answering"
 """The reason under which calls skipped by an open breaker (``_breaker.Tripping``) are counted."""

@@ -12,29 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from assay.errors import ConfigError
-
-PROMPT_STYLES = ("auto", "full", "compact")
-"""``full``: the whole rubric, quoted evidence and a reasoned verdict. ``compact``: a short rubric,
-a one-sentence rationale, turn numbers instead of free-text quotes where the metric has them, and
-``max_tokens`` bounded by the verdict schema - what a small local model can follow, fast."""
-ORDINAL_ORDERS = ("auto", "natural", "reversed", "shuffled")
-"""How options of an ordinal scale are listed: as the rubric lists them, reversed, or in a
-per-request order (labels shuffled; a numeric scale keeps its numbers in sequence and only its
-direction changes per request)."""
+from assay.model._options import ORDINAL_ORDERS, PROMPT_STYLES  # re-exported by the judge package
 
 SMALL_PARAMS_B = 9.0
 """Models whose name states at most this many billion parameters get the compact form."""
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*b(?![a-z0-9])", re.IGNORECASE)
 _SMALL_FAMILIES = re.compile(r"smollm|tinyllama|qwen[\d.]*-?(?:coder-)?0\.5|phi-?[1-4]-mini|gemma-?\d*-?270m",
                              re.IGNORECASE)
-
-
-def check_choice(kind: str, value: Any, allowed: tuple[str, ...]) -> str:
-    text = str(value).strip().lower() if value is not None else "auto"
-    if text not in allowed:
-        raise ConfigError.unknown(kind, str(value), allowed)
-    return text
 
 
 def auto_style(model: str, *, local: bool = False) -> str:

@@ -1,6 +1,7 @@
 """Typed data: the trace format (input contract) and the result types."""
 
 from ._card import Disagreement, JudgeCard, MetricCard, PassFail
+from ._record import RunRecord
 from ._result import (
     DimensionScore, InputIssue, MetricResult, MetricSummary, RunResult, TraceResult, Warning, decode_issue, decode_run, decode_trace,
     encode, encode_run, encode_summary_record, encode_trace, read_results, run_from_builtins,
@@ -12,7 +13,7 @@ from ._trace import (
 
 __all__ = [
     "AgentRun", "DimensionScore", "Disagreement", "JudgeCard", "MetricCard", "PassFail", "Expected", "ExpectedToolCall", "Handoff", "InputIssue", "MetricResult",
-    "MetricSummary", "RunResult", "ToolCall", "Trace", "TraceResult", "TraceValidationError", "Turn", "TurnExpected", "Usage", "Warning",
+    "MetricSummary", "RunRecord", "RunResult", "ToolCall", "Trace", "TraceResult", "TraceValidationError", "Turn", "TurnExpected", "Usage", "Warning",
     "decode_issue", "decode_run", "decode_trace", "encode", "encode_run", "encode_summary_record", "encode_trace", "read_results",
     "negative_values", "run_from_builtins",
 ]

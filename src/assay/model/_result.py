@@ -18,6 +18,7 @@ import msgspec
 
 from ..errors import DataError
 from . import _frames
+from ._record import RunRecord
 from ._status import run_status
 
 
@@ -163,18 +164,23 @@ class RunResult(msgspec.Struct):
 
     traces: list[TraceResult]
     summary: dict[str, MetricSummary]
-    run: dict[str, Any] = {}
+    run: RunRecord = msgspec.field(default_factory=RunRecord)
+    """What the run was and how it went (a dict given here becomes a RunRecord)."""
     input_issues: list[InputIssue] = []
     statistics: dict[str, Any] = {}
     """pass@k families and other run-level statistics, when computed."""
     failed: list[TraceResult] = []
     """The first failed traces, when a streamed run kept no per-trace results (``traces`` empty)."""
 
+    def __post_init__(self) -> None:
+        if type(self.run) is not RunRecord:
+            self.run = RunRecord.from_dict(self.run)
+
     @property
     def status(self) -> str:
         """The run's verdict, the same as the CLI's exit status: ``passed`` (0), ``failed`` (1),
         ``invalid_input`` (2), ``could_not_evaluate`` (3: nothing scored, or more errored or
-        unevaluated results than ``run['max_errors']`` tolerates, default none) or ``interrupted``."""
+        unevaluated results than ``run.max_errors`` tolerates, default none) or ``interrupted``."""
         return run_status(self)[0]
 
     @property
@@ -188,7 +194,7 @@ class RunResult(msgspec.Struct):
         n_fail = sum(t.passed is False for t in self.traces)
         rates = [f"{n} {s.pass_rate:.2f}" if s.pass_rate is not None else f"{n} null" for n, s in self.summary.items()]
         shown = ", ".join(rates[:4]) + (f", +{len(rates) - 4} more" if len(rates) > 4 else "")
-        run_id = self.run.get("run_id")
+        run_id = self.run.run_id
         return (f"<RunResult{' ' + str(run_id) if run_id else ''} {self.status}: "
                 f"{len(self.traces)} traces ({n_pass} passed, {n_fail} failed), "
                 f"{len(self.summary)} metrics" + (f" (pass rate {shown})" if rates else "")
@@ -208,7 +214,7 @@ class RunResult(msgspec.Struct):
         return run_from_builtins(d)
 
     def to_dict(self) -> dict[str, Any]:
-        return msgspec.to_builtins(_RunDoc(self.run, self.summary, self.statistics, self.input_issues,
+        return msgspec.to_builtins(_RunDoc(self.run.to_dict(), self.summary, self.statistics, self.input_issues,
                                            [_trace_out(t) for t in self.traces]), enc_hook=_enc_hook)
 
 
@@ -306,14 +312,14 @@ def encode_trace(t: TraceResult) -> bytes:
 
 def encode_run(result: RunResult, *, indent: int | None = None) -> bytes:
     """A whole results file (``-f json``)."""
-    data = _encoder.encode(_RunDoc(result.run, result.summary, result.statistics, result.input_issues,
+    data = _encoder.encode(_RunDoc(result.run.to_dict(), result.summary, result.statistics, result.input_issues,
                                    [_trace_out(t) for t in result.traces]))  # type: ignore[misc]
     return data if indent is None else msgspec.json.format(data, indent=indent)
 
 
 def encode_summary_record(result: RunResult) -> bytes:
     """The last line of a JSON Lines results file (summaries, statistics, run information)."""
-    return _encoder.encode(_SummaryRecord(True, result.run, result.summary, result.statistics, result.input_issues))
+    return _encoder.encode(_SummaryRecord(True, result.run.to_dict(), result.summary, result.statistics, result.input_issues))
 
 
 def decode_trace(data: bytes | str) -> TraceResult:
@@ -339,7 +345,7 @@ def _run_from_doc(doc: _RunDoc, traces: list[TraceResult] | None) -> RunResult:
     if traces is None:
         traces = [_named(t) for t in doc.traces]
     summary = {k: s if s.name else msgspec.structs.replace(s, name=k) for k, s in doc.summary.items()}
-    return RunResult(traces, summary, doc.run, doc.input_issues, doc.statistics)
+    return RunResult(traces, summary, RunRecord.from_dict(doc.run), doc.input_issues, doc.statistics)
 
 
 def read_results(data: bytes, source: str) -> RunResult:

@@ -63,17 +63,18 @@ def unevaluated_counts(summary: dict[str, Any]) -> tuple[int, int, int]:
     return scored, bad, total
 
 
-def run_status(result: Any, max_errors: float | int | None = None) -> tuple[str, str]:
-    """(status, why) for a RunResult; ``max_errors`` defaults to ``result.run['max_errors']`` or 0."""
-    run = result.run or {}
-    if run.get("interrupted"):
+def run_status(result: Any, max_errors: str | float | int | None = None) -> tuple[str, str]:
+    """(status, why) for a RunResult; ``max_errors`` (a count, a share, or ``"5%"``) defaults to the
+    run's own (``result.run.max_errors``, parsed when the run was described), else 0."""
+    run = result.run
+    if run.interrupted:
         return INTERRUPTED, "the run was interrupted"
     if result.input_issues:
         n = len(result.input_issues)
         return INVALID_INPUT, f"{n} input record{'s' if n != 1 else ''} skipped"
-    limit = parse_max_errors(run.get("max_errors") if max_errors is None else max_errors)
+    limit = (run.max_errors or 0) if max_errors is None else parse_max_errors(max_errors)
     scored, bad, total = unevaluated_counts(result.summary)
-    n_traces = run.get("n_traces", len(result.traces))
+    n_traces = len(result.traces) if run.n_traces is None else run.n_traces
     if not n_traces:
         return COULD_NOT_EVALUATE, "no traces in the input"
     if scored == 0:
@@ -85,7 +86,7 @@ def run_status(result: Any, max_errors: float | int | None = None) -> tuple[str,
         shown = f"{limit:.0%}" if isinstance(limit, float) else str(limit)
         return COULD_NOT_EVALUATE, (f"{bad} of {total} metric results errored or were not evaluated "
                                     f"(tolerated: {shown}; see --max-errors)")
-    failed = any(t.passed is False for t in result.traces) or run.get("n_failed", 0) > 0 or any(
+    failed = any(t.passed is False for t in result.traces) or (run.n_failed or 0) > 0 or any(
         s.n_passed < s.n for s in result.summary.values())
     if failed:
         return FAILED, "a threshold failed"

@@ -106,7 +106,7 @@ def to_junit(result: RunResult, *, name: str = "assay") -> str:
     for k, v in totals.items():
         root.set(k, str(v))
     if "duration_s" in result.run:
-        root.set("time", str(result.run["duration_s"]))
+        root.set("time", str(result.run.duration_s))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -31,11 +31,11 @@ def _juror_rows(judge: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def judge_section(result: RunResult) -> Markup | None:
-    judge = result.run.get("judge")
+    judge = result.run.judge
     if not isinstance(judge, Mapping):
         return None
     stats = result.statistics if isinstance(result.statistics, Mapping) else {}
-    judged = [m.get("name") for m in result.run.get("metrics") or [] if isinstance(m, Mapping) and m.get("judge_calls")
+    judged = [m.get("name") for m in result.run.metrics or [] if isinstance(m, Mapping) and m.get("judge_calls")
               not in (None, 0, "0")]
     parts: list[Any] = [h("h2", "Judge")]
     rows = []

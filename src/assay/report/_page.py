@@ -76,7 +76,7 @@ def render_report(result: RunResult, *, traces: Mapping[str, Any] | None = None,
     ``scores``: the ``ReportDigest`` a streamed run was fed to, with ``result`` its ``digest.result(run)``
     (the kept traces only): the distributions and counts then cover every trace of the run.
     """
-    run_id = result.run.get("run_id")
+    run_id = result.run.run_id
     title = title or ("assay report" + (f" · {run_id}" if run_id else ""))
     shown, hidden = _traces.select(result.traces, max_traces)
     total = len(result.traces) if scores is None else scores.n_traces

@@ -20,7 +20,7 @@ def totals(result: RunResult) -> dict[str, Any]:
     calls = sum(x.judge_calls for x in s)
     tokens = sum(x.tokens for x in s)
     costs = [x.cost_usd for x in s if x.cost_usd is not None]
-    judge = result.run.get("judge") if isinstance(result.run.get("judge"), dict) else {}
+    judge = result.run.judge if isinstance(result.run.judge, dict) else {}
     if not calls and num(judge.get("calls")) is not None:
         calls = judge["calls"]
     if not tokens:

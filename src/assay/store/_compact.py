@@ -3,8 +3,9 @@
 Rows are stored several traces to a store row (``encode_block``: a batch as one MessagePack value). A row
 holds what cannot be derived: per metric, its position in the run's metric list, a status
 byte (scored or not, and the warning) and the score as a float64 (exact). Name, threshold and
-passed come from the run's metric list; dimensions and the overall score are recomputed with the
-run's weights and thresholds (the engine's own function, in the same order: the same floats).
+passed come from the run's metric list; dimensions and the overall score are recomputed by the
+``regroup`` the reader hands in (the store passes the engine's own function with the run's weights
+and thresholds, in the same order: the same floats), so this codec imports nothing above the model.
 Reasons, evidence and details are kept ("extra", JSON) for every result that did not pass, for
 every result of a trace whose input is stored (what a report of the run shows), and for judged
 results (their calls, tokens and cost); a passing result elsewhere keeps its score only.
@@ -13,13 +14,15 @@ results (their calls, tokens and cost); a passing result elsewhere keeps its sco
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-from ..engine._aggregate import Dimensions, group
-from ..model import MetricResult, TraceResult, Warning, encode
+from ..model import DimensionScore, MetricResult, TraceResult, Warning, encode
+
+Regroup = Callable[[Mapping[str, MetricResult]], tuple[dict[str, DimensionScore], float | None, bool | None]]
+"""A trace's dimensions, overall score and verdict from its metric results (the engine's ``group``)."""
 
 WARNINGS: tuple[Warning | None, ...] = (None, Warning.MISSING_DATA, Warning.INVALID_DATA, Warning.NOT_APPLICABLE,
                                         Warning.JUDGE_ERROR, Warning.METRIC_ERROR, Warning.NOT_EVALUATED)
@@ -50,22 +53,16 @@ def decode_block(data: bytes) -> list[Row]:
     return _block_decoder.decode(data)  # type: ignore[return-value]
 
 
-class _DimensionOf(dict[str, str]):
-    def __missing__(self, key: str) -> str:
-        return "custom"
-
-
 class RowCodec:
     """Packs and unpacks the results rows of one run (its metric list, weights and inputs)."""
 
-    def __init__(self, metrics: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None = None,
-                 inputs: Sequence[Mapping[str, Any]] = ()) -> None:
+    def __init__(self, metrics: Sequence[Mapping[str, Any]], inputs: Sequence[Mapping[str, Any]] = (),
+                 regroup: Regroup | None = None) -> None:
         self.names = [str(m.get("name")) for m in metrics]
         self.index = {n: i for i, n in enumerate(self.names)}
         self.thresholds = [(m.get("params") or {}).get("threshold") for m in metrics]
-        self.dimension_of = _DimensionOf({str(m.get("name")): m.get("dimension", "custom") for m in metrics})
-        config = config or {}
-        self.dims = Dimensions.make(config.get("dimension_weights"), config.get("dimension_thresholds"))
+        self.regroup = regroup
+        """How ``unpack`` recomputes dimensions (reading needs it; writing does not)."""
         self.prefixes = [f"{i.get('path')}:" for i in inputs][:255]
 
     # -- writing -------------------------------------------------------------------------------
@@ -177,17 +174,18 @@ class RowCodec:
                 passed = None if thr is None or not 0.0 <= score <= 1.0 else score >= thr
             e = more.get(name)
             if e is None:
-                metrics[name] = MetricResult(name, score, passed, thr, "", [], warning, {})
-            else:
-                metrics[name] = MetricResult(
-                    name, score, e.get("passed", passed), e.get("threshold", thr), e.get("reason", ""),
-                    e.get("evidence", []), warning, e.get("details", {}), e.get("judge_calls", 0), e.get("tokens", 0),
-                    e.get("cost_usd"))
+                metrics[name] = MetricResult(name=name, score=score, passed=passed, threshold=thr, warning=warning)
+            else:  # what the row keeps beyond the score: the model's own field names (``_extra``)
+                metrics[name] = MetricResult(name=name, score=score, warning=warning,
+                                             **{"passed": passed, "threshold": thr,
+                                                **{k: v for k, v in e.items() if k in _KEPT}})
         for name, e in more.items():
             if e.get("full"):
                 e = {k: v for k, v in e.items() if k != "full"}
                 metrics[name] = MetricResult.from_dict(name, e)
-        dimensions, overall, passed_all = group(metrics, self.dimension_of, self.dims)
+        if self.regroup is None:
+            raise ValueError("RowCodec.unpack needs regroup= (how dimensions are recomputed)")
+        dimensions, overall, passed_all = self.regroup(metrics)
         return TraceResult(trace_id, task_id if task_id is not None else trace_id, trial, metrics, dimensions,
                            overall, passed_all, self.read_source(source))
 
@@ -195,3 +193,7 @@ class RowCodec:
         if isinstance(source, int):
             return f"{self.prefixes[source & 0xFF]}{source >> 8}"
         return source
+
+
+_KEPT = frozenset({"passed", "threshold", "reason", "evidence", "details", "judge_calls", "tokens", "cost_usd"})
+"""The MetricResult fields ``_extra`` may keep for a result (its keys are the fields' names)."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine._aggregate import SummaryBuilder
+from ..engine._aggregate import Dimensions, SummaryBuilder, group
 from ..errors import ConfigError
 from ..model import RunResult, Trace, TraceResult, decode_issue, decode_run, decode_trace
 from ._compact import INSERT_BLOCK, RowCodec, decode_block, encode_block
@@ -156,7 +156,7 @@ def _migrate_v1(conn: sqlite3.Connection, progress: _Progress) -> None:
     conn.execute("ALTER TABLE results RENAME TO results_v1")
     _create(conn, _RESULTS_V3)
     for run_id, metrics, config, inputs in conn.execute("SELECT id, metrics, config, inputs FROM runs").fetchall():
-        codec = RowCodec(json.loads(metrics), json.loads(config or "{}"), json.loads(inputs))
+        codec = RowCodec(json.loads(metrics), json.loads(inputs))
         rows = conn.execute("SELECT seq, result, trace FROM results_v1 WHERE run_id = ? ORDER BY seq", (run_id,))
         while batch := rows.fetchmany(1000):
             out, inputs = [], []
@@ -418,7 +418,7 @@ class RunStore:
         with self._conn() as conn:
             row = conn.execute(f"SELECT {_INFO_COLUMNS}, result FROM runs WHERE id = ?", (run_id,)).fetchone()
             info = _info(row[:-1])
-            codec = RowCodec(info.metrics, info.config, info.inputs)
+            codec = RowCodec(info.metrics, info.inputs, regroup=_regroup(info.metrics, info.config))
             stream = (codec.unpack(trace_id, task_id, trial, source, scores, extra)
                       for (data,) in conn.execute("SELECT rows FROM result_blocks WHERE run_id = ? ORDER BY seq",
                                                   (run_id,))
@@ -432,7 +432,7 @@ class RunStore:
         result.input_issues = issues or result.input_issues
         result.run.update(run_id=info.id, status=info.status, input_files=info.inputs)
         if info.error:
-            result.run["error"] = info.error
+            result.run.error = info.error
         return result
 
     def traces(self, ref: str, *, limit: int | None = None, keys: set[str] | None = None) -> dict[str, Trace]:
@@ -442,7 +442,7 @@ class RunStore:
         out: dict[str, Trace] = {}
         with self._conn() as conn:
             info = _info(conn.execute(f"SELECT {_INFO_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone())
-            codec = RowCodec(info.metrics, info.config, info.inputs)
+            codec = RowCodec(info.metrics, info.inputs)
             rows = conn.execute("SELECT trace_id, source, trace FROM inputs WHERE run_id = ? ORDER BY seq LIMIT ?",
                                 (run_id, -1 if limit is None else limit))
             for trace_id, source, text in rows:
@@ -462,6 +462,18 @@ class RunStore:
                 conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         return run_id
+
+
+class _DimensionOf(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "custom"
+
+
+def _regroup(metrics: list[dict[str, Any]], config: dict[str, Any]) -> Any:
+    """A stored run's dimensions, recomputed as the engine grouped them (its weights and thresholds)."""
+    dimension_of = _DimensionOf({str(m.get("name")): m.get("dimension", "custom") for m in metrics})
+    dims = Dimensions.make(config.get("dimension_weights"), config.get("dimension_thresholds"))
+    return lambda results: group(results, dimension_of, dims)
 
 
 def _kept(stream: Iterable[TraceResult], each: Callable[[TraceResult], None] | None) -> list[TraceResult]:
@@ -487,7 +499,7 @@ def _rebuild(info: RunInfo, stream: Iterable[TraceResult], each: Callable[[Trace
             traces.append(t)
         else:
             each(t)
-    run: dict[str, Any] = {"started_at": info.started_at, "n_traces": n,
+    run = {"started_at": info.started_at, "n_traces": n,
                            "n_passed": passed, "n_failed": failed, "n_input_issues": info.n_issues,
                            "metrics": info.metrics, "inputs": [i.get("path") for i in info.inputs],
                            **info.config}

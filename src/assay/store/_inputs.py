@@ -106,8 +106,8 @@ def trace_key(result: TraceResult) -> str:
 
 def traces_from_inputs(result: RunResult, *, limit: int | None = None) -> dict[str, Trace]:
     """Re-read a run's input files, keyed like ``trace_key``; inputs whose hash changed are skipped."""
-    files: list[Mapping[str, Any]] = result.run.get("input_files") or [
-        {"path": p, "sha256": None} for p in result.run.get("inputs") or []]
+    files: list[Mapping[str, Any]] = result.run.input_files or [
+        {"path": p, "sha256": None} for p in result.run.inputs or []]
     wanted = {trace_key(t) for t in result.traces}
     out: dict[str, Trace] = {}
     for f in files:
@@ -117,7 +117,7 @@ def traces_from_inputs(result: RunResult, *, limit: int | None = None) -> dict[s
         if f.get("sha256") and file_info(path)["sha256"] != f["sha256"]:
             continue
         try:
-            for loc, rec in read_traces(path, input_format=result.run.get("input_format")):
+            for loc, rec in read_traces(path, input_format=result.run.input_format):
                 if isinstance(rec, Trace):
                     key = loc if loc in wanted else rec.id
                     if key in wanted and key not in out:

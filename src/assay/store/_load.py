@@ -62,7 +62,7 @@ def load_traces(result: RunResult, *, store: RunStore | str | os.PathLike[str] |
     Stored runs keep their input traces; otherwise (results files, runs fed from stdin) the
     input files named in the run are re-read when they still exist unchanged (same sha256).
     """
-    run_id = result.run.get("run_id")
+    run_id = result.run.run_id
     if run_id:
         try:
             st = _store(store)

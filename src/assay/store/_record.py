@@ -7,7 +7,7 @@ import socket
 import sqlite3
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Protocol, Self
 
 from .._secrets import redact
 from ..model import InputIssue, RunResult, Trace, TraceResult
@@ -15,8 +15,11 @@ from ._codec import dumps, new_run_id
 from ._compact import INSERT_BLOCK, INSERT_INPUT, RowCodec, encode_block
 from ._sql import utcnow, write_transaction
 
-if TYPE_CHECKING:  # the store hands itself in; no import cycle at run time
-    from ._db import RunStore
+
+class RunStore(Protocol):
+    """What a recorder needs of the store that hands itself in (``_db.RunStore``): a connection."""
+
+    def connect(self) -> sqlite3.Connection: ...
 
 
 class RunRecorder:
@@ -62,7 +65,7 @@ class RunRecorder:
             conn.close()
             raise RuntimeError("could not allocate a unique run id")
         return cls(store, conn, run_id, batch_size=batch_size, flush_interval_s=flush_interval_s,
-                   codec=RowCodec(metrics, config, inputs))
+                   codec=RowCodec(metrics, inputs))
 
     def add(self, item: TraceResult | InputIssue, trace: Trace | None = None) -> None:
         """Buffer one streamed item (with its input trace when known); flushes by size or time."""
@@ -115,17 +118,17 @@ class RunRecorder:
 
     def finish(self, result: RunResult) -> None:
         """Mark the run completed and store its summary, statistics and run information."""
-        doc = {"run": result.run, "summary": result.summary,
+        doc = {"run": result.run.to_dict(), "summary": result.summary,
                "statistics": result.statistics}  # traces and issues are rows already
         cost = _run_cost(result)
-        judge = result.run.get("judge")
+        judge = result.run.judge
         extra: dict[str, Any] = {"status": "completed", "finished_at": utcnow(), "result": dumps(doc)}
         if cost is not None:
             extra["cost_usd"] = cost
         if judge is not None:
             extra["judge"] = dumps(judge)
-        if result.run.get("input_files") is not None:  # hashed while read: known only now
-            extra["inputs"] = dumps(result.run["input_files"])
+        if result.run.input_files is not None:  # hashed while read: known only now
+            extra["inputs"] = dumps(result.run.input_files)
         self.flush(**extra)
         self.close()
 
@@ -160,6 +163,6 @@ def _run_cost(result: RunResult) -> float | None:
     costs = [s.cost_usd for s in result.summary.values() if s.cost_usd is not None]
     if costs:
         return sum(costs)
-    judge = result.run.get("judge") or {}
+    judge = result.run.judge or {}
     cost = judge.get("cost_usd") if isinstance(judge, dict) else None
     return float(cost) if isinstance(cost, (int, float)) else None

@@ -12,7 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .._secrets import redact
 from ..engine import Evaluation
+from ..engine._sinks import Each, Sink, run_into
+from ..engine._spec import RunSpec
 from ..model import InputIssue, RunResult, TraceResult
 from ._db import RunStore
 from ._inputs import InputTap
@@ -73,36 +76,58 @@ def store_file(store: bool | str | os.PathLike[str]) -> Path | None:
     return Path(store).expanduser()  # type: ignore[arg-type]
 
 
-def record_evaluation(evaluation: Evaluation, source: Any, store: Path, *, input_format: str | None = None,
-                      strict: bool = False, label: dict[str, Any] | None = None,
+class StoreSink(Sink):
+    """Streams a run into the run store: a ``running`` row at ``begin``, results in batches, the
+    summary at ``finish`` (``result.run.run_id`` names it), ``interrupted`` or ``failed`` at ``abort``."""
+
+    def __init__(self, evaluation: Evaluation, store: Path, inputs: list[dict[str, Any]],
+                 keep_input: InputBudget | None = None) -> None:
+        self.evaluation, self.store, self.inputs = evaluation, store, inputs
+        self.keep_input = keep_input or InputBudget()
+        self.recorder: Any = None
+
+    def begin(self, spec: RunSpec) -> None:
+        self.recorder = RunStore(self.store).start(
+            inputs=self.inputs, metrics=metric_specs(self.evaluation), judge=judge_model(self.evaluation.judge),
+            config=run_config(self.evaluation, spec.input_format, spec.strict, spec.label))
+
+    def add(self, item: TraceResult | InputIssue) -> None:
+        trace = item.trace if isinstance(item, TraceResult) else None
+        self.recorder.add(item, trace if trace is not None and self.keep_input(item) else None)  # type: ignore[arg-type]
+
+    def finish(self, result: RunResult) -> None:
+        result.run.run_id = self.recorder.run_id
+        self.recorder.finish(result)
+
+    def abort(self, reason: str) -> None:
+        if reason.startswith("interrupted"):
+            self.recorder.abort("interrupted", reason)
+        else:
+            self.recorder.abort("failed", redact(reason))
+
+
+def record_evaluation(evaluation: Evaluation, source: Any, store: Path, spec: RunSpec | None = None, *,
+                      input_format: str | None = None, strict: bool = False, label: dict[str, Any] | None = None,
                       on_result: Callable[[TraceResult | InputIssue], None] | None = None,
                       executor: Any = None) -> RunResult:
-    """Run ``evaluation`` over ``source`` while streaming every result into ``store``, as ``assay run`` does.
+    """Run ``evaluation`` over ``source`` as ``spec`` says while streaming every result into ``store``, as
+    ``assay run`` does (without a spec: one from ``input_format``, ``strict``, ``label`` and ``executor``;
+    ``on_result`` sees every result too).
 
-    The run is listed by ``assay runs`` and loadable by ``load_run``; ``result.run["run_id"]`` names
+    The run is listed by ``assay runs`` and loadable by ``load_run``; ``result.run.run_id`` names
     it. ``source`` paths are hashed while read; Trace objects or dicts are recorded as "(python)".
     """
     paths = _paths(source)
     tap = InputTap(paths) if paths is not None else None
     inputs = ([{"path": p, "sha256": None, "bytes": None} for p in tap.paths] if tap is not None
               else [{"path": "(python)", "sha256": None, "bytes": None}])
-    keep_input = InputBudget()
-    with RunStore(store).start(inputs=inputs, metrics=metric_specs(evaluation), judge=judge_model(evaluation.judge),
-                               config=run_config(evaluation, input_format, strict, label)) as recorder:
-        def record(item: TraceResult | InputIssue) -> None:
-            trace = item.trace if isinstance(item, TraceResult) else None
-            recorder.add(item, trace if trace is not None and keep_input(item) else None)  # type: ignore[arg-type]
-            if on_result is not None:
-                on_result(item)
-
-        result = evaluation.run(source, input_format=input_format, strict=strict, on_result=record, tap=tap,
-                                executor=executor)
-        if tap is not None:
-            result.run["input_files"] = tap.info()
-        result.run.update(given(label))
-        result.run["run_id"] = recorder.run_id
-        recorder.finish(result)
-    return result
+    if spec is None:
+        spec = RunSpec(input_format=input_format, strict=strict, name=(label or {}).get("name"),
+                       tags=(label or {}).get("tags") or {}, executor=executor)
+    sinks: list[Any] = [StoreSink(evaluation, store, inputs)]
+    if on_result is not None:
+        sinks.append(Each(on_result))
+    return run_into(evaluation, source, spec, sinks, tap=tap)
 
 
 def _paths(source: Any) -> list[str] | None:
