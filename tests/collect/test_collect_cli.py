@@ -157,10 +157,10 @@ def test_ctrl_c_keeps_the_finished_trials_and_the_rerun_collects_the_rest(tmp_pa
         assert out.read_text() == "previous traces\n"  # nothing half-written over the old file
         first = len(agent.requests)
         kept = int(err.split("interrupted after ")[1].split()[0])
-        assert 1 <= kept < 10
+        assert kept < 10  # under load the replies sent may not all be read yet: 0 is possible
         again = run_pipe(args, env)
         assert again.returncode == 0, again.stderr
-        assert f"{kept} kept from the interrupted run" in again.stderr
+        assert (f"{kept} kept from the interrupted run" in again.stderr) == (kept > 0)
         assert len(agent.requests) - first == 10 - kept
     assert [t["task_id"] for t in lines(out)] == [f"t{i}" for i in range(10)]
 
