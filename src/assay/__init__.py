@@ -34,6 +34,10 @@ def __getattr__(name: str) -> object:
 
         return collect
     if name in _ENGINE:
+        if name == "calibrate":
+            from .analysis import calibrate
+
+            return calibrate
         from . import _api, engine
 
         return getattr(_api if name in ("evaluate", "aevaluate") else engine, name)  # _api: evaluate with store=

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from report_data import EXAMPLES, PASS_K, QuotesOutput, run_with_traces, wait_until
 
-from assay.engine._compare import compare_runs
+from assay.analysis._compare import compare_runs
 from assay.metrics._base import REGISTRY
 from assay.report import write_report
 

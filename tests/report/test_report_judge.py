@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from assay import Evaluation
-from assay.engine import correct_pass_rates
+from assay.analysis import correct_pass_rates
 from assay.engine._jury import Jury
 from assay.judge import make_judge
 from assay.model import JudgeCard, MetricCard, PassFail

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from assay import evaluate
-from assay.engine._versus import versus
+from assay.analysis._versus import versus
 from assay.judge import make_judge
 from assay.metrics.pairwise import get_pairwise
 from assay.model import Trace
@@ -85,7 +85,7 @@ def test_versus_view_filters(open_page, view):
 
 
 def test_tournament_page_ranking_and_win_matrix_chart(open_page, tmp_path):
-    from assay.engine._tournament import Entrant, tournament
+    from assay.analysis._tournament import Entrant, tournament
     from assay.report._versus import write_tournament
 
     def entrant(name, good):

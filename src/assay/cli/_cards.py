@@ -67,7 +67,7 @@ def correction_lines(result: RunResult) -> list[str]:
 def apply(result: RunResult, cards: list[JudgeCard], explicit: bool, instances: Any, judge: Any) -> None:
     """Put the corrections into ``result.statistics['judge_correction']`` (nothing when no card fits),
     then the judge summary into ``statistics['judge']``."""
-    from ..engine._calibrate import correct_pass_rates, judge_overview
+    from ..analysis._calibrate import correct_pass_rates, judge_overview
 
     got = correct_pass_rates(result, cards, instances, judge, explicit=explicit) if cards else {}
     if got:

@@ -39,7 +39,7 @@ _OUTPUTS = {"wins_b": "the output of `assay versus`", "ranking": "the output of 
 
 
 def _trace_file(ref: str, not_results: DataError) -> tuple[RunResult, Mapping[str, Any]]:
-    from ..engine._versus import trace_file_run
+    from ..analysis._versus import trace_file_run
     from ..importers import read_traces
     from ..model import Trace
 

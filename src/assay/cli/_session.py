@@ -18,7 +18,7 @@ from typing import Any
 
 from .._files import atomic_write, check_writable, write_atomic
 from ..engine import Evaluation
-from ..engine._compare import compare_runs
+from ..analysis._compare import compare_runs
 from ..engine._calls import plan_inputs
 from ..engine._sinks import ContextSink, Sink, run_into
 from ..engine._spec import RunSpec

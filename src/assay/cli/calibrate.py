@@ -47,7 +47,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], labels: str | None
     """Score the labelled traces in PATHS with the judge and compare its verdicts with the labels:
     agreement, Cohen's kappa, confusion matrix, TPR/TNR with intervals, disagreements."""
     from .._files import check_writable, write_atomic
-    from ..engine import calibrate
+    from ..analysis import calibrate
     from ..errors import ConfigError
     from ..store import RunStore, save_card
     from ._input_options import input_warnings

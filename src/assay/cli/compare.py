@@ -38,7 +38,7 @@ Exit status:
 def command(run_a: str, run_b: str, alpha: float, delta: float, seed: int, holm_overall: bool,
             duplicates: str | None, fmt: str, store_path: str | None, debug: bool) -> None:
     """Compare RUN_B against RUN_A (result files from `assay run --output`, or run ids)."""
-    from ..engine._compare import compare_runs
+    from ..analysis._compare import compare_runs
     from ._loading import load_result
     from ._render_compare import comparison_table
     from ._session import dumps

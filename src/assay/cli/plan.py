@@ -24,7 +24,7 @@ def command(run: str, delta: float, alpha: float, power: float, baseline: str | 
     Planned on the variance of paired differences (between-task variance cancels), at
     alpha / number of metrics (Holm). With --baseline, the observed differences against that run.
     """
-    from ..engine._plan import plan_run
+    from ..analysis._plan import plan_run
     from ._loading import load_result
     from ._render_compare import plan_table
     from ._session import dumps

@@ -49,8 +49,8 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
             store_path: str | None, plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
     """Judge RUNS (results files, run ids or trace files; at least two) against each other and rank them."""
     from .._files import check_writable, write_atomic
-    from ..engine._tournament import Entrant, tournament
-    from ..engine._versus import pair_by_task, run_label
+    from ..analysis._tournament import Entrant, tournament
+    from ..analysis._versus import pair_by_task, run_label
     from ..errors import ConfigError
     from ..judge import build_judge
     from ._loading import load_side

@@ -52,7 +52,7 @@ def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: st
     """Judge RUN_B against RUN_A on the traces both have: results files, run ids or trace files
     (two agents' trace files pair by trace id, else by task_id and trial)."""
     from .._files import check_writable, write_atomic
-    from ..engine._versus import pair_by_task, run_label, versus
+    from ..analysis._versus import pair_by_task, run_label, versus
     from ..errors import ConfigError
     from ..judge import build_judge
     from ._loading import load_side

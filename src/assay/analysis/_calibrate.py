@@ -296,7 +296,7 @@ def calibrate(traces: Any, metrics: Iterable[Any] | Mapping[str, Any] | None = N
     calibrate (default: every metric the labels name). ``judge``: a model string, client or Judge
     (``judge_options`` go to ``make_judge``).
     """
-    from ._run import Evaluation
+    from ..engine._run import Evaluation
 
     if judge is None:
         raise ConfigError("calibrating needs a judge: pass judge='provider:model' (or --judge)")

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from assay import evaluate
-from assay.engine._tournament import Entrant, swiss_round, tournament
+from assay.analysis._tournament import Entrant, swiss_round, tournament
 from assay.errors import ConfigError
 from assay.judge import make_judge
 from assay.metrics.pairwise import get_pairwise

@@ -20,7 +20,7 @@ from ..metrics._sections import clip
 from ..metrics.pairwise import PairwiseJudged, final_reply, metric_info
 from ..model import MetricResult, RunResult, Trace, TraceResult
 from ._compare import _check_duplicates
-from ._run import _drive, _judge_info
+from ..engine._run import _drive, _judge_info
 
 MAX_REPLY_CHARS = 4000
 """Each candidate reply kept in the result (for the table and the HTML view), clipped in the middle."""

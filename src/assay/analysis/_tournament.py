@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import ConfigError, DataError
 from ..metrics.pairwise import PairwiseJudged, metric_info
 from ..model import MetricResult, RunResult, Trace
-from ._run import _drive, _judge_info
+from ..engine._run import _drive, _judge_info
 from ._versus import Pair, pair_runs
 
 SCHEDULES = ("auto", "all", "swiss")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from assay import Evaluation, MetricContext
 from assay.cli import main
-from assay.engine._plan import plan_run
+from assay.analysis._plan import plan_run
 from assay.metrics import Registry, metric
 from assay.stats import paired_compare
 

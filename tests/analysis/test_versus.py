@@ -8,7 +8,7 @@ import re
 import pytest
 
 from assay import evaluate
-from assay.engine._versus import versus
+from assay.analysis._versus import versus
 from assay.errors import ConfigError, DataError
 from assay.judge import make_judge
 from assay.metrics.pairwise import PAIRWISE, get_pairwise, pairwise_metric

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from assay import Evaluation, MetricContext
 from assay.cli import main
-from assay.engine._compare import compare_runs
-from assay.engine._plan import plan_run
+from assay.analysis._compare import compare_runs
+from assay.analysis._plan import plan_run
 from assay.metrics import Registry, metric
 
 
