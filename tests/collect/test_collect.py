@@ -216,6 +216,18 @@ def test_a_tool_function_that_cannot_be_imported_stops_before_any_agent_call():
     assert agents.CALLS == []
 
 
+def test_each_side_takes_judge_options(judge_server):
+    from assay.model._options import JudgeOptions
+    from tests.support.judge_server import status
+
+    judge_server.reply = lambda request: status(500, "down")
+    options = JudgeOptions(retries=1, base_delay=0.01, max_delay=0.01, cache=False)
+    trace = assay.collect([{"id": "a", "input": "x"}], f"openai-compatible:agent@{judge_server.url}",
+                          agent_options=options, retries=4).traces[0]
+    assert trace.status == "failed" and "(after 2 attempts)" in trace.metadata["error"]
+    assert len(judge_server.requests) == 2
+
+
 def test_bad_agents_are_config_errors():
     with pytest.raises(ConfigError, match="cannot import 'no_such_module_x'"):
         assay.collect([{"id": 1, "input": "x"}], "no_such_module_x:reply")

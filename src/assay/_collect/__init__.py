@@ -21,7 +21,7 @@ from typing import Any
 from .._files import atomic_write, check_writable
 from ..errors import ConfigError
 from ..model import Trace
-from ..model._options import CONCURRENCY
+from ..model._options import CONCURRENCY, JudgeOptions
 from ._agents import AgentReply, AgentRequest, make_agent, make_user
 from ._runner import Collected, NotCollected, Settings, check_settings, collect_async, fingerprint, trial_key
 from ._tasks import Task, Tool, load_tasks
@@ -46,7 +46,8 @@ def simulator_errors_path(output: str | os.PathLike[str]) -> Path:
 def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: Any = None, trials: int = 1,
             output: str | os.PathLike[str] | None = None, temperature: float = 1.0, seed: int | None = None,
             max_turns: int | None = None, max_tokens: int | None = None,
-            agent_options: dict[str, Any] | None = None, user_options: dict[str, Any] | None = None,
+            agent_options: JudgeOptions | dict[str, Any] | None = None,
+            user_options: JudgeOptions | dict[str, Any] | None = None,
             on_trial: Callable[[Trace, str | None], None] | None = None, cancel: threading.Event | None = None,
             **options: Any) -> Collected:
     """Run ``agent`` on every task ``trials`` times; returns the traces (``Collected``).
@@ -56,7 +57,8 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     ``"http://..."``, ``"module:function"``, ``"cmd:COMMAND"`` or a function ``f(messages)``.
     ``user``: a judge model string or Judge playing the user (else each task is its fixed user
     turns). ``options`` (make_judge's: ``concurrency``, ``retries``, ``timeout``, ``cache``,
-    ``budget_usd``, ...) apply to both; ``agent_options`` / ``user_options`` to one.
+    ``budget_usd``, ...) apply to both; ``agent_options`` / ``user_options`` (a JudgeOptions or its
+    fields as a dict) to one.
     ``temperature`` and ``seed`` (trial t samples with ``seed + t``) are recorded in each trace.
     """
     if output is not None and isinstance(tasks, (str, os.PathLike)) and \
@@ -68,9 +70,10 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     check_settings(trials, settings.max_turns)
     if output is not None:
         check_writable(output, "output")
-    agent_obj = make_agent(agent, **{**options, **(agent_options or {})})
-    user_obj = None if user is None else make_user(user, **{**options, **(user_options or {})})
-    concurrency = int({**options, **(agent_options or {})}.get("concurrency") or CONCURRENCY)
+    agent_kw, user_kw = {**options, **_given(agent_options)}, {**options, **_given(user_options)}
+    agent_obj = make_agent(agent, **agent_kw)
+    user_obj = None if user is None else make_user(user, **user_kw)
+    concurrency = int(agent_kw.get("concurrency") or CONCURRENCY)
     journal = journal_path(output) if output is not None else None
     key = fingerprint(task_list, agent_obj, user_obj, settings)
     done = _read_journal(journal, key) if journal is not None else {}
@@ -101,6 +104,11 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
             with suppress(OSError):
                 journal.unlink()  # type: ignore[union-attr]
     return result
+
+
+def _given(options: JudgeOptions | dict[str, Any] | None) -> dict[str, Any]:
+    """A side's options as make_judge keywords: a JudgeOptions' settings that differ from the defaults."""
+    return options.given() if isinstance(options, JudgeOptions) else dict(options or {})
 
 
 def _run(coro: Any) -> Any:
