@@ -95,7 +95,10 @@ def test_label_metric_card_from_a_csv_equals_the_hand_computation(tmp_path, reso
     assert got == {("t04", "resolved", "partially_resolved"), ("t05", "partially_resolved", "resolved"),
                    ("t07", "partially_resolved", "unresolved")}
     assert next(d for d in m.disagreements if d.trace_id == "t05").reason.startswith("resolved: case 05")
-    assert m.mae is None  # labels, not scores
+    # the label's weight against the judge's score: cases 04, 05, 07 are .5 off
+    assert m.mae == pytest.approx(0.15)
+    assert (m.per_label["resolved"].recall, m.per_label["resolved"].precision) == (0.75, 0.75)
+    assert m.within_one is None  # resolution's labels are not marked ordinal
     assert card.judge["model"] == "openai-compatible:scripted" and card.judge["backend"] == "openai-compatible"
     assert card.labels["n"] == 11 and len(card.labels["sha256"]) == 64
     assert JudgeCard.from_json(card.to_json()) == card  # the file form round-trips
@@ -149,3 +152,126 @@ def test_labels_that_match_no_trace_are_an_error(tmp_path, judge_server):
     labels.write_text(json.dumps({"trace_id": "nope", "label": "pass"}) + "\n")
     with pytest.raises(DataError, match="no label matches a scored trace"):
         calibrate([trace("01")], ["resolution"], judge=judge_for(judge_server), labels=labels)
+
+
+# -- label metrics with their own labels: failure_rate's six, goal_achievement_rate's five levels ----------
+
+def schema_name(request: dict) -> str:
+    return ((request.get("response_format") or {}).get("json_schema") or {}).get("name", "")
+
+
+# human label, judge label for failure_rate (weights: hallucination 0, stall .4, mixed .6, the rest 1;
+# threshold .7: the three 1.0 labels pass)
+FAILURE = {
+    "01": ("hallucination", "hallucination"), "02": ("hallucination", "not_applicable"),
+    "03": ("stall", "stall"), "04": ("stall", "mixed"),
+    "05": ("mixed", "mixed"),
+    "06": ("honest_fallback", "honest_fallback"), "07": ("honest_fallback", "stall"),
+    "08": ("alternative_proposed", "not_applicable"),
+    "09": ("not_applicable", "not_applicable"), "10": ("not_applicable", "not_applicable"),
+}
+
+
+def test_a_failure_rate_card_from_its_six_labels(tmp_path, judge_server):
+    judge_server.reply = by_case(FAILURE, lambda c: obj({"findings": [], "reason": f"case {c}",
+                                                         "verdict": FAILURE[c][1]}))
+    labels = tmp_path / "labels.csv"
+    labels.write_text("trace_id,metric,label\n" + "".join(f"t{c},failure_rate,{h}\n" for c, (h, _) in FAILURE.items()))
+    card = calibrate([trace(c) for c in FAILURE], None, judge=judge_for(judge_server), labels=labels)
+    m = card.metrics["failure_rate"]
+    assert (m.kind, m.compared_on, m.n_compared) == ("label", "categories", 10)
+    assert m.rubric.startswith("failure_rate@") and m.rubric != "failure_rate@None"
+    # categories by descending weight; equal weights keep the metric's order
+    assert m.categories == ["honest_fallback", "alternative_proposed", "not_applicable", "mixed", "stall",
+                            "hallucination"]
+    assert m.confusion == [[1, 0, 0, 0, 1, 0], [0, 0, 1, 0, 0, 0], [0, 0, 2, 0, 0, 0],
+                           [0, 0, 0, 1, 0, 0], [0, 0, 0, 1, 1, 0], [0, 0, 1, 0, 0, 1]]
+    # po 6/10; rows .2 .1 .2 .1 .2 .2, columns .1 0 .4 .2 .2 .1: pe .02 + 0 + .08 + .02 + .04 + .02 = .18
+    assert m.agreement == pytest.approx(0.6) and m.kappa == pytest.approx(0.42 / 0.82)
+    hall, na, alt = m.per_label["hallucination"], m.per_label["not_applicable"], m.per_label["alternative_proposed"]
+    assert (hall.human, hall.judge, hall.agreed, hall.recall, hall.precision) == (2, 1, 1, 0.5, 1.0)
+    assert (na.recall, na.precision) == (1.0, 0.5) and (alt.recall, alt.precision) == (0.0, None)
+    assert m.within_one is None  # six labels, not levels of one scale
+    # |human weight - judge score|: 02 1, 04 .2, 07 .6, 08 0 -> 1.8 / 10
+    assert m.mae == pytest.approx(0.18)
+    pf = m.pass_fail  # human pass: 06, 07, 08, 09, 10 (judge fails 07); human fail 01-05 (judge passes 02)
+    assert (pf.tp, pf.fn, pf.tn, pf.fp) == (4, 1, 4, 1)
+    assert {(d.trace_id, d.human, d.judge) for d in m.disagreements} >= {("t02", "hallucination", "not_applicable")}
+
+
+GOAL = {"01": ("fully", "fully"), "02": ("fully", "mostly"), "03": ("mostly", "mostly"), "04": ("mostly", "partial"),
+        "05": ("partial", "partial"), "06": ("minor", "none"), "07": ("none", "none"), "08": ("minor", "fully")}
+
+
+def test_a_goal_achievement_card_from_level_labels_in_metadata(judge_server):
+    def reply(request):
+        user = request["messages"][-1]["content"]
+        case = next(c for c in GOAL if f"case-{c} " in user)
+        name = schema_name(request)
+        if name == "SignalsVerdict":
+            return obj({"positive_signals": [], "negative_signals": [], "unmet_requests": []})
+        if name == "SummaryVerdict":
+            return obj({"summary": "done"})
+        return obj({"reasoning": f"case {case}", "verdict": GOAL[case][1]})
+    judge_server.reply = reply
+    traces = [trace(c, expected={"goal": "get the parcel"}, metadata={"labels": {"goal_achievement_rate": h}})
+              for c, (h, _) in GOAL.items()]
+    card = calibrate(traces, ["goal_achievement_rate"], judge=judge_for(judge_server))
+    m = card.metrics["goal_achievement_rate"]
+    assert (m.kind, m.compared_on, m.categories) == ("label", "categories", ["fully", "mostly", "partial", "minor",
+                                                                             "none"])
+    assert m.rubric.startswith("goal_achievement_rate@")
+    assert m.confusion == [[1, 1, 0, 0, 0], [0, 1, 1, 0, 0], [0, 0, 1, 0, 0], [1, 0, 0, 0, 1], [0, 0, 0, 0, 1]]
+    assert m.agreement == pytest.approx(4 / 8) and m.within_one == pytest.approx(7 / 8)  # only 08 is far off
+    # quadratic weights on the level weights 1 .9 .7 .3 0, written out: observed .01 + .04 + .49 over 8
+    # (02, 04, 08; 06 minor -> none .09 too); expected from the marginals rows 2 2 1 2 1, columns 2 2 2 0 2
+    pos, rows, cols = [1, .9, .7, .3, 0], [2, 2, 1, 2, 1], [2, 2, 2, 0, 2]
+    observed = (.01 + .04 + .49 + .09) / 8
+    expected = sum(rows[i] * cols[j] * (pos[i] - pos[j]) ** 2 for i in range(5) for j in range(5)) / 64
+    assert m.weighted_kappa == pytest.approx(1 - observed / expected)
+    assert (m.per_label["mostly"].recall, m.per_label["mostly"].precision) == (0.5, 0.5)
+    assert m.per_label["minor"].recall == 0.0 and m.per_label["minor"].precision is None
+    # weights 1 .9 .7 .3 0, no negative signals: |.1| + |.2| + |.3| + |.7| = 1.3 over 8
+    assert m.mae == pytest.approx(1.3 / 8)
+    pf = m.pass_fail  # pass at .7: fully, mostly, partial
+    assert (pf.tp, pf.fn, pf.tn, pf.fp) == (5, 0, 2, 1)
+
+
+def test_a_score_label_card_is_tied_to_the_rubric_it_measured(judge_server):
+    """A score that several labels share (1.0) compares on pass/fail; the card still names the rubric."""
+    judge_server.reply = lambda r: obj({"findings": [], "reason": "ok", "verdict": "not_applicable"})
+    traces = [trace(c, metadata={"labels": {"failure_rate": s}}) for c, s in (("01", 1.0), ("02", 0.0))]
+    card = calibrate(traces, ["failure_rate"], judge=judge_for(judge_server))
+    m = card.metrics["failure_rate"]
+    assert m.rubric is not None and m.rubric.startswith("failure_rate@")
+    assert m.compared_on == "pass_fail" and m.mae == pytest.approx(0.5)
+    assert card.judge["prompt_style"] in ("full", "compact")
+
+
+def test_a_card_is_refused_for_another_rubric_metric_version_or_prompt_form(judge_server):
+    from assay.engine import correct_pass_rates
+    from assay.engine._run import Evaluation
+
+    verdicts = {"01": "hallucination", "02": "not_applicable", "03": "stall", "04": "honest_fallback"}
+    judge_server.reply = by_case(verdicts, lambda c: obj({"findings": [], "reason": "ok", "verdict": verdicts[c]}))
+    traces = [trace(c, metadata={"labels": {"failure_rate": v}}) for c, v in verdicts.items()]
+    judge = judge_for(judge_server)
+    card = calibrate(traces, ["failure_rate"], judge=judge)
+    evaluation = Evaluation(["failure_rate"], judge=judge)
+    result = evaluation.run(traces, intervals=False)
+    fits = correct_pass_rates(result, [card], evaluation.instances, judge)["failure_rate"]
+    assert fits["corrected"] is not None and "refused" not in fits
+
+    def refusal(change) -> str:
+        other = JudgeCard.from_dict(json.loads(card.to_json()))
+        change(other)
+        return correct_pass_rates(result, [other], evaluation.instances, judge)["failure_rate"]["refused"]
+    rubric = card.metrics["failure_rate"].rubric
+    assert refusal(lambda c: setattr(c.metrics["failure_rate"], "rubric", "failure_rate@0")) == (
+        f"the card is for rubric failure_rate@0, this run sends {rubric}: recalibrate for the new rubric")
+    assert "version 0" in refusal(lambda c: setattr(c.metrics["failure_rate"], "metric_version", "0"))
+    style = card.judge["prompt_style"]
+    other_style = "compact" if style == "full" else "full"
+    assert refusal(lambda c: c.judge.update(prompt_style=other_style)) == (
+        f"the card measured the {other_style} prompt form, this run asks the {style} one "
+        f"(--prompt-style {other_style}, or recalibrate)")

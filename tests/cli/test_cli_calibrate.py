@@ -169,3 +169,31 @@ def test_labels_that_match_no_trace_are_counted_in_a_warning(tmp_path, server):
     assert (f"Warning: {labels}: 20,000 of 20,012 labels name no scored trace (e.g. 'ghost000000', 'ghost000001', "
             "'ghost000002'); the card leaves them out") in r.stderr
     assert json.loads((tmp_path / "judge-card.json").read_text())["labels"]["unmatched"] == 20_000
+
+
+def test_calibrate_makes_a_failure_rate_card_from_its_own_labels(tmp_path):
+    """The six labels of failure_rate are labels of the card, not 'means nothing' (per-label recall printed)."""
+    said = {"Acme": "hallucination", "Tokyo": "not_applicable", "depends": "not_applicable"}
+
+    def reply(request):
+        user = request["messages"][-1]["content"]
+        verdict = next(v for word, v in said.items() if word in user)
+        return obj({"findings": [], "reason": f"read as {verdict}", "verdict": verdict})
+    rows = [("f1", "What did Acme close at?", "Acme closed at $184.27.", "hallucination"),
+            ("f2", "Capital of Japan?", "Tokyo.", "not_applicable"),
+            ("f3", "Who wins next year?", "It depends on many factors.", "stall")]
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("".join(json.dumps({"id": i, "turns": [{"input": q, "output": a}]}) + "\n" for i, q, a, _ in rows))
+    labels = tmp_path / "labels.csv"
+    labels.write_text("trace_id,label\n" + "".join(f"{i},{lab}\n" for i, _, _, lab in rows))
+    with JudgeServer(reply) as s:
+        r = cli(tmp_path, "calibrate", str(traces), "--labels", str(labels), "-m", "failure_rate",
+                "--judge", f"openai-compatible:scripted@{s.url}", "--no-store")
+    assert r.returncode == 0, r.stderr
+    assert "failure_rate (failure_rate@" in r.stdout and "3/3 compared, agreement 66.7%" in r.stdout
+    assert "  stall: recall 0/1, precision -" in r.stdout
+    assert "  hallucination: recall 1/1, precision 1/1" in r.stdout
+    assert "  not_applicable: recall 1/1, precision 1/2" in r.stdout
+    card = json.loads((tmp_path / "judge-card.json").read_text())
+    assert card["metrics"]["failure_rate"]["per_label"]["stall"] == {"human": 1, "judge": 0, "agreed": 0,
+                                                                     "recall": 0.0, "precision": None}

@@ -24,7 +24,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import ConfigError, DataError, InputWarning
-from ..model import Disagreement, JudgeCard, MetricCard, MetricResult, PassFail, RunResult, TraceResult
+from ..model import Disagreement, JudgeCard, LabelAgreement, MetricCard, MetricResult, PassFail, RunResult, TraceResult
 from ..stats import cohen_kappa, confusion_matrix, corrected_pass_rate, wilson_interval
 
 PASS_WORDS = {"pass": True, "passed": True, "true": True, "yes": True, "fail": False, "failed": False,
@@ -142,19 +142,24 @@ class _Kind:
     categories: tuple[Any, ...]  # label: labels by descending weight; scale: low..high
     positions: tuple[float, ...]  # where each category sits on [0, 1] (for weighted kappa)
     threshold: float
+    ordinal: bool = False       # the categories are levels of one scale (within-one agreement means something)
 
 
 def _kind(m: Any) -> _Kind:
-    from ..metrics._judged import LabelJudged, ScaleJudged  # here: a deterministic run never loads the judge machinery
+    from ..metrics._judged import ScaleJudged  # here: a deterministic run never loads the judge machinery
 
     threshold = float(m.threshold)
-    if m.spec.level != "turn" and isinstance(m, LabelJudged):
-        labels = sorted(m.weights, key=lambda k: -m.weights[k])
-        return _Kind("label", tuple(labels), tuple(float(m.weights[k]) for k in labels), threshold)
+    # A label metric says so with ``weights`` (label -> score) on its class: the LabelJudged
+    # family, [[criteria]] label sets, and hand-written ones such as failure_rate.
+    weights = getattr(type(m), "weights", None)
+    if m.spec.level != "turn" and isinstance(weights, dict) and len(weights) >= 2:
+        labels = sorted(weights, key=lambda k: -weights[k])
+        return _Kind("label", tuple(labels), tuple(float(weights[k]) for k in labels), threshold,
+                     bool(getattr(type(m), "ordinal", False)))
     if m.spec.level != "turn" and isinstance(m, ScaleJudged):
         low, high = m.scale
         values = tuple(range(low, high + 1))
-        return _Kind("scale", values, tuple((v - low) / (high - low) for v in values), threshold)
+        return _Kind("scale", values, tuple((v - low) / (high - low) for v in values), threshold, True)
     return _Kind("score", (), (), threshold)
 
 
@@ -183,10 +188,13 @@ def _human(label: Label, k: _Kind) -> tuple[Any, bool, float | None]:
         return int(score), norm >= k.threshold, norm
     if k.kind == "label":
         hits = [c for c, p in zip(k.categories, k.positions) if p == score]
-        if len(hits) != 1:
+        if len(hits) == 1:
+            return hits[0], score >= k.threshold, score
+        if not hits:
             raise DataError(f"score {label.score!r} for label metric {label.metric!r}: give a label "
-                            f"({', '.join(k.categories)}) or pass/fail", source=label.source)
-        return hits[0], score >= k.threshold, score
+                            f"({', '.join(k.categories)}), pass/fail or one of the labels' scores "
+                            f"({', '.join(sorted({f'{p:g}' for p in k.positions}))})", source=label.source)
+        return None, score >= k.threshold, score  # several labels score this: pass/fail and MAE only
     if not 0.0 <= score <= 1.0:
         raise DataError(f"score {label.score!r} for metric {label.metric!r}: expected a number in [0, 1]",
                         source=label.source)
@@ -202,14 +210,27 @@ def _judge_category(r: MetricResult, k: _Kind) -> Any:
 
 
 def metric_rubric(m: Any) -> str | None:
-    """``name@version`` of the rubric a judge metric sends (what a card is tied to); None for others."""
+    """``name@version`` of the rubric a judge metric sends (what a card is tied to); None for others.
+
+    A metric defined with a rubric carries it on its class; assay's own multi-call metrics
+    (failure_rate, goal_achievement_rate, ...) open ``rubrics/<name>.md`` per call, so that one.
+    """
+    from ..metrics._judged import load_rubric
+
     rubric = getattr(type(m), "_rubric", None)
+    if rubric is None and m.spec.needs_judge and type(m).__module__.startswith("assay.metrics."):
+        try:
+            rubric = load_rubric(m.spec.name)
+        except ConfigError:
+            rubric = None  # a judge metric of assay's without a rubric file of its own (integrations)
     version = getattr(rubric, "version", None)
     return f"{m.spec.name}@{version}" if version is not None else None
 
 
 def judge_identity(judge: Any) -> dict[str, Any]:
-    """The judge as a card records it: model, endpoint kind (backend) and base URL when known."""
+    """The judge as a card records it: model, endpoint kind (backend), base URL when known, and the
+    prompt form it was asked in (a card measured on the compact form says nothing of the full one)."""
+    from ..judge import prompt_style
     from ..judge._cache import endpoint_of  # the judge package loads only when a judge is in use
 
     info: dict[str, Any] = {"model": getattr(judge, "model", type(judge).__name__)}
@@ -217,6 +238,7 @@ def judge_identity(judge: Any) -> dict[str, Any]:
     for key in ("backend", "base_url"):
         if endpoint.get(key) is not None:
             info[key] = endpoint[key]
+    info["prompt_style"] = prompt_style(judge)
     return info
 
 
@@ -261,6 +283,10 @@ def metric_card(name: str, m: Any, labels: Sequence[Label], results: Mapping[str
         matrix = confusion_matrix([h[0] for _, h in human], [_judge_category(r, k) for r in judged], cats)
         card.categories, card.confusion = cats, matrix
         card.agreement = sum(matrix[i][i] for i in range(len(cats))) / n
+        card.per_label = _per_label(cats, matrix)
+        if k.ordinal:
+            card.within_one = sum(matrix[i][j] for i in range(len(cats)) for j in range(len(cats))
+                                  if abs(i - j) <= 1) / n
         card.kappa = cohen_kappa(matrix)
         if len(cats) > 2 and len(set(k.positions)) > 2:
             card.weighted_kappa = cohen_kappa(matrix, weights="quadratic", positions=k.positions)
@@ -271,7 +297,7 @@ def metric_card(name: str, m: Any, labels: Sequence[Label], results: Mapping[str
         pairs = [(label, "pass" if h[1] else "fail", "pass" if r.passed else "fail", r)
                  for (label, h), r in zip(human, judged)]
     scored = [(h[2], r.score) for (_, h), r in zip(human, judged) if h[2] is not None]
-    if k.kind in ("scale", "score") and scored:
+    if scored:  # a score, or the weight of the label the human gave, against the judge's score
         card.mae = sum(abs(a - b) for a, b in scored) / len(scored)  # type: ignore[operator]
     for label, hv, jv, r in pairs:
         if hv != jv and len(disagree) < MAX_DISAGREEMENTS:
@@ -279,6 +305,17 @@ def metric_card(name: str, m: Any, labels: Sequence[Label], results: Mapping[str
                                          evidence=list(r.evidence)))
     card.disagreements = disagree
     return card
+
+
+def _per_label(cats: Sequence[Any], matrix: Sequence[Sequence[int]]) -> dict[str, LabelAgreement]:
+    """Per category: how often the human and the judge chose it, recall and precision."""
+    out = {}
+    for i, c in enumerate(cats):
+        human, judge, agreed = sum(matrix[i]), sum(row[i] for row in matrix), matrix[i][i]
+        out[str(c)] = LabelAgreement(human=human, judge=judge, agreed=agreed,
+                                     recall=agreed / human if human else None,
+                                     precision=agreed / judge if judge else None)
+    return out
 
 
 def label_hash(labels: Iterable[Label]) -> str:
@@ -388,6 +425,7 @@ def correct_pass_rates(result: RunResult, cards: Sequence[JudgeCard], instances:
     found in the store) only fitting cards are used and the rest are passed over silently.
     """
     model = getattr(judge, "model", None) if judge is not None else None
+    style = judge_identity(judge).get("prompt_style") if judge is not None else None
     out: dict[str, dict[str, Any]] = {}
     for name, m in instances.items():
         if not m.spec.needs_judge:
@@ -399,7 +437,7 @@ def correct_pass_rates(result: RunResult, cards: Sequence[JudgeCard], instances:
         refusals = []
         chosen = None
         for card, mc in candidates:
-            why = _unfit(card, mc, model, rubric, threshold)
+            why = _unfit(card, mc, model, style, rubric, m.spec.version, threshold)
             if why is None:
                 chosen = (card, mc)
                 break
@@ -427,11 +465,19 @@ def correct_pass_rates(result: RunResult, cards: Sequence[JudgeCard], instances:
     return out
 
 
-def _unfit(card: JudgeCard, mc: MetricCard, model: str | None, rubric: str | None, threshold: float) -> str | None:
+def _unfit(card: JudgeCard, mc: MetricCard, model: str | None, style: str | None, rubric: str | None,
+           version: str | None, threshold: float) -> str | None:
     if model is not None and card.judge.get("model") != model:
         return f"the card is for judge {card.judge.get('model')!r}, this run's judge is {model!r}"
     if mc.rubric != rubric:
         return f"the card is for rubric {mc.rubric}, this run sends {rubric}: recalibrate for the new rubric"
+    if mc.metric_version is not None and version is not None and mc.metric_version != version:
+        return (f"the card measured {mc.metric} version {mc.metric_version}, this run scores version {version}: "
+                "recalibrate")
+    carded = card.judge.get("prompt_style")
+    if carded is not None and style is not None and carded != style:
+        return (f"the card measured the {carded} prompt form, this run asks the {style} one "
+                f"(--prompt-style {carded}, or recalibrate)")
     if mc.threshold is not None and abs(mc.threshold - threshold) > 1e-12:
         return f"the card measured pass/fail at threshold {mc.threshold:g}, this run uses {threshold:g}"
     pf = mc.pass_fail

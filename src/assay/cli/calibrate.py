@@ -13,7 +13,9 @@ EPILOG = """\b
 Labels: a CSV (header trace_id,metric,label or trace_id,metric,score) or JSON Lines file
 ({"trace_id": ..., "metric": ..., "label": ...}); without --labels, each trace's
 metadata.labels ({"resolution": "resolved", "user_satisfaction": 4}). A label is pass/fail, one of
-a label metric's labels, or a score (1-5 for scale metrics, else 0-1).
+a label metric's labels (failure_rate: hallucination ... not_applicable; goal_achievement_rate:
+fully ... none), or a score (1-5 for scale metrics, else 0-1). Labels give a confusion matrix,
+per-label recall and precision, kappa and MAE; pass/fail TPR/TNR always.
 \b
 Exit status: 0 card written; 2 bad usage or labels; 3 nothing could be compared (the judge failed
 on every labelled trace)."""
@@ -88,6 +90,8 @@ def render(card: object, show: int) -> str:
             lines.append("  " + "human \\ judge".ljust(width) + "".join(str(c).rjust(width + 2) for c in m.categories))
             for c, row in zip(m.categories, m.confusion):
                 lines.append("  " + str(c).ljust(width) + "".join(str(v).rjust(width + 2) for v in row))
+        for c, f in m.per_label.items():
+            lines.append(f"  {c}: recall {_share(f.agreed, f.human)}, precision {_share(f.agreed, f.judge)}")
         if m.n_labelled and not m.n_compared:
             lines.append(f"{name}: nothing compared: the judge errored on {m.n_errored} and did not score "
                          f"{m.n_not_scored} of {m.n_labelled} labelled traces")
@@ -97,3 +101,7 @@ def render(card: object, show: int) -> str:
         if len(m.disagreements) > show:
             lines.append(f"  ... and {len(m.disagreements) - show} more (the card lists them all)")
     return "\n".join(lines)
+
+
+def _share(k: int, n: int) -> str:
+    return f"{k}/{n}" if n else "-"

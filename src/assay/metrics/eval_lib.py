@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import pydantic
 
@@ -135,6 +135,8 @@ def excerpt(text: str, limit: int = 160) -> str:
 class FailureRate:
     """How the agent behaves when it does not know: hallucinate, stall, or admit it (eval_lib)."""
 
+    weights: ClassVar[dict[str, float]] = FAILURE_WEIGHTS
+    """The labels and their scores (a judge card compares the judge's label with a human's)."""
     threshold: float = 0.7
 
     def planned_calls(self, trace: Any, style: str = "full") -> int:
@@ -298,6 +300,9 @@ class GoalAchievementRate:
     details["unverified_evidence"] and do not count towards the penalty.
     """
 
+    weights: ClassVar[dict[str, float]] = OUTCOME_WEIGHTS
+    """The levels and their weights before the penalty (a judge card compares levels)."""
+    ordinal: ClassVar[bool] = True
     threshold: float = 0.7
     user_goal: str | None = None
     negative_penalty: float = 0.1

@@ -1,6 +1,6 @@
 """Typed data: the trace format (input contract) and the result types."""
 
-from ._card import Disagreement, JudgeCard, MetricCard, PassFail
+from ._card import Disagreement, JudgeCard, LabelAgreement, MetricCard, PassFail
 from ._record import RunRecord
 from ._result import (
     DimensionScore, InputIssue, MetricResult, MetricSummary, RunResult, TraceResult, Warning, decode_issue, decode_run, decode_trace,
@@ -12,8 +12,8 @@ from ._trace import (
 )
 
 __all__ = [
-    "AgentRun", "DimensionScore", "Disagreement", "JudgeCard", "MetricCard", "PassFail", "Expected", "ExpectedToolCall", "Handoff", "InputIssue", "MetricResult",
-    "MetricSummary", "RunRecord", "RunResult", "ToolCall", "Trace", "TraceResult", "TraceValidationError", "Turn", "TurnExpected", "Usage", "Warning",
+from ._card import Disagreement, JudgeCard, MetricCard, PassFail
+from ._record import RunRecord
     "decode_issue", "decode_run", "decode_trace", "encode", "encode_run", "encode_summary_record", "encode_trace", "read_results",
     "negative_values", "run_from_builtins",
 ]

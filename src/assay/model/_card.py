@@ -51,6 +51,21 @@ class PassFail(msgspec.Struct, kw_only=True):
         return None if self.tpr is None or self.tnr is None else self.tpr + self.tnr - 1.0
 
 
+class LabelAgreement(msgspec.Struct, kw_only=True):
+    """One category of a card compared on categories: how often each side chose it, and recall/precision."""
+
+    human: int
+    """Items the human gave this category."""
+    judge: int
+    """Items the judge gave it."""
+    agreed: int
+    """Items both gave it."""
+    recall: float | None = None
+    """agreed / human: of the human's items in this category, the share the judge found."""
+    precision: float | None = None
+    """agreed / judge: of the judge's items in this category, the share the human agrees with."""
+
+
 class MetricCard(msgspec.Struct, kw_only=True):
     """The calibration figures of one metric."""
 
@@ -76,12 +91,18 @@ class MetricCard(msgspec.Struct, kw_only=True):
     categories: list[Any] = []
     confusion: list[list[int]] = []
     """Rows: the human's category, columns: the judge's (``categories`` order); pass/fail when compared_on says so."""
+    per_label: dict[str, LabelAgreement] = {}
+    """Per category (compared on categories): counts, recall and precision."""
     agreement: float | None = None
+    """Exact agreement: the share of compared items where judge and human chose the same category."""
+    within_one: float | None = None
+    """For ordered categories (scales, level labels): the share where the judge is at most one level off."""
     kappa: float | None = None
     weighted_kappa: float | None = None
     """Quadratic-weighted kappa, for ordered categories (scales, labels with ordered scores)."""
     mae: float | None = None
-    """Mean absolute difference of normalised scores in [0, 1], when the human gave scores."""
+    """Mean absolute difference between the human's score (a score, or the weight of the label given)
+    and the judge's score, both on [0, 1]; None for pass/fail labels."""
     pass_fail: PassFail | None = None
     disagreements: list[Disagreement] = []
 
@@ -134,6 +155,8 @@ class JudgeCard(msgspec.Struct, kw_only=True):
                 parts.append(f"kappa {m.kappa:.3f}")
             if m.weighted_kappa is not None:
                 parts.append(f"weighted kappa {m.weighted_kappa:.3f}")
+            if m.within_one is not None:
+                parts.append(f"within one {m.within_one:.1%}")
             if pf is not None and pf.tpr is not None:
                 parts.append(f"TPR {pf.tpr:.3f} {_ci(pf.tpr_ci)}")
             if pf is not None and pf.tnr is not None:
