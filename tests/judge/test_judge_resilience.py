@@ -169,6 +169,47 @@ def test_a_single_slot_local_server_is_not_retried_after_a_timeout(judge_server)
     assert len(judge_server.requests) == 1 and judge.stats.retries == 0
 
 
+def test_a_one_slot_server_times_a_call_from_when_it_gets_the_slot_and_reports_the_queue(judge_server):
+    """Four calls at once to a server that answers one at a time in 0.3 s, with a 0.6 s timeout:
+    timed from the send, the third and fourth would time out waiting for the others; timed from the
+    slot, every call is answered and the wait is reported apart from the latency."""
+    import threading
+
+    from assay.judge import make_judge
+
+    one_slot = threading.Lock()
+
+    def serve(req):
+        with one_slot:  # the server itself serves one request at a time
+            time.sleep(0.3)
+        return obj(GOOD)
+    judge_server.reply = serve
+    judge = make_judge(f"llamacpp:qwen@{judge_server.url}", cache=False, timeout=0.6, concurrency=4)
+
+    async def four():
+        return await asyncio.gather(*(judge.judge(request(i)) for i in range(4)))
+    verdicts = run(four())
+    assert [v.error for v in verdicts] == [None] * 4
+    assert judge_server.peak == 1  # the calls queued here, not at the server
+    queued = sorted(v.queued_s for v in verdicts)
+    assert queued[0] < 0.1 and queued[-1] >= 0.8  # the last waited for three calls of ~0.3 s
+    assert all(v.latency_s < 0.6 for v in verdicts)
+    assert judge.stats.queued_s == pytest.approx(sum(queued))
+
+
+def test_a_one_slot_timeout_still_stops_a_call_that_has_the_slot(judge_server):
+    from assay.judge import make_judge
+
+    judge_server.push(hang(2), obj(GOOD))
+    judge = make_judge(f"ollama:llama3@{judge_server.url}", cache=False, timeout=0.3, concurrency=2)
+
+    async def two():
+        return await asyncio.gather(judge.judge(request(1)), judge.judge(request(2)))
+    first, second = run(two())
+    assert "no reply within 0.3 s of getting the server's one slot" in first.error and second.error is None
+    assert second.queued_s >= 0.25  # it waited for the first call's slot, then had its own 0.3 s
+
+
 def test_local_servers_get_a_longer_default_timeout():
     from assay.judge import make_judge
 

@@ -9,6 +9,7 @@ outermost turns exceptions into errored Verdicts in ``judge()``, re-raising only
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import json
 import time
@@ -165,6 +166,7 @@ async def guarded(layer: Any, request: JudgeRequest) -> Verdict:
         stats.requests += 1
         stats.errors += verdict.error is not None and not verdict.skipped
         stats.skipped += verdict.skipped
+        stats.queued_s += verdict.queued_s
         if verdict.error is not None:
             stats.count_reason(verdict.error, skipped=verdict.skipped)
     return verdict
@@ -204,8 +206,9 @@ class Backend:
 
     backend = "backend"
     single_slot = False
-    """One request at a time (a local llama.cpp/Ollama server): a call abandoned at the timeout
-    keeps the server busy, so retrying it would only queue behind itself."""
+    """One request at a time (a local llama.cpp/Ollama server, an in-process model): calls queue
+    for the slot here, the timeout counts from when a call has it (``Verdict.queued_s`` is the
+    wait), and a call abandoned at the timeout keeps the server busy, so it is not retried."""
     elastic = False
     """Serves many calls at once (a hosted API, vLLM): the default stack lets concurrency grow past
     ``concurrency`` while latency holds (:mod:`assay.judge._limits`). Off for single-slot servers,
@@ -218,6 +221,7 @@ class Backend:
         self.timeout, self.price = timeout, price
         self._fatal: ProviderError | None = None
         self._identity: dict[str, Any] | None = None
+        self._slot: LoopLocal[asyncio.Lock] = LoopLocal(asyncio.Lock)
 
     @property
     def identity(self) -> dict[str, Any]:
@@ -231,24 +235,52 @@ class Backend:
     async def call(self, request: JudgeRequest) -> Verdict:
         if self._fatal is not None:
             raise self._fatal  # do not pay a round trip for an answer we already know
+        if not self.single_slot:
+            return await self._timed(request, self._complete(request), None, 0.0)
+        # One slot: calls take it in turn here, and the timeout counts from when a call has it, so a
+        # queued call is never timed out for the calls ahead of it. The slot is held until the work
+        # ends, even past the timeout (llama.cpp cannot be stopped mid-call).
+        slot = self._slot.get()
+        waiting = time.perf_counter()
+        await slot.acquire()
+        queued = time.perf_counter() - waiting
+        try:
+            work = asyncio.ensure_future(self._complete(request))
+        except BaseException:
+            slot.release()
+            raise
+        work.add_done_callback(lambda _: slot.release())
+        return await self._timed(request, asyncio.shield(work), work, queued)
+
+    async def _timed(self, request: JudgeRequest, reply: Awaitable[Completion], work: asyncio.Future[Any] | None,
+                     queued: float) -> Verdict:
         started = time.perf_counter()
         try:
-            completion = await asyncio.wait_for(self._complete(request), self.timeout)
+            completion = await asyncio.wait_for(reply, self.timeout)
         except TimeoutError as exc:
+            if work is not None:
+                work.cancel()
             if self.timeout is None:
                 raise provider_error(exc, self.backend, self.name) from exc
             if self.single_slot:
-                raise ProviderError(f"no reply within {self.timeout:g} s; not retried, since a local server keeps "
-                                    "working on an abandoned call (raise --timeout)", backend=self.backend,
-                                    model=self.name, retryable=False) from None
+                waited = f" (after {queued:.1f} s waiting for the slot)" if queued >= 0.05 else ""
+                raise ProviderError(f"no reply within {self.timeout:g} s of getting the server's one slot{waited}; "
+                                    "not retried, since a local server keeps working on an abandoned call "
+                                    "(raise --timeout)", backend=self.backend, model=self.name,
+                                    retryable=False) from None
             raise ProviderError(f"no reply within {self.timeout:g} s", backend=self.backend,
                                 model=self.name, retryable=True) from None
-        except Exception as exc:
+        except BaseException as exc:
+            if work is not None:
+                work.cancel()  # the caller gave up (an interrupt): the work stops as soon as it can
+            if not isinstance(exc, Exception):
+                raise
             error = provider_error(exc, self.backend, self.name)
             if is_fatal(error):
                 self._fatal = error
             raise error from exc
-        return self.verdict(completion, request, time.perf_counter() - started)
+        verdict = self.verdict(completion, request, time.perf_counter() - started)
+        return dataclasses.replace(verdict, queued_s=queued) if queued else verdict
 
     def verdict(self, completion: Completion, request: JudgeRequest, latency: float) -> Verdict:
         cost = completion.cost_usd

@@ -5,7 +5,8 @@ requests and replies are the OpenAI chat-completions shapes and the verdict sche
 grammar (constrained output: the reply is the object). One model load per process and per
 settings, shared by every judge built on it; one slot, so calls run one at a time in a worker
 thread, and a call that is still running is never abandoned and retried (the retry would only
-queue behind it): there is no timeout unless one is asked for. llama.cpp keeps the previous
+queue behind it): there is no timeout unless one is asked for, and one asked for counts from when
+the call has the slot (see ``Backend.single_slot``). llama.cpp keeps the previous
 prompt's KV cache, so the static rubric at the head of each prompt is not recomputed; the reused
 prompt tokens are counted in ``cached_prompt_tokens``.
 """
@@ -169,7 +170,13 @@ class LocalLlama(Backend):
             return model.server.handle_chat_completions(params)
 
     async def _complete(self, request: JudgeRequest) -> Completion:
-        reply = await asyncio.to_thread(self._run, self._params(request))
+        running = asyncio.get_running_loop().run_in_executor(None, self._run, self._params(request))
+        try:
+            reply = await asyncio.shield(running)
+        except asyncio.CancelledError:
+            # llama.cpp cannot be stopped mid-call: this call holds the slot until the thread ends
+            await asyncio.wait([running])
+            raise
         if isinstance(reply, dict) and "error" in reply:
             raise self._error(reply["error"])
         choices = reply.get("choices") if isinstance(reply, dict) else None

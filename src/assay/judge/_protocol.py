@@ -59,6 +59,7 @@ class Verdict:
     attempts: int = 1
     error: str | None = None              # why no verdict: parse failure, timeout, HTTP 500 x5 ...
     skipped: bool = False                 # not attempted (budget reached, dry run)
+    queued_s: float = 0.0                 # waiting for a one-slot backend's slot (not in latency_s, not timed out)
 
 
 @runtime_checkable

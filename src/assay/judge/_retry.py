@@ -102,7 +102,8 @@ def combine(first: Verdict, second: Verdict) -> Verdict:
     return dataclasses.replace(
         second, input_tokens=first.input_tokens + second.input_tokens,
         output_tokens=first.output_tokens + second.output_tokens, cost_usd=cost,
-        latency_s=first.latency_s + second.latency_s, attempts=first.attempts + second.attempts)
+        latency_s=first.latency_s + second.latency_s, attempts=first.attempts + second.attempts,
+        queued_s=first.queued_s + second.queued_s)
 
 
 TRUNCATED = "truncated at max_tokens"

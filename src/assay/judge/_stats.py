@@ -28,6 +28,7 @@ class JudgeStats:
     cost_usd: float = 0.0      # sum over calls with a known price
     unpriced_calls: int = 0    # calls whose cost is unknown (not counted in cost_usd)
     peak_concurrency: int = 0  # most backend calls in flight at once
+    queued_s: float = 0.0      # seconds requests waited for a one-slot backend's slot, summed
     concurrency_limit: int = 0  # the adaptive limit now (lowered after HTTP 429)
     estimated_calls: int = 0   # dry run: calls that would be made
     estimated_input_tokens: int = 0
