@@ -8,15 +8,19 @@ for an in-process judge, the share of each call's static prompt (the rubric) and
 tokens that llama.cpp reused from its cache.
 
     python benchmarks/judge_quality.py --judge local:/path/model.gguf [--metric failure_rate ...]
-        [--per-label 2] [--threads 2] [--max-tokens 512] [--prompt-style compact] [--ordinal-order natural]
+        [--half tuning|heldback] [--per-label 2] [--threads 2] [--max-tokens 512] [--prompt-style compact]
+        [--ordinal-order natural]
 
-``--per-label N`` keeps the first N items of each label (a stratified subset that fits a slow
-machine); the item count is printed with the figures.
+The set has a fixed tuning half and a held-back half (``judge_quality_set``); by default both are
+scored and reported side by side, and a prompt change is judged on the held-back column.
+``--half`` scores one. ``--per-label N`` keeps the first N items of each label in each half (a
+stratified subset that fits a slow machine); item counts are printed with the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter, defaultdict
@@ -25,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from judge_quality_set import ORDINAL, items  # noqa: E402
+from judge_quality_set import HALVES, ORDINAL, items  # noqa: E402
 
 from assay import evaluate  # noqa: E402
 from assay.judge import make_judge, ordinal_order, prompt_style  # noqa: E402
@@ -117,8 +121,9 @@ def static_reuse(backend: Any, calls: list[tuple[str, int, int]]) -> float:
     return sum(shares) / len(shares) if shares else float("nan")
 
 
-def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label: int | None) -> dict[str, Any]:
-    data = subset(items(metric), per_label)
+def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label: int | None,
+               half: str | None = None) -> dict[str, Any]:
+    data = subset(items(metric, half), per_label)
     judge = make_judge(judge_spec, cache=False, **options)
     backend = judge
     while hasattr(backend, "inner"):
@@ -177,6 +182,8 @@ def main() -> int:
     parser.add_argument("--judge", required=True, help="e.g. local:/models/qwen2.5-1.5b-instruct-q4_k_m.gguf")
     parser.add_argument("--metric", action="append", choices=["failure_rate", "goal_achievement_rate",
                                                               "answer_relevance", "accuracy"])
+    parser.add_argument("--half", choices=list(HALVES), default=None,
+                        help="score one half of the set (default: both, side by side)")
     parser.add_argument("--per-label", type=int, default=None, help="first N items of each label only")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads of a local judge")
     parser.add_argument("--max-tokens", type=int, default=None)
@@ -195,20 +202,25 @@ def main() -> int:
         options["max_tokens"] = args.max_tokens
     if args.concurrency:
         options["concurrency"] = args.concurrency
+    halves = [args.half] if args.half else list(HALVES)
     for metric in args.metric or ["failure_rate", "goal_achievement_rate", "answer_relevance", "accuracy"]:
-        got = run_metric(metric, args.judge, options, args.per_label)
+        got = {h: run_metric(metric, args.judge, options, args.per_label, h) for h in halves}
         judge = make_judge(args.judge, cache=False, dry_run=True, **{k: v for k, v in options.items()
                                                                       if k in ("prompt_style", "ordinal_order")})
-        print(f"\n{metric}  ({got['items']} items, judge {args.judge}, prompt style {prompt_style(judge)}, "
-              f"ordinal order {ordinal_order(judge)})", flush=True)
-        for key in ("kappa", "weighted_kappa", "exact", "pass_fail", "mae", "errored", "calls", "prompt_tokens",
-                    "completion_tokens", "s_per_item", "static_reused", "prompt_reused", "prompt_per_call", "reused_per_call"):
-            if key in got:
-                value = got[key]
-                print(f"  {key:18} {value:.3f}" if isinstance(value, float) else f"  {key:18} {value}")
-        print(f"  {'recall':18} {got['recall']}")
-        print(f"  {'chosen':18} {got['chosen']}")
-        print(f"  {'chosen position':18} {got['positions']}", flush=True)
+        counts = ", ".join(f"{h} {g['items']}" for h, g in got.items())
+        print(f"\n{metric}  (items: {counts}; judge {args.judge}, prompt style {prompt_style(judge)}, "
+              f"ordinal order {ordinal_order(judge)}, load average {os.getloadavg()[0]:.1f})", flush=True)
+        print(f"  {'':18} " + "".join(f"{h:>12}" for h in got))
+        for key in ("items", "kappa", "weighted_kappa", "exact", "pass_fail", "mae", "errored", "calls",
+                    "prompt_tokens", "completion_tokens", "s_per_item", "static_reused", "prompt_reused",
+                    "prompt_per_call", "reused_per_call"):
+            if any(key in g for g in got.values()):
+                cells = [g.get(key) for g in got.values()]
+                print(f"  {key:18} " + "".join(f"{v:>12.3f}" if isinstance(v, float) else f"{str(v):>12}"
+                                               for v in cells))
+        for key in ("recall", "chosen", "positions"):
+            for h, g in got.items():
+                print(f"  {key + ' (' + h + ')':18} {g[key]}", flush=True)
     return 0
 
 

@@ -10,6 +10,12 @@ in what the rubric asks about, and the note says which difference decides the la
   scenarios carry the user's goal in ``expected.goal``, odd ones leave it to the judge (25/25).
 - answer_relevance (1-5): 6 questions x 5 levels = 30 items.
 - accuracy (1-5, against a reference answer): 6 questions x 5 levels = 30 items.
+
+Two fixed halves, by scenario, so that every label is in both: the **tuning** half (the first
+half of each metric's scenarios: failure_rate and goal_achievement_rate scenarios 0-4, the 1-5
+sets questions 0-2) is where prompts are tried; the **held-back** half (scenarios 5-9, questions
+3-5) is only measured, and a prompt change is judged on it. A scenario's items never straddle the
+halves (its labels share the question, so seeing one label's item teaches the others).
 """
 
 from __future__ import annotations
@@ -276,6 +282,19 @@ ORDINAL = {"goal_achievement_rate": ["none", "minor", "partial", "mostly", "full
            "answer_relevance": ["1", "2", "3", "4", "5"], "accuracy": ["1", "2", "3", "4", "5"]}
 
 
-def items(metric: str) -> list[dict[str, Any]]:
-    """The labelled items for *metric* (each a trace plus label, score and note)."""
-    return SETS[metric]()
+SCENARIOS = {"failure_rate": len(UNKNOWABLE), "goal_achievement_rate": len(TASKS),
+             "answer_relevance": len(RELEVANCE), "accuracy": len(ACCURACY)}
+HALVES = ("tuning", "heldback")
+
+
+def half_of(metric: str, item: dict[str, Any]) -> str:
+    """``tuning`` or ``heldback``: the first half of the metric's scenarios tunes, the second is held back."""
+    scenario = int(item["id"].split("-")[1])
+    return "tuning" if scenario < SCENARIOS[metric] // 2 else "heldback"
+
+
+def items(metric: str, half: str | None = None) -> list[dict[str, Any]]:
+    """The labelled items for *metric* (each a trace plus label, score and note); *half*: one half only."""
+    if half is not None and half not in HALVES:
+        raise ValueError(f"half must be one of {HALVES}, got {half!r}")
+    return [i for i in SETS[metric]() if half is None or half_of(metric, i) == half]
