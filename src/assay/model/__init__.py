@@ -12,8 +12,8 @@ from ._trace import (
 )
 
 __all__ = [
-from ._card import Disagreement, JudgeCard, MetricCard, PassFail
-from ._record import RunRecord
+    "AgentRun", "DimensionScore", "Disagreement", "JudgeCard", "LabelAgreement", "MetricCard", "PassFail", "Expected", "ExpectedToolCall", "Handoff", "InputIssue", "MetricResult",
+    "MetricSummary", "RunRecord", "RunResult", "ToolCall", "Trace", "TraceResult", "TraceValidationError", "Turn", "TurnExpected", "Usage", "Warning",
     "decode_issue", "decode_run", "decode_trace", "encode", "encode_run", "encode_summary_record", "encode_trace", "read_results",
     "negative_values", "run_from_builtins",
 ]
