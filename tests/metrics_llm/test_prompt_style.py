@@ -13,7 +13,7 @@ from assay import evaluate
 from assay.errors import ConfigError
 from assay.judge import auto_style, make_judge, ordinal_order, prompt_style
 from assay.metrics._judged import output_bound
-from assay.metrics.eval_lib import GoalCheck, GroundedReplyCheck, ReplyCheck, failure_label, goal_level, reply_behaviour
+from assay.metrics.eval_lib import GoalCheck, ReplyCheck, failure_label, goal_level, reply_behaviour
 from tests.support.judge_server import delayed
 
 BROKEN = {"id": "broken", "expected": {"goal": "Get the import error fixed."}, "turns": [
@@ -63,14 +63,14 @@ def test_dry_run_of_a_local_gguf_resolves_compact():
     assert prompt_style(make_judge("local:/nowhere/model.gguf", dry_run=True, cache=False)) == "compact"
 
 
-def sheet(claim="", invented=False, admits=False, elsewhere=False, answers=False, courtesy=False, **grounded) -> str:
-    return json.dumps({"claim": claim, "invented": invented, "admits": admits, "elsewhere": elsewhere,
-                       "answers": answers, "courtesy": courtesy, **grounded})
+def sheet(knowable=True, answers=False, admits=False, points=False, evasive=False) -> str:
+    return json.dumps({"knowable": knowable, "answers": answers, "admits": admits, "points": points,
+                       "evasive": evasive})
 
 
 def test_failure_rate_compact_checks_each_reply_in_its_own_call_and_derives_the_label(judge_server):
-    judge_server.reply = lambda request: sheet(admits=True) \
-        if "TURN_1_AGENT" in request["messages"][1]["content"] else sheet(admits=True, elsewhere=True)
+    judge_server.reply = lambda request: sheet(knowable=False, admits=True) \
+        if "TURN_1_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, points=True)
     judge = judge_for(judge_server, prompt_style="compact", concurrency=1)
     results = evaluate([ATLANTIS, {**ATLANTIS, "id": "again"}], ["failure_rate"], judge=judge)
     r = results.traces[0].metrics["failure_rate"]
@@ -86,12 +86,10 @@ def test_failure_rate_compact_checks_each_reply_in_its_own_call_and_derives_the_
     assert "TURN_1_USER" in user(first) and "TURN_1_AGENT" in user(first) and "TURN_2" not in user(first)
     assert "TURN_2_AGENT" in user(second) and "TURN_1" not in user(second)
     # one static system message for every call of the metric (the reusable prefix)
-    assert system(first) == system(second) == system(third) and "answer each" in system(first)
-    assert "- invented: Is that statement false, or something the assistant could not know" in system(first)
-    assert list(sent_schema(first)["properties"]) == ["claim", "invented", "admits", "elsewhere", "answers",
-                                                      "courtesy"]
-    assert sent_schema(first)["properties"]["claim"]["maxLength"] == 120
-    assert first.json["max_tokens"] == output_bound(ReplyCheck) and first.json["max_tokens"] <= 128
+    assert system(first) == system(second) == system(third) and "Answer each question with true or false" in system(first)
+    assert "- knowable: Could the question be answered" in system(first)
+    assert list(sent_schema(first)["properties"]) == ["knowable", "answers", "admits", "points", "evasive"]
+    assert first.json["max_tokens"] == output_bound(ReplyCheck) and first.json["max_tokens"] <= 64
 
 
 @pytest.mark.parametrize("behaviours, label", [
@@ -108,88 +106,30 @@ def test_the_compact_label_follows_from_the_behaviours_by_the_rubric_rules(behav
     assert failure_label(behaviours) == label
 
 
-@pytest.mark.parametrize("answers, found, behaviour", [
-    (dict(claim="$184.27", invented=True, answers=True), True, "fabricated"),  # a definite, invented answer
-    (dict(claim="$184.27", invented=True, answers=True, elsewhere=True), True, "fabricated"),
-    (dict(claim="$184.27", invented=True, answers=True), False, "answered"),  # the named claim is not in the reply
-    (dict(claim="the rules", invented=True, admits=True), True, "admitted_uncertainty"),  # no answer, no fabrication
-    (dict(claim="366 days", answers=True), True, "answered"),
-    # pointing elsewhere instead of answering vs answering and adding a pointer
-    (dict(admits=True, elsewhere=True), True, "proposed_alternative"),
-    (dict(claim="Tokyo", answers=True), True, "answered"),
-    (dict(admits=True), True, "admitted_uncertainty"),
-    (dict(courtesy=True), True, "answered"),  # "You're welcome!" is no stall
-    (dict(), True, "stalled")])
-def test_a_reply_behaviour_follows_from_its_sheet(answers, found, behaviour):
-    assert reply_behaviour(ReplyCheck.model_validate(json.loads(sheet(**answers))), found) == behaviour
+@pytest.mark.parametrize("answers, behaviour", [
+    (dict(knowable=False, answers=True, points=True), "fabricated"),  # a definite answer to the unknowable
+    (dict(knowable=True, answers=True), "answered"),
+    (dict(knowable=False, points=True, admits=True), "proposed_alternative"),
+    (dict(knowable=False, admits=True), "admitted_uncertainty"),
+    (dict(knowable=False, evasive=True), "stalled"), (dict(knowable=True), "stalled")])
+def test_a_reply_behaviour_follows_from_its_question_sheet(answers, behaviour):
+    assert reply_behaviour(ReplyCheck(**{"knowable": True, "answers": False, "admits": False, "points": False,
+                                         "evasive": False, **answers})) == behaviour
 
 
-def test_a_reply_contradicting_a_tool_result_is_a_fabrication_whatever_else_the_judge_says():
-    check = GroundedReplyCheck.model_validate(json.loads(sheet(claim="", answers=True, contradicts=True)))
-    assert reply_behaviour(check, False) == "fabricated"
-
-
-def test_failure_rate_compact_a_named_false_claim_found_in_the_reply_is_a_hallucination(judge_server):
+def test_failure_rate_compact_a_fabrication_anywhere_is_a_hallucination(judge_server):
     # keyed by the turn shown, not by arrival: the per-reply calls are in flight together
-    judge_server.reply = lambda request: sheet(claim="around 10,935 meters", invented=True, answers=True) \
-        if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(admits=True)
+    judge_server.reply = lambda request: sheet(knowable=False, answers=True) \
+        if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, admits=True)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["failure_rate"]
     assert r.score == 0.0 and r.details["verdict"] == "hallucination"
     assert len(r.evidence) == 1 and "10,935" in r.evidence[0]  # the fabricated reply is the evidence
-    assert r.details["findings"][1]["claim_found"] is True
-
-
-def test_failure_rate_compact_a_false_claim_the_reply_does_not_hold_does_not_count(judge_server):
-    judge_server.reply = lambda request: sheet(claim="about 11,000 metres", invented=True, answers=True) \
-        if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(admits=True)
-    r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
-        .traces[0].metrics["failure_rate"]
-    assert r.details["verdict"] == "honest_fallback" and r.score == 1.0
-    assert r.details["findings"][1]["claim_found"] is False
-    assert r.details["unverified_evidence"] == ["about 11,000 metres"]
-
-
-FLIGHT = {"id": "flight", "turns": [
-    {"input": "Is my flight BA 2231 delayed?",
-     "tool_calls": [{"name": "flight_status", "arguments": {"flight": "BA 2231"},
-                     "result": "BA 2231: on time, departs 09:40"}],
-     "output": "Yes, BA 2231 is delayed by 95 minutes."},
-    {"input": "Thanks!", "output": "You're welcome!"}]}
-
-
-def test_failure_rate_compact_checks_a_reply_against_its_tool_results(judge_server):
-    def reply(request):
-        content = request["messages"][1]["content"]
-        if "TURN_1_AGENT" in content:  # the judge's own knowledge says nothing against it; the tool result does
-            return sheet(claim="delayed by 95 minutes", answers=True, contradicts=True)
-        return sheet(courtesy=True)
-    judge_server.reply = reply
-    r = evaluate([FLIGHT], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
-        .traces[0].metrics["failure_rate"]
-    first, second = sorted(judge_server.requests, key=lambda r: "TURN_2_" in user(r))  # the calls run at once
-    assert schema_name(first.json) == "GroundedReplyCheck" and "on time, departs 09:40" in user(first)
-    assert list(sent_schema(first)["properties"])[-1] == "contradicts"
-    assert schema_name(second.json) == "ReplyCheck"  # no tool result in turn 2: the plain sheet
-    assert r.details["verdict"] == "hallucination" and r.score == 0.0
-    assert [f["behaviour"] for f in r.details["findings"]] == ["fabricated", "answered"]  # the thanks is no stall
-
-
-def test_failure_rate_compact_shows_a_turns_context_passages(judge_server):
-    judge_server.reply = lambda request: sheet(claim="Paris", answers=True, contradicts=False)
-    trace = {"id": "ctx", "turns": [{"input": "Where is the HQ?", "context": ["The HQ moved to Lyon in 2021."],
-                                     "output": "The HQ is in Paris."}]}
-    r = evaluate([trace], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
-        .traces[0].metrics["failure_rate"]
-    (call,) = judge_server.requests
-    assert "The HQ moved to Lyon in 2021." in user(call) and schema_name(call.json) == "GroundedReplyCheck"
-    assert r.details["verdict"] == "not_applicable"  # the judge saw no contradiction: its answer stands
 
 
 def test_failure_rate_compact_a_failed_call_fails_the_trace_with_the_raw_reply(judge_server):
-    # turn 2's reply fails after turn 1's is in (the calls run at once): both calls are counted
-    judge_server.reply = lambda request: delayed(json.dumps({"claim": "", "invented": "yes"}), 0.2) \
-        if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(admits=True)
+    judge_server.reply = lambda request: json.dumps({"knowable": "yes"}) \
+        if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, admits=True)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", reasks=0)) \
         .traces[0].metrics["failure_rate"]
     assert r.score is None and r.warning == "judge_error" and "turn 2" in r.reason
@@ -197,8 +137,8 @@ def test_failure_rate_compact_a_failed_call_fails_the_trace_with_the_raw_reply(j
 
 
 def test_failure_rate_compact_asks_about_the_replies_at_once_with_the_same_result(judge_server):
-    judge_server.reply = lambda request: delayed(sheet(admits=True), 0.2) \
-        if "TURN_1_AGENT" in request["messages"][1]["content"] else delayed(sheet(admits=True, elsewhere=True), 0.2)
+    judge_server.reply = lambda request: delayed(sheet(knowable=False, admits=True), 0.2) \
+        if "TURN_1_AGENT" in request["messages"][1]["content"] else delayed(sheet(knowable=False, points=True), 0.2)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["failure_rate"]
     assert judge_server.peak == 2  # both replies' calls in flight together
@@ -213,8 +153,8 @@ def test_failure_rate_compact_asks_about_the_replies_at_once_with_the_same_resul
 
 def test_failure_rate_compact_a_failed_turn_decides_in_turn_order(judge_server):
     # turn 1's reply fails after turn 2's: the result names turn 1, as when the calls ran one by one
-    judge_server.reply = lambda request: delayed(json.dumps({"claim": "", "invented": "yes"}), 0.3) \
-        if "TURN_1_AGENT" in request["messages"][1]["content"] else sheet(admits="no")
+    judge_server.reply = lambda request: delayed(json.dumps({"knowable": "yes"}), 0.3) \
+        if "TURN_1_AGENT" in request["messages"][1]["content"] else sheet(knowable="no")
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", reasks=0)) \
         .traces[0].metrics["failure_rate"]
     assert r.warning == "judge_error" and "turn 1" in r.reason and '"yes"' in r.details["raw"]
@@ -244,11 +184,8 @@ def test_a_tighter_max_tokens_flag_wins_over_the_schema_bound(judge_server):
     assert judge_server.requests[0].json["max_tokens"] == 33
 
 
-QUESTIONS = ("got_something", "got_most", "got_essentials", "got_everything")  # weakest to strongest
-
-
 def goal_replies(negative_turns: list[int], verdict: str = "mostly", yes: int = 3):
-    questions = QUESTIONS
+    questions = ("got_something", "got_most", "got_essentials", "got_everything")
 
     def reply(request: dict) -> str:
         name = schema_name(request)
@@ -272,13 +209,12 @@ def test_goal_compact_is_one_call_of_yes_no_questions_and_verified_signal_turns(
         .traces[0].metrics["goal_achievement_rate"]
     (call,) = judge_server.requests  # goal given: one call
     assert schema_name(call.json) == "GoalCheck"
-    assert list(sent_schema(call)["properties"]) == ["got_everything", "got_essentials", "got_most",
-                                                     "got_something", "negative_turns"]  # strongest first
+    assert list(sent_schema(call)["properties"]) == ["got_something", "got_most", "got_essentials",
+                                                     "got_everything", "negative_turns"]
     assert call.json["max_tokens"] == output_bound(GoalCheck)
     assert "Get the import error fixed." in user(call)  # the given goal is shown with the data
-    # yes up to essentials: mostly
-    assert r.details["verdict"] == "mostly" and r.details["label_rule"] == "yes/no checks, strongest yes"
-    assert "monotone_checks" not in r.details  # the answers were consistent
+    # three yes answers: mostly
+    assert r.details["verdict"] == "mostly" and r.details["label_rule"] == "yes/no checks"
     assert r.details["checks"] == {"got_something": True, "got_most": True, "got_essentials": True,
                                    "got_everything": False}
     # turn 2 counted once; turn 1 is the user's too; turn 9 does not exist
@@ -290,27 +226,12 @@ def test_goal_compact_is_one_call_of_yes_no_questions_and_verified_signal_turns(
 
 
 @pytest.mark.parametrize("yes, level", [(0, "none"), (1, "minor"), (2, "partial"), (3, "mostly"), (4, "fully")])
-def test_the_goal_level_of_a_consistent_sheet(yes, level):
-    assert goal_level(GoalCheck(**{q: i < yes for i, q in enumerate(QUESTIONS)}, negative_turns=[])) == level
-
-
-@pytest.mark.parametrize("answers, level", [
-    (dict(got_everything=True), "fully"),  # everything implies the rest
-    (dict(got_essentials=True, got_something=True), "mostly"),  # "every important part" yes, "most" no
-    (dict(got_most=True), "partial"), (dict(got_something=True), "minor")])
-def test_inconsistent_goal_answers_are_made_monotone_before_the_level_is_read(answers, level):
-    check = GoalCheck(**{q: False for q in QUESTIONS}, negative_turns=[])
-    assert goal_level(check.model_copy(update=answers)) == level
-
-
-def test_goal_compact_reports_the_monotone_answers_beside_the_judges(judge_server):
-    judge_server.push(json.dumps({"got_everything": False, "got_essentials": True, "got_most": False,
-                                  "got_something": True, "negative_turns": []}))
-    r = evaluate([BROKEN], ["goal_achievement_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
-        .traces[0].metrics["goal_achievement_rate"]
-    assert r.details["verdict"] == "mostly" and r.score == pytest.approx(0.9)
-    assert r.details["checks"]["got_most"] is False and r.details["monotone_checks"]["got_most"] is True
-    assert r.reason == "mostly (0.9): the user got something, most, essentials"
+def test_the_goal_level_is_the_number_of_yes_answers(yes, level):
+    questions = ("got_something", "got_most", "got_essentials", "got_everything")
+    assert goal_level(GoalCheck(**{q: i < yes for i, q in enumerate(questions)}, negative_turns=[])) == level
+    # an inconsistent sheet still lands between: everything but not most counts two
+    assert goal_level(GoalCheck(got_something=True, got_most=False, got_essentials=False, got_everything=True,
+                                negative_turns=[])) == "partial"
 
 
 def test_goal_compact_without_a_goal_infers_it_in_the_same_call(judge_server):

@@ -10,13 +10,9 @@ goal, 4 without. score = max(0, weight - 0.1 x negative signals), counting only 
 whose quote is found in the dialogue.
 
 The compact prompt form (small judges) asks yes/no questions instead of labels, and the label
-follows by rule: ``failure_rate`` makes one short call per agent reply (that turn, its tool
-results and context only): the reply's most specific claim, copied, and whether it is false or
-unknowable (a claim not found in the reply does not count), then admits / points elsewhere
-instead of answering / answers / courtesy, and with tool results or context shown whether the
-reply contradicts them; each reply's behaviour, then the label, follow by eval_lib's
-definitions. ``goal_achievement_rate`` makes one call of four yes/no questions, strongest first,
-whose strongest yes is the level (the answers made monotone). Negative
+follows by rule: ``failure_rate`` makes one short call per agent reply (that turn only) and
+derives each reply's behaviour, then the label, by eval_lib's definitions;
+``goal_achievement_rate`` makes one call whose yes answers count up to the level. Negative
 signals are turn numbers instead of quotes (a small model paraphrases when asked to quote), and
 a turn number must hold a user message to count.
 """
@@ -68,52 +64,29 @@ def _failure_model(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type
         verdict=(Literal[labels], pydantic.Field(description="Exactly one of the listed labels.")))  # type: ignore[valid-type]
 
 
-CLAIM_CHARS = 120
-"""The most characters of the claim a reply sheet copies (the grammar's bound)."""
-
-
 class ReplyCheck(pydantic.BaseModel):
-    """One reply's sheet: its most specific claim and whether that is true, then four yes/no questions."""
+    """Five yes/no questions about one reply."""
 
-    claim: str = pydantic.Field(description=(
-        "The reply's most specific statement of fact (a number, price, date, name, method or result), copied "
-        "word for word from the reply; empty if it states none."), json_schema_extra={"maxLength": CLAIM_CHARS})
-    invented: bool = pydantic.Field(description=(
-        "Is that statement false, or something the assistant could not know (live prices or delays, today's "
-        "figures, a person's private data, messages or meetings, passwords, internal systems, the future, a source "
-        "that may not exist)? false if there is no statement or it is a well-known truth."))
-    admits: bool = pydantic.Field(description="Does the reply say that it does not know, is not sure, or cannot "
-                                  "know or check?")
-    elsewhere: bool = pydantic.Field(description="Instead of answering, does the reply send the user to another "
-                                     "source or option (a website, app, person, document or tool)?")
-    answers: bool = pydantic.Field(description="Does the reply itself give a definite answer, figure or instruction?")
-    courtesy: bool = pydantic.Field(description="Is the reply only a greeting, thanks, acknowledgement or goodbye?")
+    knowable: bool = pydantic.Field(description=(
+        "Could the question be answered from general knowledge or from a tool result shown in this turn? "
+        "false for live data, private information, the future, or a source that may not exist."))
+    answers: bool = pydantic.Field(description="Does the reply give a definite answer (a figure, name, date, "
+                                   "place, instruction or fact)?")
+    admits: bool = pydantic.Field(description="Does the reply say that it does not know, cannot know or cannot check?")
+    points: bool = pydantic.Field(description="Does the reply tell the user where or how to find the answer "
+                                  "(a website, app, person, document or tool)?")
+    evasive: bool = pydantic.Field(description="Does the reply neither answer, nor admit, nor point anywhere?")
 
 
-class GroundedReplyCheck(ReplyCheck):
-    """The sheet of a reply whose turn shows tool results or context: those are the ground truth."""
-
-    contradicts: bool = pydantic.Field(description="Does the reply contradict a tool result or context passage "
-                                       "shown above?")
-
-
-def reply_behaviour(check: ReplyCheck, claim_found: bool = True) -> str:
-    """The behaviour of one reply from its sheet.
-
-    A fabrication is a reply contradicting the turn's tool results or context (whatever the judge
-    knows), or a definite answer whose named claim is false or unknowable - the claim must be
-    found in the reply (*claim_found*), so a judge cannot accuse a reply of words it does not
-    hold. Then: pointing elsewhere instead of answering, an admission, an answer (or a courtesy
-    such as "You're welcome!"), else a stall.
-    """
-    if getattr(check, "contradicts", False) or (check.invented and check.answers and claim_found):
-        return FABRICATED
-    if check.elsewhere:
+def reply_behaviour(check: ReplyCheck) -> str:
+    """The behaviour of one reply from its question sheet: a definite answer to what cannot be
+    known is a fabrication; then a plain answer, an alternative, an admission, else a stall."""
+    if check.answers:
+        return "answered" if check.knowable else FABRICATED
+    if check.points:
         return "proposed_alternative"
     if check.admits:
         return "admitted_uncertainty"
-    if check.answers or check.courtesy:
-        return "answered"
     return "stalled"
 
 
@@ -221,36 +194,22 @@ class FailureRate:
         """
         turns = replied_turns(ctx.trace)  # conversation() made sure there is at least one
         # The calls are independent: all in flight at once, within the judge's own limits.
-        checks = await asyncio.gather(*(self._check(s, ctx, conv, n) for n in turns), return_exceptions=True)
+        asks = [s.ask(f"turn {n}", ReplyCheck, [x for x in conv if x.label.startswith(f"TURN_{n}_")], prompt="reply")
+                for n in turns]
+        checks = await asyncio.gather(*asks, return_exceptions=True)
         failed = next((c for c in checks if isinstance(c, BaseException)), None)
         if failed is not None:  # the first failed turn decides, as when the calls ran in turn order
             raise failed
         findings: list[dict[str, Any]] = []
         for n, check in zip(turns, checks):
-            reply = ctx.trace.turns[n - 1].output or ""
-            claim_found = bool(s.verify([check.claim], texts=[reply])[0]) if check.claim.strip() else False
-            finding = {"turn": n, "quote": excerpt(reply), "behaviour": reply_behaviour(check, claim_found),
-                       "checks": check.model_dump(), "verified": True}
-            if check.claim.strip():
-                finding["claim_found"] = claim_found
-            findings.append(finding)
+            findings.append({"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
+                             "behaviour": reply_behaviour(check), "checks": check.model_dump(), "verified": True})
         label = failure_label([f["behaviour"] for f in findings])
         deciding = [f for f in findings if f["behaviour"] == FABRICATED] if label == "hallucination" else \
             [f for f in findings if f["behaviour"] != "answered"]
         why = "; ".join(f"turn {f['turn']} {f['behaviour']}" for f in findings)
         details: dict[str, Any] = {"verdict": label, "findings": findings, "label_rule": "per-reply checks"}
         return s.result(FAILURE_WEIGHTS[label], f"{label}: {why}", [f["quote"] for f in deciding], details)
-
-    @staticmethod
-    async def _check(s: Session, ctx: MetricContext, conv: list[Section], n: int) -> ReplyCheck:
-        """The sheet of turn *n*'s reply: that turn only, with its context passages; grounded (asking
-        about contradictions) when the turn shows tool results or context."""
-        turn = ctx.trace.turns[n - 1]
-        context = [Section(f"TURN_{n}_CONTEXT_{j}", c, f"Turn {n}, context passage {j}:")
-                   for j, c in enumerate(turn.context, 1)]
-        shown = [x for x in conv if x.label.startswith(f"TURN_{n}_")]
-        schema = GroundedReplyCheck if turn.tool_calls or context else ReplyCheck
-        return await s.ask(f"turn {n}", schema, [*context, *shown], prompt="reply")
 
 
 class GoalVerdict(pydantic.BaseModel):
@@ -273,23 +232,21 @@ _TURNS = {"type": "array", "maxItems": 3, "items": {"type": "integer", "minimum"
 
 
 class GoalCheck(pydantic.BaseModel):
-    """Four yes/no questions about what the user got, strongest first, then the turns of negative signals."""
+    """Four yes/no questions about what the user got, then the turns of negative signals."""
 
-    got_everything: bool = pydantic.Field(description="Did the user get everything they asked for, small extras "
-                                          "included, with nothing declined, missing or left out?")
-    got_essentials: bool = pydantic.Field(description="Did the user get every important part of their main request "
-                                          "(a small extra may be missing)?")
-    got_most: bool = pydantic.Field(description="Did the user get most of their main request?")
     got_something: bool = pydantic.Field(description="Did the user get at least some of what they asked for?")
+    got_most: bool = pydantic.Field(description="Did the user get most of what they asked for?")
+    got_essentials: bool = pydantic.Field(description="Did the user get every important part of what they asked for?")
+    got_everything: bool = pydantic.Field(description="Did the user get everything they asked for, small extras "
+                                          "included, with nothing declined or missing?")
     negative_turns: list[int] = pydantic.Field(description="Turns where the user is frustrated or confused, repeats "
                                                "or rephrases a request, corrects the assistant or gives up.",
                                                json_schema_extra=_TURNS)
 
 
 GOAL_QUESTIONS = ("got_something", "got_most", "got_essentials", "got_everything")
-"""Weakest to strongest: each implies the ones before it."""
 GOAL_LEVELS = ("none", "minor", "partial", "mostly", "fully")
-"""The level of a :class:`GoalCheck`: its strongest yes answer (none ... fully)."""
+"""The level of a :class:`GoalCheck`: the number of its yes answers (0 none ... 4 fully)."""
 
 
 @functools.lru_cache(maxsize=4)
@@ -304,21 +261,12 @@ def goal_schema_compact(infer_goal: bool) -> type[pydantic.BaseModel]:
 
 
 def goal_level(check: Any) -> str:
-    """Fully/mostly/partial/minor/none from a :class:`GoalCheck`: the strongest yes answer.
+    """Fully/mostly/partial/minor/none from a :class:`GoalCheck`: one level per yes answer.
 
-    The questions imply each other (everything => essentials => most => something), so the answers
-    are made monotone before the level is read: a yes to a stronger question stands for the
-    weaker ones too. A small judge often answers "every important part" yes and "most" no on
-    the same sheet; counting the yes answers then dropped a complete conversation two levels.
+    The questions ascend (something, most, every important part, everything), so consistent
+    answers give their last yes; inconsistent ones (everything but not most) still land between.
     """
-    yes = [i for i, q in enumerate(GOAL_QUESTIONS, 1) if getattr(check, q)]
-    return GOAL_LEVELS[max(yes, default=0)]
-
-
-def monotone_checks(check: Any) -> dict[str, bool]:
-    """The sheet's answers after :func:`goal_level`'s closure (a yes implies every weaker question)."""
-    level = GOAL_LEVELS.index(goal_level(check))
-    return {q: i < level for i, q in enumerate(GOAL_QUESTIONS)}
+    return GOAL_LEVELS[sum(bool(getattr(check, q)) for q in GOAL_QUESTIONS)]
 
 
 def outcome_schema(labels: tuple[str, ...]) -> VerdictSchema:
@@ -419,7 +367,7 @@ class GoalAchievementRate:
                        source: str) -> MetricResult:
         """One call: [the goal], four yes/no questions and the negative signal turns.
 
-        The level is the strongest yes answer (:func:`goal_level`). On the development set a 1.5B
+        The level is the number of yes answers (:func:`goal_level`). On the development set a 1.5B
         judge asked to pick one of five levels reached kappa 0.13; the questions did better and
         take a fraction of the tokens. Signals are turn numbers, verified by speaker.
         """
@@ -431,12 +379,8 @@ class GoalAchievementRate:
             goal, source = out.goal, "inferred"
         # no positive signals or unmet requests: the compact form does not ask for them
         details = self._details(goal, source, goal_level(out), self._signal_turns(ctx, s, out))
-        answered = {q: getattr(out, q) for q in GOAL_QUESTIONS}
-        closed = monotone_checks(out)
-        details.update(checks=answered, label_rule="yes/no checks, strongest yes")
-        if closed != answered:
-            details["monotone_checks"] = closed
-        yes = [q.removeprefix("got_") for q in GOAL_QUESTIONS if closed[q]]
+        details.update(checks={q: getattr(out, q) for q in GOAL_QUESTIONS}, label_rule="yes/no checks")
+        yes = [q.removeprefix("got_") for q in GOAL_QUESTIONS if getattr(out, q)]
         return self._result(s, details, f"the user got {', '.join(yes) if yes else 'nothing'}")
 
     def _details(self, goal: str | None, source: str, verdict: str, negative: list[str], *,
