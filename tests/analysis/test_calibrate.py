@@ -249,7 +249,7 @@ def test_a_score_label_card_is_tied_to_the_rubric_it_measured(judge_server):
 
 
 def test_a_card_is_refused_for_another_rubric_metric_version_or_prompt_form(judge_server):
-    from assay.engine import correct_pass_rates
+    from assay.analysis import correct_pass_rates
     from assay.engine._run import Evaluation
 
     verdicts = {"01": "hallucination", "02": "not_applicable", "03": "stall", "04": "honest_fallback"}
