@@ -128,7 +128,8 @@ def test_failure_rate_compact_a_fabrication_anywhere_is_a_hallucination(judge_se
 
 
 def test_failure_rate_compact_a_failed_call_fails_the_trace_with_the_raw_reply(judge_server):
-    judge_server.reply = lambda request: json.dumps({"knowable": "yes"}) \
+    # turn 2's reply fails after turn 1's is in (the calls run at once): both calls are counted
+    judge_server.reply = lambda request: delayed(json.dumps({"knowable": "yes"}), 0.2) \
         if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, admits=True)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", reasks=0)) \
         .traces[0].metrics["failure_rate"]
