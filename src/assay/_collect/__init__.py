@@ -91,7 +91,9 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     finally:
         if writer is not None:
             writer.close()
-        _close(agent_obj, user_obj)
+        from ..judge._cache import close_caches  # loaded with the agent's judge stack already
+
+        close_caches(agent_obj, user_obj)
     if output is not None and not result.interrupted:
         _write(output, result.traces)
         errors = simulator_errors_path(output)
@@ -138,16 +140,6 @@ def _write(path: str | os.PathLike[str], traces: list[Trace]) -> None:
     with atomic_write(path) as f:
         for trace in traces:
             f.write(trace.model_dump_json().encode() + b"\n")
-
-
-def _close(*judges: Any) -> None:
-    for judge in judges:
-        layer, depth = judge, 0
-        while layer is not None and depth < 32:
-            cache = getattr(layer, "cache", None)
-            if callable(getattr(cache, "close", None)):
-                cache.close()
-            layer, depth = getattr(layer, "inner", None), depth + 1
 
 
 def _read_journal(path: Path, key: str) -> dict[str, tuple[Trace, str | None]]:

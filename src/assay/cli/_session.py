@@ -132,7 +132,10 @@ def run_session(paths: list[str], spec: RunSpec, *, outputs: list[tuple[str, str
         with _stop_on_signals(evaluation.cancel):  # type: ignore[arg-type]
             return run_into(evaluation, paths, spec, sinks, keep_traces=keep, tap=tap, complete=complete)
     finally:
-        close_caches(judge_obj)
+        if judge_obj is not None:  # the judge package is loaded only when a judge is in use
+            from ..judge._cache import close_caches
+
+            close_caches(judge_obj)
 
 
 _DOCUMENTS = ("json", "junit", "table")
@@ -227,21 +230,6 @@ class _Report(Sink):
         shown = self.digest.result(result)
         for path in self.paths:
             write_report(path, shown, traces=self.traces, scores=self.digest)
-
-
-def close_caches(judge: Any) -> None:
-    """Close the judge caches of *judge* (a jury's too) once the run is scored: at a known point,
-    not whenever the interpreter gets to them (see ``cli._common.exit_quickly``)."""
-    todo, seen = [judge], 0
-    while todo and seen < 256:
-        layer, seen = todo.pop(), seen + 1
-        if layer is None:
-            continue
-        cache = getattr(layer, "cache", None)
-        if callable(getattr(cache, "close", None)):
-            cache.close()
-        todo.append(getattr(layer, "inner", None))
-        todo.extend(getattr(layer, "jurors", None) or ())
 
 
 @contextmanager

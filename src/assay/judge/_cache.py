@@ -207,3 +207,18 @@ class Cached(Wrapper):
         verdict = await call_inner(self.inner, request)
         self.cache.put(key, verdict)
         return verdict
+
+
+def close_caches(*judges: Any) -> None:
+    """Close the judge caches of *judges* (every layer, a jury's jurors too) once a run is done:
+    at a known point, not whenever the interpreter gets to them (see ``cli._common.exit_quickly``)."""
+    todo, seen = list(judges), 0
+    while todo and seen < 256:
+        layer, seen = todo.pop(), seen + 1
+        if layer is None:
+            continue
+        cache = getattr(layer, "cache", None)
+        if callable(getattr(cache, "close", None)):
+            cache.close()
+        todo.append(getattr(layer, "inner", None))
+        todo.extend(getattr(layer, "jurors", None) or ())
