@@ -128,10 +128,6 @@ class TurnBuilder:
         if result is not _UNSET:
             target["result"] = result
 
-    def result(self, call_id: Any, where: str | None, *, result: Any = _UNSET, error: str | None = None) -> None:
-        """The result (and/or error) of the call with this id."""
-        self.answer(self.find(call_id, where), call_id, result=result, error=error)
-
     def positional(self, result: Any) -> None:
         """A result without an id: the first call of its turn still without one takes it at ``finish``."""
         self._positional.append((len(self.turns) - 1, result))
@@ -181,7 +177,7 @@ def messages_to_turns(messages: Any) -> tuple[str | None, list[dict[str, Any]]]:
             target = None
             if call_id is None and role == "function" and b.current and b.current["tool_calls"]:
                 target = b.current["tool_calls"][-1]
-            b.answer(target or b.find(call_id, f"{where}.tool_call_id"), call_id, result=_maybe_json(content))
+            b.answer(target or b.find(call_id, f"{where}.tool_call_id"), call_id, result=maybe_json(content))
         else:
             raise ValueError(f"{where}.role: expected one of 'system', 'user', 'assistant', 'tool', got {role!r}")
     return b.finish()
@@ -207,15 +203,3 @@ def _tool_call(call: Any, where: str) -> dict[str, Any]:
     if call.get("id") is not None:
         out["id"] = str(call["id"])
     return out
-
-
-def _maybe_json(content: str | None) -> Any:
-    if content is None:
-        return None
-    s = content.strip()
-    if s[:1] in ("{", "["):
-        try:
-            return loads(s)
-        except ValueError:  # not JSON, or over a limit: kept as the text it is
-            pass
-    return content

@@ -68,12 +68,14 @@ def nct_cdf(t: float, df: float, nc: float) -> float:
     return 1.0 - total if negative else total
 
 
+def _power(crit: float, df: int, nc: float) -> float:
+    """P(|T| > crit) for T noncentral t with *df* degrees of freedom and noncentrality *nc*."""
+    return 1.0 - nct_cdf(crit, df, nc) + nct_cdf(-crit, df, nc)
+
+
 def t_test_power(n: int, effect: float, alpha: float) -> float:
     """Power of the two-sided level-*alpha* one-sample t test on *n* units; *effect* = delta / sigma."""
-    df = n - 1
-    crit = t_ppf(1.0 - alpha / 2.0, df)
-    nc = abs(effect) * math.sqrt(n)
-    return 1.0 - nct_cdf(crit, df, nc) + nct_cdf(-crit, df, nc)
+    return _power(t_ppf(1.0 - alpha / 2.0, n - 1), n - 1, abs(effect) * math.sqrt(n))
 
 
 def t_test_n(effect: float, alpha: float, power: float, start: int = 2) -> int:
@@ -98,7 +100,7 @@ def noncentrality_needed(df: int, alpha: float, power: float) -> float:
     crit = t_ppf(1.0 - alpha / 2.0, df)
 
     def reach(nc: float) -> float:
-        return 1.0 - nct_cdf(crit, df, nc) + nct_cdf(-crit, df, nc)
+        return _power(crit, df, nc)
 
     lo, hi = 0.0, crit + 10.0
     while reach(hi) < power:
