@@ -254,3 +254,10 @@ def test_trials_the_budget_left_unrun_are_not_failures_and_a_rerun_collects_them
     again = assay.collect(task, agent, trials=3, output=out, concurrency=1, cache=False)
     assert len(judge_server.requests) == calls + 2 and again.resumed == 1 and again.not_collected == []
     assert [t.trial for t in again.traces] == [0, 1, 2] and not journal_path(out).exists()
+
+
+def test_zero_turns_is_an_error_not_the_default(tmp_path):
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_text(json.dumps({"id": "a", "input": "hi"}) + "\n")
+    with pytest.raises(ConfigError, match="max_turns: expected at least 1, got 0"):
+        assay.collect(str(tasks), agent="tests.collect.agents:async_echo", max_turns=0)

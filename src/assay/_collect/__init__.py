@@ -23,7 +23,7 @@ from ..errors import ConfigError
 from ..model import Trace
 from ..model._options import CONCURRENCY, JudgeOptions
 from ._agents import AgentReply, AgentRequest, make_agent, make_user
-from ._runner import Collected, NotCollected, Settings, check_settings, collect_async, fingerprint, trial_key
+from ._runner import MAX_TURNS, Collected, NotCollected, Settings, check_settings, collect_async, fingerprint, trial_key
 from ._tasks import Task, Tool, load_tasks
 from ._user import UserTurn
 
@@ -65,7 +65,7 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
             os.path.realpath(tasks) == os.path.realpath(output):
         raise ConfigError(f"the output {str(output)!r} is the task file: give the traces another file")
     task_list = load_tasks(tasks)
-    settings = Settings(trials=trials, temperature=temperature, seed=seed, max_turns=max_turns or 10,
+    settings = Settings(trials=trials, temperature=temperature, seed=seed, max_turns=MAX_TURNS if max_turns is None else max_turns,
                         max_tokens=max_tokens)
     check_settings(trials, settings.max_turns)
     if output is not None:

@@ -20,7 +20,7 @@ from .._files import atomic_write, check_writable, write_atomic
 from ..engine import Evaluation
 from ..analysis._compare import compare_runs
 from ..engine._calls import plan_inputs
-from ..engine._sinks import ContextSink, Sink, run_into
+from ..engine._sinks import ContextSink, Each, Sink, run_into
 from ..engine._spec import RunSpec
 from ..errors import ConfigError, DataError
 from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
@@ -113,7 +113,8 @@ def run_session(paths: list[str], spec: RunSpec, *, outputs: list[tuple[str, str
             stats=stats, model=getattr(judge_obj, "model", None),
             planned_calls=planned.total if planned is not None else None,
             read=(tap.bytes_read, tap.total_bytes()), tty=sys.stderr.isatty(), interval=progress_every)))
-        sinks.append(_Tick(sinks[-1]))
+        bar = sinks[-1]
+        sinks.append(Each(lambda _item: bar.value.trace_done()))  # each trace on the progress line
     if html:
         sinks.append(_Report(html))
 
@@ -199,16 +200,6 @@ class _Document(Sink):
         sys.stdout.flush()
         sys.stdout.buffer.write(_document(result, self.fmt))
         sys.stdout.buffer.flush()
-
-
-class _Tick(Sink):
-    """Counts each trace on the progress line."""
-
-    def __init__(self, progress: ContextSink) -> None:
-        self.progress = progress
-
-    def add(self, item: TraceResult | InputIssue) -> None:
-        self.progress.value.trace_done()
 
 
 class _Report(Sink):
