@@ -23,6 +23,7 @@ import sys
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .errors import ConfigError
@@ -60,15 +61,10 @@ def import_modules(modules: Iterable[str]) -> None:
         name = name.strip()
         if not name or name in sys.modules:
             continue
+        if name.endswith(".py") and not Path(name).is_file():
+            raise ConfigError(f"plugin {name!r}: no such file")
         try:
-            if name.endswith(".py"):
-                _import_file(name)
-            else:
-                if os.getcwd() not in sys.path:
-                    sys.path.append(os.getcwd())
-                importlib.import_module(name)
-        except ConfigError:
-            raise
+            import_module_ref(name)
         except ImportError as exc:
             raise ConfigError(f"plugin {name!r} cannot be imported: {exc} (is it installed, or on PYTHONPATH?)") \
                 from exc
@@ -76,20 +72,30 @@ def import_modules(modules: Iterable[str]) -> None:
             raise ConfigError(f"plugin {name!r} failed while importing: {type(exc).__name__}: {exc}") from exc
 
 
-def _import_file(path: str) -> None:
-    import importlib.util
+def import_module_ref(name: str) -> ModuleType:
+    """The module *name* names: a dotted name (the working directory searched last, as ``python -m``
+    would) or a ``file.py`` path (registered under its stem). Imported once: a later call for the
+    same module returns it, so a file is not executed again (``assay collect`` asks per trial)."""
+    if not name.endswith(".py"):
+        if os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
+        return importlib.import_module(name)
+    from importlib import util
 
-    file = Path(path)
+    file = Path(name).resolve()
+    loaded = sys.modules.get(file.stem)
+    if loaded is not None and getattr(loaded, "__file__", None) and Path(loaded.__file__).resolve() == file:
+        return loaded
     if not file.is_file():
-        raise ConfigError(f"plugin {path!r}: no such file")
-    module_name = file.stem
-    spec = importlib.util.spec_from_file_location(module_name, file)
+        raise ImportError(f"no such file {name!r}")
+    spec = util.spec_from_file_location(file.stem, file)
     if spec is None or spec.loader is None:  # pragma: no cover - a .py file always has a loader
-        raise ConfigError(f"plugin {path!r}: cannot be loaded as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
+        raise ImportError(f"{name!r} cannot be loaded as a Python module")
+    module = util.module_from_spec(spec)
+    sys.modules[file.stem] = module
     try:
         spec.loader.exec_module(module)
     except BaseException:
-        del sys.modules[module_name]
+        del sys.modules[file.stem]
         raise
+    return module

@@ -261,3 +261,14 @@ def test_zero_turns_is_an_error_not_the_default(tmp_path):
     tasks.write_text(json.dumps({"id": "a", "input": "hi"}) + "\n")
     with pytest.raises(ConfigError, match="max_turns: expected at least 1, got 0"):
         assay.collect(str(tasks), agent="tests.collect.agents:async_echo", max_turns=0)
+
+
+def test_a_tool_file_runs_once_for_all_trials(tmp_path):
+    tool = tmp_path / "collect_tool_once.py"
+    counter = tmp_path / "imports.txt"
+    tool.write_text(f"open({str(counter)!r}, 'a').write('x')\n"
+                    "def weather(city):\n    return {'city': city, 'sky': 'sunny'}\n")
+    task = {**WEATHER, "tools": [{**WEATHER["tools"][0], "function": f"{tool}:weather"}]}
+    collected = assay.collect([task], "tests.collect.agents:weather_agent", trials=3)
+    assert [t.turns[0].tool_calls[0].result["sky"] for t in collected.traces] == ["sunny"] * 3
+    assert counter.read_text() == "x"  # imported once, as --plugin files are, not once per trial

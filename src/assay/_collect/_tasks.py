@@ -8,17 +8,15 @@ every error names the file, the line and the field.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from .._plugins import import_module_ref
 from ..errors import ConfigError, DataError
 from ..model import Expected, TraceValidationError
 from ..model._trace import _Struct
@@ -162,16 +160,7 @@ def import_callable(ref: str, what: str) -> Callable[..., Any]:
     if not sep or not module_name or not attr:
         raise ConfigError(f"{what} {ref!r}: expected 'module:function'")
     try:
-        if module_name.endswith(".py"):
-            spec = importlib.util.spec_from_file_location(Path(module_name).stem, module_name)
-            if spec is None or spec.loader is None:
-                raise ImportError(f"no such file {module_name!r}")
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        else:
-            if os.getcwd() not in sys.path:
-                sys.path.append(os.getcwd())  # as `python -m` would find ./my_agent.py
-            module = importlib.import_module(module_name)
+        module = import_module_ref(module_name)
     except (ImportError, OSError) as exc:
         raise ConfigError(f"{what} {ref!r}: cannot import {module_name!r}: {exc}") from None
     obj: Any = module
