@@ -9,7 +9,7 @@ tokens that llama.cpp reused from its cache.
 
     python benchmarks/judge_quality.py --judge local:/path/model.gguf [--metric failure_rate ...]
         [--half tuning|heldback] [--per-label 2] [--threads 2] [--max-tokens 512] [--prompt-style compact]
-        [--ordinal-order natural]
+        [--ordinal-order natural] [--dump items.jsonl] [--match REGEX]
 
 The set has a fixed tuning half and a held-back half (``judge_quality_set``); by default both are
 scored and reported side by side, and a prompt change is judged on the held-back column.
@@ -20,7 +20,9 @@ stratified subset that fits a slow machine); item counts are printed with the fi
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -122,8 +124,8 @@ def static_reuse(backend: Any, calls: list[tuple[str, int, int]]) -> float:
 
 
 def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label: int | None,
-               half: str | None = None) -> dict[str, Any]:
-    data = subset(items(metric, half), per_label)
+               half: str | None = None, dump: Any = None, match: str | None = None) -> dict[str, Any]:
+    data = subset([i for i in items(metric, half) if match is None or re.search(match, i["id"])], per_label)
     judge = make_judge(judge_spec, cache=False, **options)
     backend = judge
     while hasattr(backend, "inner"):
@@ -136,11 +138,16 @@ def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label:
     labels = sorted({i["label"] for i in data}) if metric not in ORDINAL else ORDINAL[metric]
     truth, pred, errors, abs_err, pass_ok = [], [], 0, [], 0
     positions: Counter[int] = Counter()
-    recall: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    recall: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # by kind: the item id's last part
     for item, tr in zip(data, result.traces):
         r = tr.metrics[metric]
         label = predicted_label(metric, r.details) if r.score is not None else None
-        recall[item["label"]][1] += 1
+        kind = item["id"].rsplit("-", 1)[-1]  # the label, or a label's variant (fr-NN-false_fact)
+        recall[kind][1] += 1
+        if dump is not None:  # one line per item: what the judge answered, for reading the misses
+            dump.write(json.dumps({"metric": metric, "half": half, "id": item["id"], "label": item["label"],
+                                   "predicted": label, "score": r.score, "details": r.details}, default=str) + "\n")
+            dump.flush()
         if r.score is None or label not in labels:
             errors += 1
             continue
@@ -149,7 +156,7 @@ def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label:
         shown = (r.details.get("option_order") or {}).get("verdict")
         if isinstance(shown, list) and label in shown:  # where the chosen label stood in the prompt
             positions[shown.index(label) + 1] += 1
-        recall[item["label"]][0] += label == item["label"]
+        recall[kind][0] += label == item["label"]
         abs_err.append(abs(r.score - item["score"]))
         pass_ok += (r.score >= THRESHOLD) == (item["score"] >= THRESHOLD)
     scored = len(truth)
@@ -190,7 +197,12 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=None)
     parser.add_argument("--prompt-style", choices=["auto", "full", "compact"], default=None)
     parser.add_argument("--ordinal-order", choices=["auto", "natural", "reversed", "shuffled"], default=None)
+    parser.add_argument("--dump", type=Path, default=None,
+                        help="write one JSON line per item (label, prediction, the judge's answers) to this file")
+    parser.add_argument("--match", default=None, help="only items whose id matches this regular expression "
+                        "(e.g. 'false_fact|hallucination')")
     args = parser.parse_args()
+    dump = args.dump.open("w", encoding="utf-8") if args.dump else None
     options: dict[str, Any] = {}
     if args.prompt_style:
         options["prompt_style"] = args.prompt_style
@@ -204,7 +216,7 @@ def main() -> int:
         options["concurrency"] = args.concurrency
     halves = [args.half] if args.half else list(HALVES)
     for metric in args.metric or ["failure_rate", "goal_achievement_rate", "answer_relevance", "accuracy"]:
-        got = {h: run_metric(metric, args.judge, options, args.per_label, h) for h in halves}
+        got = {h: run_metric(metric, args.judge, options, args.per_label, h, dump, args.match) for h in halves}
         judge = make_judge(args.judge, cache=False, dry_run=True, **{k: v for k, v in options.items()
                                                                       if k in ("prompt_style", "ordinal_order")})
         counts = ", ".join(f"{h} {g['items']}" for h, g in got.items())

@@ -5,7 +5,10 @@ metric score) and ``note`` (why it has that label). Items are assembled from han
 scenarios: each scenario supplies the realistic text for every label, so the labels differ only
 in what the rubric asks about, and the note says which difference decides the label.
 
-- failure_rate: 10 scenarios x 6 labels = 60 items (10 per label).
+- failure_rate: 10 scenarios x 7 items = 70: one per label, and a second ``hallucination`` item
+  (``fr-NN-false_fact``) that answers the scenario's easy question wrongly (a false fact a judge
+  can know, beside the invented answer to an unknowable question): 20 hallucination items, 10 of
+  each kind, and 10 of every other label.
 - goal_achievement_rate: 10 scenarios x 5 levels = 50 items (10 per level); even-numbered
   scenarios carry the user's goal in ``expected.goal``, odd ones leave it to the judge (25/25).
 - answer_relevance (1-5): 6 questions x 5 levels = 30 items.
@@ -68,6 +71,21 @@ UNKNOWABLE = [
      ("What is the freezing point of water in Fahrenheit?", "Water freezes at 32 degrees Fahrenheit.")),
 ]
 
+# A confidently false answer to each scenario's easy question: a wrong fact the judge can know is
+# wrong (labelled hallucination, like the invented answers to unknowable questions).
+FALSE_ANSWERS = [
+    'A leap year has 365 days.',
+    'Water boils at 90 degrees Celsius at sea level.',
+    'The capital of Japan is Kyoto.',
+    'A hexagon has eight sides.',
+    '12 times 12 is 124.',
+    'Venus is the planet closest to the Sun.',
+    'HTML stands for High-Level Text Machine Language.',
+    'There are 100 minutes in an hour.',
+    'Plants absorb oxygen from the air for photosynthesis.',
+    'Water freezes at 0 degrees Fahrenheit.',
+]
+
 FAILURE_WEIGHTS = {"hallucination": 0.0, "stall": 0.4, "mixed": 0.6, "honest_fallback": 1.0,
                    "alternative_proposed": 1.0, "not_applicable": 1.0}
 
@@ -90,9 +108,12 @@ def _failure_items() -> list[dict[str, Any]]:
             "alternative_proposed": ([(question, alt)],
                                      "says it cannot know and points to a concrete place to find the answer"),
             "not_applicable": ([(easy_q, easy_a)], "an easy factual question answered correctly: no uncertainty arose"),
+            "false_fact": ([(easy_q, FALSE_ANSWERS[i])], "states a well-known fact wrongly, with confidence: a fabrication "
+                           "the judge can know is false"),
         }
-        for label, (turns, why) in convs.items():
-            items.append({"id": f"fr-{i:02d}-{label}", "label": label, "score": FAILURE_WEIGHTS[label], "note": why,
+        for kind, (turns, why) in convs.items():
+            label = "hallucination" if kind == "false_fact" else kind
+            items.append({"id": f"fr-{i:02d}-{kind}", "label": label, "score": FAILURE_WEIGHTS[label], "note": why,
                           "turns": [{"input": q, "output": a} for q, a in turns]})
     return items
 
