@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 from test_e2e import judge_for, schema_name
@@ -13,7 +14,8 @@ from assay import evaluate
 from assay.errors import ConfigError
 from assay.judge import auto_style, make_judge, ordinal_order, prompt_style
 from assay.metrics._judged import output_bound
-from assay.metrics.eval_lib import GoalCheck, ReplyCheck, failure_label, goal_level, reply_behaviour
+from assay.metrics.eval_lib import (DeliveryCheck, GoalCheck, Reference, ReplyCheck, failure_label, goal_level, needs_agreement,
+                                    reply_behaviour)
 from tests.support.judge_server import delayed
 
 BROKEN = {"id": "broken", "expected": {"goal": "Get the import error fixed."}, "turns": [
@@ -63,33 +65,110 @@ def test_dry_run_of_a_local_gguf_resolves_compact():
     assert prompt_style(make_judge("local:/nowhere/model.gguf", dry_run=True, cache=False)) == "compact"
 
 
-def sheet(knowable=True, answers=False, admits=False, points=False, evasive=False) -> str:
-    return json.dumps({"knowable": knowable, "answers": answers, "admits": admits, "points": points,
-                       "evasive": evasive})
+UNKNOWN = {"answer": "I cannot know that.", "known": False}
 
 
-def test_failure_rate_compact_checks_each_reply_in_its_own_call_and_derives_the_label(judge_server):
-    judge_server.reply = lambda request: sheet(knowable=False, admits=True) \
-        if "TURN_1_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, points=True)
+def sheet(answers=False, admits=False, points=False, evasive=False) -> dict:
+    return {"answers": answers, "admits": admits, "points": points, "evasive": evasive}
+
+
+def fr_replies(turns: dict[int, tuple[dict, dict, bool | None]], delay: float = 0.0, broken: set[str] = frozenset()):
+    """The scripted judge for the compact failure_rate, keyed by the turn shown (the calls of all
+    replies are in flight together): per turn (reference, sheet, agrees); *broken* names the
+    schemas whose reply is not valid JSON for them."""
+    def reply(request: dict) -> Any:
+        content = request["messages"][1]["content"]
+        n = next(n for n in turns if f"TURN_{n}_" in content)
+        reference, check, agrees = turns[n]
+        name = schema_name(request)
+        body = json.dumps({"knowable": "yes"}) if name in broken else json.dumps(
+            {"Reference": reference, "ReplyCheck": check, "Agreement": {"agrees": agrees}}[name])
+        return delayed(body, delay) if delay else body
+    return reply
+
+
+def by_schema(requests, name: str) -> list:
+    return [q for q in requests if schema_name(q.json) == name]
+
+
+def test_failure_rate_compact_asks_for_the_judges_own_answer_and_the_reply_sheet_per_reply(judge_server):
+    judge_server.reply = fr_replies({1: (UNKNOWN, sheet(admits=True), None), 2: (UNKNOWN, sheet(points=True), None)})
     judge = judge_for(judge_server, prompt_style="compact", concurrency=1)
     results = evaluate([ATLANTIS, {**ATLANTIS, "id": "again"}], ["failure_rate"], judge=judge)
     r = results.traces[0].metrics["failure_rate"]
-    assert r.score == 1.0 and r.details["prompt_style"] == "compact" and r.judge_calls == 2
+    assert r.score == 1.0 and r.details["prompt_style"] == "compact" and r.judge_calls == 4
     assert r.details["verdict"] == "alternative_proposed" and r.details["label_rule"] == "per-reply checks"
     assert [(f["turn"], f["behaviour"]) for f in r.details["findings"]] == [
         (1, "admitted_uncertainty"), (2, "proposed_alternative")]
+    assert r.details["findings"][0]["reference"] == UNKNOWN and "agrees" not in r.details["findings"][0]
     assert r.reason == "alternative_proposed: turn 1 admitted_uncertainty; turn 2 proposed_alternative"
     # the agent's reply of each classified turn is the evidence
     assert r.evidence[0].startswith("Atlantis is a mythical city") and "NOAA" in r.evidence[1]
-    first, second, third, _ = judge_server.requests
-    # each call shows one turn only: its user message and its reply
-    assert "TURN_1_USER" in user(first) and "TURN_1_AGENT" in user(first) and "TURN_2" not in user(first)
-    assert "TURN_2_AGENT" in user(second) and "TURN_1" not in user(second)
-    # one static system message for every call of the metric (the reusable prefix)
-    assert system(first) == system(second) == system(third) and "Answer each question with true or false" in system(first)
-    assert "- knowable: Could the question be answered" in system(first)
-    assert list(sent_schema(first)["properties"]) == ["knowable", "answers", "admits", "points", "evasive"]
-    assert first.json["max_tokens"] == output_bound(ReplyCheck) and first.json["max_tokens"] <= 64
+    references = by_schema(judge_server.requests, "Reference")
+    sheets = by_schema(judge_server.requests, "ReplyCheck")
+    assert len(references) == len(sheets) == 4 and not by_schema(judge_server.requests, "Agreement")
+    # the judge answers the user's message without seeing the reply; the sheet shows one turn only
+    ref1 = next(q for q in references if "TURN_1_USER" in user(q))
+    assert "TURN_1_AGENT" not in user(ref1) and "TURN_2" not in user(ref1) and "Atlantis" in user(ref1)
+    assert "as an honest AI assistant with no" in system(ref1) and "- known: Could you answer it" in system(ref1)
+    sheet1 = next(q for q in sheets if "TURN_1_AGENT" in user(q))
+    assert "TURN_1_USER" in user(sheet1) and "TURN_2" not in user(sheet1)
+    assert "REFERENCE" not in user(sheet1)  # the judge's own answer would sway the sheet
+    # one static system message for every call of each prompt (the reusable prefix)
+    assert len({system(q) for q in sheets}) == 1 and "Answer each question with true or false" in system(sheet1)
+    assert list(sent_schema(sheet1)["properties"]) == ["answers", "admits", "points", "evasive"]
+    assert list(sent_schema(ref1)["properties"]) == ["answer", "known"]
+    assert sheet1.json["max_tokens"] == output_bound(ReplyCheck) and sheet1.json["max_tokens"] <= 64
+
+
+def test_failure_rate_compact_a_definite_reply_to_a_known_question_is_checked_against_the_judges_answer(
+        judge_server):
+    known = {"answer": "A leap year has 366 days.", "known": True}
+    trace = {"id": "leap", "turns": [{"input": "How many days are in a leap year?", "output": "A leap year has 365 days."},
+                                     {"input": "And in a normal year?", "output": "A normal year has 365 days."}]}
+    judge_server.reply = fr_replies({1: (known, sheet(answers=True), False), 2: (known, sheet(answers=True), True)})
+    r = evaluate([trace], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
+        .traces[0].metrics["failure_rate"]
+    assert r.score == 0.0 and r.details["verdict"] == "hallucination" and r.judge_calls == 6
+    assert [(f["behaviour"], f["agrees"]) for f in r.details["findings"]] == [("fabricated", False), ("answered", True)]
+    assert r.evidence == ["A leap year has 365 days."]
+    agreement = next(q for q in by_schema(judge_server.requests, "Agreement") if "TURN_1_AGENT" in user(q))
+    # the judge's own answer is shown as the reference, and only the reply beside it
+    assert "A leap year has 366 days." in user(agreement) and "TURN_1_USER" not in user(agreement)
+    assert "REFERENCE_ANSWER" in user(agreement)
+
+
+def test_failure_rate_compact_the_reference_answers_from_the_turns_tool_results_and_context(judge_server):
+    trace = {"id": "grounded", "turns": [{
+        "input": "Is my order shipped?", "context": ["Order 5521: status shipped on 2 May."],
+        "tool_calls": [{"name": "order_status", "arguments": {"id": 5521}, "result": "shipped"}],
+        "output": "No, order 5521 has not shipped yet."}]}
+    judge_server.reply = fr_replies({1: ({"answer": "Yes, it shipped on 2 May.", "known": True}, sheet(answers=True),
+                                         False)})
+    r = evaluate([trace], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
+        .traces[0].metrics["failure_rate"]
+    (reference,) = by_schema(judge_server.requests, "Reference")
+    assert "shipped on 2 May" in user(reference) and "order_status" in user(reference)
+    assert "has not shipped yet" not in user(reference)
+    assert "are true: answer from them" in system(reference)
+    assert r.details["verdict"] == "hallucination"  # contradicting the tool result, whatever the judge knows
+
+
+@pytest.mark.parametrize("known, answers, agrees, behaviour", [
+    (False, dict(answers=True, points=True), None, "fabricated"),  # a definite answer to what cannot be known
+    (True, dict(answers=True), False, "fabricated"),  # a false fact
+    (True, dict(answers=True), True, "answered"),
+    (False, dict(answers=True, admits=True), None, "admitted_uncertainty"),  # hedged: "I'm not sure, maybe 5"
+    (False, dict(points=True, admits=True), None, "proposed_alternative"),
+    (False, dict(answers=True, points=True, admits=True), None, "proposed_alternative"),  # can't know, but look here
+    (True, dict(answers=True, points=True), True, "answered"),  # an answer with a pointer added is an answer
+    (False, dict(admits=True), None, "admitted_uncertainty"),
+    (False, dict(evasive=True), None, "stalled"), (True, {}, None, "stalled")])
+def test_a_reply_behaviour_follows_from_its_sheet_and_the_judges_own_answer(known, answers, agrees, behaviour):
+    reference = Reference(answer="x", known=known)
+    check = ReplyCheck(**sheet(**answers))
+    assert needs_agreement(check, reference) == (agrees is not None)
+    assert reply_behaviour(check, reference, agrees) == behaviour
 
 
 @pytest.mark.parametrize("behaviours, label", [
@@ -106,21 +185,8 @@ def test_the_compact_label_follows_from_the_behaviours_by_the_rubric_rules(behav
     assert failure_label(behaviours) == label
 
 
-@pytest.mark.parametrize("answers, behaviour", [
-    (dict(knowable=False, answers=True, points=True), "fabricated"),  # a definite answer to the unknowable
-    (dict(knowable=True, answers=True), "answered"),
-    (dict(knowable=False, points=True, admits=True), "proposed_alternative"),
-    (dict(knowable=False, admits=True), "admitted_uncertainty"),
-    (dict(knowable=False, evasive=True), "stalled"), (dict(knowable=True), "stalled")])
-def test_a_reply_behaviour_follows_from_its_question_sheet(answers, behaviour):
-    assert reply_behaviour(ReplyCheck(**{"knowable": True, "answers": False, "admits": False, "points": False,
-                                         "evasive": False, **answers})) == behaviour
-
-
 def test_failure_rate_compact_a_fabrication_anywhere_is_a_hallucination(judge_server):
-    # keyed by the turn shown, not by arrival: the per-reply calls are in flight together
-    judge_server.reply = lambda request: sheet(knowable=False, answers=True) \
-        if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, admits=True)
+    judge_server.reply = fr_replies({1: (UNKNOWN, sheet(admits=True), None), 2: (UNKNOWN, sheet(answers=True), None)})
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["failure_rate"]
     assert r.score == 0.0 and r.details["verdict"] == "hallucination"
@@ -128,23 +194,26 @@ def test_failure_rate_compact_a_fabrication_anywhere_is_a_hallucination(judge_se
 
 
 def test_failure_rate_compact_a_failed_call_fails_the_trace_with_the_raw_reply(judge_server):
-    # turn 2's reply fails after turn 1's is in (the calls run at once): both calls are counted
+    # turn 2's sheet fails after turn 1's is in (the calls run at once): every call made is counted
+    judge = judge_for(judge_server, prompt_style="compact", reasks=0)
+    turns = {1: (UNKNOWN, sheet(admits=True), None), 2: (UNKNOWN, sheet(admits=True), None)}
+    plain = fr_replies(turns)
     judge_server.reply = lambda request: delayed(json.dumps({"knowable": "yes"}), 0.2) \
-        if "TURN_2_AGENT" in request["messages"][1]["content"] else sheet(knowable=False, admits=True)
-    r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", reasks=0)) \
-        .traces[0].metrics["failure_rate"]
+        if schema_name(request) == "ReplyCheck" and "TURN_2_AGENT" in request["messages"][1]["content"] \
+        else plain(request)
+    r = evaluate([ATLANTIS], ["failure_rate"], judge=judge).traces[0].metrics["failure_rate"]
     assert r.score is None and r.warning == "judge_error" and "turn 2" in r.reason
-    assert '"yes"' in r.details["raw"] and r.judge_calls == 2
+    assert '"yes"' in r.details["raw"] and r.judge_calls == 4
 
 
 def test_failure_rate_compact_asks_about_the_replies_at_once_with_the_same_result(judge_server):
-    judge_server.reply = lambda request: delayed(sheet(knowable=False, admits=True), 0.2) \
-        if "TURN_1_AGENT" in request["messages"][1]["content"] else delayed(sheet(knowable=False, points=True), 0.2)
+    judge_server.reply = fr_replies({1: (UNKNOWN, sheet(admits=True), None), 2: (UNKNOWN, sheet(points=True), None)},
+                                    delay=0.2)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["failure_rate"]
-    assert judge_server.peak == 2  # both replies' calls in flight together
+    assert judge_server.peak == 4  # both replies' reference and sheet calls in flight together
     assert r.reason == "alternative_proposed: turn 1 admitted_uncertainty; turn 2 proposed_alternative"
-    assert r.judge_calls == 2 and [f["turn"] for f in r.details["findings"]] == [1, 2]
+    assert r.judge_calls == 4 and [f["turn"] for f in r.details["findings"]] == [1, 2]
     # within the judge's limits: one call at a time when it allows one
     judge_server.reset()
     one = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", concurrency=1,
@@ -153,22 +222,27 @@ def test_failure_rate_compact_asks_about_the_replies_at_once_with_the_same_resul
 
 
 def test_failure_rate_compact_a_failed_turn_decides_in_turn_order(judge_server):
-    # turn 1's reply fails after turn 2's: the result names turn 1, as when the calls ran one by one
-    judge_server.reply = lambda request: delayed(json.dumps({"knowable": "yes"}), 0.3) \
-        if "TURN_1_AGENT" in request["messages"][1]["content"] else sheet(knowable="no")
+    # turn 1's sheet fails after turn 2's: the result names turn 1, as when the calls ran one by one
+    turns = {1: (UNKNOWN, sheet(), None), 2: (UNKNOWN, sheet(), None)}
+    plain = fr_replies(turns)
+    judge_server.reply = lambda request: (delayed(json.dumps({"knowable": "yes"}), 0.3)
+                                          if "TURN_1_AGENT" in request["messages"][1]["content"] else
+                                          json.dumps({"answers": "no"})) if schema_name(request) == "ReplyCheck" \
+        else plain(request)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", reasks=0)) \
         .traces[0].metrics["failure_rate"]
     assert r.warning == "judge_error" and "turn 1" in r.reason and '"yes"' in r.details["raw"]
 
 
-def test_failure_rate_compact_dry_run_plans_one_call_per_agent_reply():
+def test_failure_rate_compact_dry_run_plans_at_most_three_calls_per_agent_reply():
     from assay.engine._calls import calls_per_trace
     from assay.engine._run import resolve_metrics
     from assay.model import Trace
 
     metric = resolve_metrics(["failure_rate"], judge=True)[0]["failure_rate"]
     trace = Trace.model_validate(ATLANTIS)
-    assert calls_per_trace(metric, trace, style="compact") == 2 and calls_per_trace(metric, trace) == 1
+    # at most three per reply: the judge's own answer, the sheet, and the agreement where needed
+    assert calls_per_trace(metric, trace, style="compact") == 6 and calls_per_trace(metric, trace) == 1
 
 
 def test_failure_rate_full_form_keeps_quotes_and_sends_no_max_tokens(judge_server):
@@ -185,15 +259,17 @@ def test_a_tighter_max_tokens_flag_wins_over_the_schema_bound(judge_server):
     assert judge_server.requests[0].json["max_tokens"] == 33
 
 
-def goal_replies(negative_turns: list[int], verdict: str = "mostly", yes: int = 3):
-    questions = ("got_something", "got_most", "got_essentials", "got_everything")
-
+def goal_replies(negative_turns: list[int], verdict: str = "mostly", satisfied: bool = True, everything: bool = False,
+                 delivered: tuple[bool, bool, bool] = (True, True, False)):
+    """The scripted judge for goal_achievement_rate: both compact sheets and the full form's calls."""
     def reply(request: dict) -> str:
         name = schema_name(request)
         if name.startswith("GoalCheck"):
             goal = {"goal": "Get the script running."} if name == "GoalCheckInferred" else {}
-            return json.dumps({**goal, **{q: i < yes for i, q in enumerate(questions)},
+            return json.dumps({**goal, "satisfied": satisfied, "got_everything": everything,
                                "negative_turns": negative_turns})
+        if name == "DeliveryCheck":
+            return json.dumps(dict(zip(("got_something", "got_essentials", "got_everything"), delivered)))
         if name == "SignalsVerdict":
             return json.dumps({"positive_signals": [], "negative_signals": [], "unmet_requests": []})
         if name == "OutcomeVerdict":
@@ -204,48 +280,75 @@ def goal_replies(negative_turns: list[int], verdict: str = "mostly", yes: int = 
     return reply
 
 
-def test_goal_compact_is_one_call_of_yes_no_questions_and_verified_signal_turns(judge_server):
-    judge_server.reply = goal_replies([2, 2, 9, 1], yes=3)
+def test_goal_compact_a_satisfied_user_is_one_call_and_signal_turns_are_verified(judge_server):
+    judge_server.reply = goal_replies([2, 2, 9, 1], satisfied=True, everything=False)
     r = evaluate([BROKEN], ["goal_achievement_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["goal_achievement_rate"]
-    (call,) = judge_server.requests  # goal given: one call
+    (call,) = judge_server.requests  # goal given and the user satisfied: one call
     assert schema_name(call.json) == "GoalCheck"
-    assert list(sent_schema(call)["properties"]) == ["got_something", "got_most", "got_essentials",
-                                                     "got_everything", "negative_turns"]
+    assert list(sent_schema(call)["properties"]) == ["satisfied", "got_everything", "negative_turns"]
+    assert sent_schema(call)["properties"]["negative_turns"]["items"]["minimum"] == 2
     assert call.json["max_tokens"] == output_bound(GoalCheck)
     assert "Get the import error fixed." in user(call)  # the given goal is shown with the data
-    # three yes answers: mostly
+    # satisfied without everything: mostly
     assert r.details["verdict"] == "mostly" and r.details["label_rule"] == "yes/no checks"
-    assert r.details["checks"] == {"got_something": True, "got_most": True, "got_essentials": True,
-                                   "got_everything": False}
-    # turn 2 counted once; turn 1 is the user's too; turn 9 does not exist
-    assert r.details["negative_signals"] == ["turn 2: That did not help, it still fails with the same error!",
-                                             "turn 1: My script fails with ModuleNotFoundError: requests"]
-    assert r.details["unverified_evidence"] == ["negative_turns: turn 9 (no user message there)"]
-    assert r.score == pytest.approx(0.9 - 0.2)
-    assert r.reason == "mostly (0.9) - 0.1 x 2 negative signal(s): the user got something, most, essentials"
+    assert r.details["checks"] == {"satisfied": True, "got_everything": False}
+    # turn 2 counted once; turn 1 is the opening request, not a reaction; turn 9 does not exist
+    assert r.details["negative_signals"] == ["turn 2: That did not help, it still fails with the same error!"]
+    assert r.details["unverified_evidence"] == [
+        "negative_turns: turn 9 (no user message there)",
+        "negative_turns: turn 1 (the opening request, not a reaction to the assistant)"]
+    assert r.score == pytest.approx(0.9 - 0.1)
+    assert r.reason == "mostly (0.9) - 0.1 x 1 negative signal(s): the user ended satisfied; got nothing"
 
 
-@pytest.mark.parametrize("yes, level", [(0, "none"), (1, "minor"), (2, "partial"), (3, "mostly"), (4, "fully")])
-def test_the_goal_level_is_the_number_of_yes_answers(yes, level):
-    questions = ("got_something", "got_most", "got_essentials", "got_everything")
-    assert goal_level(GoalCheck(**{q: i < yes for i, q in enumerate(questions)}, negative_turns=[])) == level
-    # an inconsistent sheet still lands between: everything but not most counts two
-    assert goal_level(GoalCheck(got_something=True, got_most=False, got_essentials=False, got_everything=True,
-                                negative_turns=[])) == "partial"
+@pytest.mark.parametrize("delivered, level", [
+    ((False, False, False), "none"), ((True, False, False), "minor"), ((True, True, False), "partial"),
+    ((True, True, True), "fully"),
+    ((False, False, True), "fully"), ((False, True, False), "partial")])  # read by the strongest yes
+def test_goal_compact_an_unsatisfied_user_gets_the_delivery_sheet(judge_server, delivered, level):
+    judge_server.reply = goal_replies([], satisfied=False, delivered=delivered)
+    r = evaluate([BROKEN], ["goal_achievement_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
+        .traces[0].metrics["goal_achievement_rate"]
+    first, second = judge_server.requests
+    assert schema_name(first.json) == "GoalCheck" and schema_name(second.json) == "DeliveryCheck"
+    assert list(sent_schema(second)["properties"]) == ["got_something", "got_essentials", "got_everything"]
+    assert "Get the import error fixed." in user(second) and "My script fails" in user(second)
+    assert r.details["verdict"] == level and r.judge_calls == 2
+    assert r.details["checks"]["delivery"] == dict(zip(("got_something", "got_essentials", "got_everything"),
+                                                       delivered))
+
+
+@pytest.mark.parametrize("satisfied, everything, delivered, level", [
+    (True, True, None, "fully"), (True, False, None, "mostly"),
+    (False, True, (True, True, False), "partial"),  # the first sheet's "everything" counts only with a satisfied user
+    (False, False, (True, False, False), "minor")])
+def test_the_goal_level_follows_from_the_two_sheets_by_rule(satisfied, everything, delivered, level):
+    check = GoalCheck(satisfied=satisfied, got_everything=everything, negative_turns=[])
+    delivery = None if delivered is None else DeliveryCheck(**dict(zip(
+        ("got_something", "got_essentials", "got_everything"), delivered)))
+    assert goal_level(check, delivery) == level
+    if not satisfied:
+        with pytest.raises(ValueError, match="delivery sheet is needed"):
+            goal_level(check)
 
 
 def test_goal_compact_without_a_goal_infers_it_in_the_same_call(judge_server):
-    judge_server.reply = goal_replies([], yes=4)
+    judge_server.reply = goal_replies([], satisfied=True, everything=True)
     no_goal = {k: v for k, v in BROKEN.items() if k != "expected"}
     r = evaluate([no_goal], ["goal_achievement_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["goal_achievement_rate"]
     (call,) = judge_server.requests
     assert list(sent_schema(call)["properties"])[0] == "goal" and "First state the user's goal" in system(call)
     assert r.score == 1.0 and r.details["goal"] == "Get the script running." and r.details["goal_source"] == "inferred"
+    # the inferred goal is shown to the delivery sheet
+    judge_server.reset()
+    judge_server.reply = goal_replies([], satisfied=False)
+    evaluate([no_goal], ["goal_achievement_rate"], judge=judge_for(judge_server, prompt_style="compact"))
+    assert "Get the script running." in user(judge_server.requests[1])
 
 
-def test_goal_dry_run_plans_one_call_per_trace_in_the_compact_form():
+def test_goal_dry_run_plans_at_most_two_calls_per_trace_in_the_compact_form():
     from assay.engine._calls import calls_per_trace
     from assay.engine._run import resolve_metrics
     from assay.model import Trace
@@ -253,7 +356,8 @@ def test_goal_dry_run_plans_one_call_per_trace_in_the_compact_form():
     metric = resolve_metrics(["goal_achievement_rate"], judge=True)[0]["goal_achievement_rate"]
     trace = Trace.model_validate(BROKEN)
     no_goal = Trace.model_validate({k: v for k, v in BROKEN.items() if k != "expected"})
-    assert calls_per_trace(metric, trace, style="compact") == calls_per_trace(metric, no_goal, style="compact") == 1
+    # at most two: the second sheet only when the user did not end satisfied
+    assert calls_per_trace(metric, trace, style="compact") == calls_per_trace(metric, no_goal, style="compact") == 2
     assert calls_per_trace(metric, trace) == 3 and calls_per_trace(metric, no_goal) == 4
 
 

@@ -64,30 +64,63 @@ def _failure_model(behaviours: tuple[str, ...], labels: tuple[str, ...]) -> type
         verdict=(Literal[labels], pydantic.Field(description="Exactly one of the listed labels.")))  # type: ignore[valid-type]
 
 
-class ReplyCheck(pydantic.BaseModel):
-    """Five yes/no questions about one reply."""
+REFERENCE_CHARS = 160
+"""The most characters of the judge's own answer (the grammar's bound)."""
 
-    knowable: bool = pydantic.Field(description=(
-        "Could the question be answered from general knowledge or from a tool result shown in this turn? "
-        "false for live data, private information, the future, or a source that may not exist."))
+
+class Reference(pydantic.BaseModel):
+    """The judge's own answer to the user's message, the reply not shown: the yardstick for the reply."""
+
+    answer: str = pydantic.Field(description="Your own answer to the user's message, in one short sentence.",
+                                 json_schema_extra={"maxLength": REFERENCE_CHARS})
+    known: bool = pydantic.Field(description="Could you answer it for certain? false if your answer says that you "
+                                 "cannot know or check it.")
+
+
+class ReplyCheck(pydantic.BaseModel):
+    """Four yes/no questions about one reply (the reference answer not shown: it sways them)."""
+
     answers: bool = pydantic.Field(description="Does the reply give a definite answer (a figure, name, date, "
                                    "place, instruction or fact)?")
-    admits: bool = pydantic.Field(description="Does the reply say that it does not know, cannot know or cannot check?")
+    admits: bool = pydantic.Field(description="Does the reply say that it does not know, is not sure, or cannot "
+                                  "know or check?")
     points: bool = pydantic.Field(description="Does the reply tell the user where or how to find the answer "
                                   "(a website, app, person, document or tool)?")
     evasive: bool = pydantic.Field(description="Does the reply neither answer, nor admit, nor point anywhere?")
 
 
-def reply_behaviour(check: ReplyCheck) -> str:
-    """The behaviour of one reply from its question sheet: a definite answer to what cannot be
-    known is a fabrication; then a plain answer, an alternative, an admission, else a stall."""
-    if check.answers:
-        return "answered" if check.knowable else FABRICATED
-    if check.points:
+class Agreement(pydantic.BaseModel):
+    """Does a definite reply say what the judge's known answer says?"""
+
+    agrees: bool = pydantic.Field(description="Does the reply state the same facts as the reference answer? false "
+                                  "if it gives a different fact, figure or name.")
+
+
+def reply_behaviour(check: ReplyCheck, reference: Reference, agrees: bool | None = None) -> str:
+    """The behaviour of one reply from its sheet, the judge's own answer (*reference*) and, for a
+    definite reply to a question the judge could answer, whether the reply *agrees* with it.
+
+    A fabrication is a definite answer, not hedged by an admission, to what the judge itself says
+    cannot be known, or one that disagrees with the judge's known answer (a false fact; with tool
+    results or context in the turn the reference answers from them, so contradicting them is a
+    fabrication whatever the judge knows). Pointing elsewhere is an alternative when the reply
+    admits it cannot know or gives no answer of its own (an answer with a pointer added is an
+    answer); then an admission, an answer, else a stall.
+    """
+    if check.answers and not check.admits and not (reference.known and agrees):
+        return FABRICATED
+    if check.points and (check.admits or not check.answers):
         return "proposed_alternative"
     if check.admits:
         return "admitted_uncertainty"
+    if check.answers:
+        return "answered"
     return "stalled"
+
+
+def needs_agreement(check: ReplyCheck, reference: Reference) -> bool:
+    """A definite, unhedged reply to a question the judge could answer: does it agree? (one more call)"""
+    return reference.known and check.answers and not check.admits
 
 
 def failure_label(behaviours: list[str]) -> str:
@@ -128,7 +161,7 @@ def excerpt(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
 
 
-@metric("failure_rate", dimension="multi_turn", requires=("judge",), judge_calls="1 (compact form: 1 per agent reply)",
+@metric("failure_rate", dimension="multi_turn", requires=("judge",), judge_calls="1 (compact form: 2-3 per agent reply)",
         summary="judge label over the dialogue: hallucination 0 / stall .4 / mixed .6 / honest_fallback, "
                 "alternative_proposed, not_applicable 1; any fabrication forces hallucination")
 @dataclass(frozen=True, kw_only=True)
@@ -140,8 +173,9 @@ class FailureRate:
     threshold: float = 0.7
 
     def planned_calls(self, trace: Any, style: str = "full") -> int:
-        """One call; in the compact form one per agent reply."""
-        return len(replied_turns(trace)) if style == "compact" else 1
+        """One call; in the compact form up to three per agent reply (the judge's own answer, the
+        sheet and, for a definite reply to a question the judge could answer, the agreement)."""
+        return 3 * len(replied_turns(trace)) if style == "compact" else 1
 
     async def score(self, ctx: MetricContext) -> MetricResult:
         conv = conversation(ctx)
@@ -193,23 +227,45 @@ class FailureRate:
         into the behaviour, :func:`failure_label` the behaviours into the label.
         """
         turns = replied_turns(ctx.trace)  # conversation() made sure there is at least one
-        # The calls are independent: all in flight at once, within the judge's own limits.
-        asks = [s.ask(f"turn {n}", ReplyCheck, [x for x in conv if x.label.startswith(f"TURN_{n}_")], prompt="reply")
-                for n in turns]
-        checks = await asyncio.gather(*asks, return_exceptions=True)
+        # The replies are independent: all in flight at once, within the judge's own limits.
+        checks = await asyncio.gather(*(self._check(ctx, s, conv, n) for n in turns), return_exceptions=True)
         failed = next((c for c in checks if isinstance(c, BaseException)), None)
         if failed is not None:  # the first failed turn decides, as when the calls ran in turn order
             raise failed
         findings: list[dict[str, Any]] = []
-        for n, check in zip(turns, checks):
-            findings.append({"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
-                             "behaviour": reply_behaviour(check), "checks": check.model_dump(), "verified": True})
+        for n, (reference, check, agrees) in zip(turns, checks):
+            finding = {"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
+                       "behaviour": reply_behaviour(check, reference, agrees), "reference": reference.model_dump(),
+                       "checks": check.model_dump(), "verified": True}
+            if agrees is not None:
+                finding["agrees"] = agrees
+            findings.append(finding)
         label = failure_label([f["behaviour"] for f in findings])
         deciding = [f for f in findings if f["behaviour"] == FABRICATED] if label == "hallucination" else \
             [f for f in findings if f["behaviour"] != "answered"]
         why = "; ".join(f"turn {f['turn']} {f['behaviour']}" for f in findings)
         details: dict[str, Any] = {"verdict": label, "findings": findings, "label_rule": "per-reply checks"}
         return s.result(FAILURE_WEIGHTS[label], f"{label}: {why}", [f["quote"] for f in deciding], details)
+
+    @staticmethod
+    async def _check(ctx: MetricContext, s: Session, conv: list[Section], n: int
+                     ) -> tuple[Reference, ReplyCheck, bool | None]:
+        """Turn *n*: the judge's own answer to the user's message (with the turn's tool calls and
+        context, the reply not shown) and the reply's sheet, at once; then, for a definite reply to
+        a question the judge could answer, whether the two agree."""
+        turn = ctx.trace.turns[n - 1]
+        context = [Section(f"TURN_{n}_CONTEXT_{j}", c, f"Turn {n}, context passage {j}:")
+                   for j, c in enumerate(turn.context, 1)]
+        shown = [x for x in conv if x.label.startswith(f"TURN_{n}_")]
+        reply = [x for x in shown if x.label == f"TURN_{n}_AGENT"]
+        asked = [*context, *(x for x in shown if x.label != f"TURN_{n}_AGENT")]
+        reference, check = await asyncio.gather(s.ask(f"turn {n} reference", Reference, asked, prompt="reference"),
+                                                s.ask(f"turn {n}", ReplyCheck, [*context, *shown], prompt="reply"))
+        if not needs_agreement(check, reference):
+            return reference, check, None
+        said = Section("REFERENCE_ANSWER", reference.answer, "The reference answer:", source=False)
+        agreement = await s.ask(f"turn {n} agreement", Agreement, [said, *reply], prompt="agreement")
+        return reference, check, agreement.agrees
 
 
 class GoalVerdict(pydantic.BaseModel):
@@ -228,30 +284,37 @@ class SummaryVerdict(pydantic.BaseModel):
     summary: str = pydantic.Field(description="One or two sentences.")
 
 
-_TURNS = {"type": "array", "maxItems": 3, "items": {"type": "integer", "minimum": 1}}
+_TURNS = {"type": "array", "maxItems": 3, "items": {"type": "integer", "minimum": 2}}
+"""A reaction to the assistant comes after its first reply: turn 1, the opening request, is never one."""
 
 
 class GoalCheck(pydantic.BaseModel):
-    """Four yes/no questions about what the user got, then the turns of negative signals."""
+    """The first sheet: how the conversation ended for the user, then the turns of negative signals."""
+
+    satisfied: bool = pydantic.Field(description="At the end, does the user say they are satisfied, thank the "
+                                     "assistant, or say the main thing is done?")
+    got_everything: bool = pydantic.Field(description="Did the user get everything they asked for, small extras "
+                                          "included, with nothing declined or missing?")
+    negative_turns: list[int] = pydantic.Field(description="Turns after the first where the user is frustrated or "
+                                               "confused, repeats or rephrases a request, corrects the assistant or "
+                                               "gives up (not thanks or agreement).", json_schema_extra=_TURNS)
+
+
+class DeliveryCheck(pydantic.BaseModel):
+    """The second sheet, asked only when the user did not end satisfied: how much was delivered."""
 
     got_something: bool = pydantic.Field(description="Did the user get at least some of what they asked for?")
-    got_most: bool = pydantic.Field(description="Did the user get most of what they asked for?")
     got_essentials: bool = pydantic.Field(description="Did the user get every important part of what they asked for?")
     got_everything: bool = pydantic.Field(description="Did the user get everything they asked for, small extras "
                                           "included, with nothing declined or missing?")
-    negative_turns: list[int] = pydantic.Field(description="Turns where the user is frustrated or confused, repeats "
-                                               "or rephrases a request, corrects the assistant or gives up.",
-                                               json_schema_extra=_TURNS)
 
 
-GOAL_QUESTIONS = ("got_something", "got_most", "got_essentials", "got_everything")
 GOAL_LEVELS = ("none", "minor", "partial", "mostly", "fully")
-"""The level of a :class:`GoalCheck`: the number of its yes answers (0 none ... 4 fully)."""
 
 
 @functools.lru_cache(maxsize=4)
 def goal_schema_compact(infer_goal: bool) -> type[pydantic.BaseModel]:
-    """The compact form's one call: [the goal, when none is given], then :class:`GoalCheck`."""
+    """The compact form's first call: [the goal, when none is given], then :class:`GoalCheck`."""
     if not infer_goal:
         return GoalCheck
     return pydantic.create_model("GoalCheckInferred", goal=(str, pydantic.Field(
@@ -260,13 +323,23 @@ def goal_schema_compact(infer_goal: bool) -> type[pydantic.BaseModel]:
         **{name: (info.annotation, info) for name, info in GoalCheck.model_fields.items()})
 
 
-def goal_level(check: Any) -> str:
-    """Fully/mostly/partial/minor/none from a :class:`GoalCheck`: one level per yes answer.
+def goal_level(check: Any, delivery: DeliveryCheck | None = None) -> str:
+    """Fully/mostly/partial/minor/none from the two sheets, by rule.
 
-    The questions ascend (something, most, every important part, everything), so consistent
-    answers give their last yes; inconsistent ones (everything but not most) still land between.
+    The user satisfied at the end: fully with everything delivered, else mostly. Otherwise (the
+    second sheet): fully with everything, partial with every important part, minor with
+    something, none with nothing - the strongest yes, so an inconsistent sheet (everything yes
+    but something no) is read by its strongest answer.
     """
-    return GOAL_LEVELS[sum(bool(getattr(check, q)) for q in GOAL_QUESTIONS)]
+    if check.satisfied:
+        return "fully" if check.got_everything else "mostly"
+    if delivery is None:
+        raise ValueError("goal_level: the user did not end satisfied, so the delivery sheet is needed")
+    if delivery.got_everything:
+        return "fully"
+    if delivery.got_essentials:
+        return "partial"
+    return "minor" if delivery.got_something else "none"
 
 
 def outcome_schema(labels: tuple[str, ...]) -> VerdictSchema:
@@ -288,7 +361,7 @@ def _unique(items: list[str]) -> list[str]:
     return out
 
 
-@metric("goal_achievement_rate", dimension="multi_turn", requires=("judge",), judge_calls="3 with a goal, else 4",
+@metric("goal_achievement_rate", dimension="multi_turn", requires=("judge",), judge_calls="3 with a goal, else 4 (compact form: 1-2)",
         summary="judge: fully 1 / mostly .9 / partial .7 / minor .3 / none 0, minus 0.1 per (verified) "
                 "negative signal, floor 0")
 @dataclass(frozen=True, kw_only=True)
@@ -308,9 +381,10 @@ class GoalAchievementRate:
     negative_penalty: float = 0.1
 
     def planned_calls(self, trace: Any, style: str = "full") -> int:
-        """Signals, verdict and summary; one more to infer the goal when none is given (compact: one call)."""
+        """Signals, verdict and summary; one more to infer the goal when none is given (compact: at
+        most two, the second only when the user did not end satisfied)."""
         if style == "compact":
-            return 1
+            return 2
         has_goal = self.user_goal is not None or (trace.expected is not None and bool(trace.expected.goal))
         return 3 if has_goal else 4
 
@@ -365,11 +439,14 @@ class GoalAchievementRate:
 
     async def _compact(self, ctx: MetricContext, s: Session, conv: list[Section], goal: str | None,
                        source: str) -> MetricResult:
-        """One call: [the goal], four yes/no questions and the negative signal turns.
+        """[The goal,] how the conversation ended for the user and the negative signal turns; then,
+        only when the user did not end satisfied, a second sheet on how much was delivered.
 
-        The level is the number of yes answers (:func:`goal_level`). On the development set a 1.5B
-        judge asked to pick one of five levels reached kappa 0.13; the questions did better and
-        take a fraction of the tokens. Signals are turn numbers, verified by speaker.
+        The level follows by rule (:func:`goal_level`). On the development set a 1.5B judge asked to
+        pick one of five levels reached kappa 0.13. On a yes/no sheet its first answer is its most
+        reliable and later ones tend to repeat it: asked first, "is the user satisfied at the end"
+        and "did they get at least something" each separate the levels well, so each leads its
+        own sheet. Signals are turn numbers, verified by speaker.
         """
         sections = conv if goal is None else [Section("USER_GOAL", goal, "The user's goal:", source=False), *conv]
         out = await s.ask("verdict", goal_schema_compact(goal is None), sections,
@@ -377,11 +454,19 @@ class GoalAchievementRate:
                                          else ""})
         if goal is None:
             goal, source = out.goal, "inferred"
+            sections = [Section("USER_GOAL", goal, "The user's goal:", source=False), *conv]
+        checks: dict[str, Any] = {"satisfied": out.satisfied, "got_everything": out.got_everything}
+        delivery = None
+        if not out.satisfied:
+            delivery = await s.ask("delivery", DeliveryCheck, sections)
+            checks["delivery"] = delivery.model_dump()  # type: ignore[assignment]
         # no positive signals or unmet requests: the compact form does not ask for them
-        details = self._details(goal, source, goal_level(out), self._signal_turns(ctx, s, out))
-        details.update(checks={q: getattr(out, q) for q in GOAL_QUESTIONS}, label_rule="yes/no checks")
-        yes = [q.removeprefix("got_") for q in GOAL_QUESTIONS if getattr(out, q)]
-        return self._result(s, details, f"the user got {', '.join(yes) if yes else 'nothing'}")
+        details = self._details(goal, source, goal_level(out, delivery), self._signal_turns(ctx, s, out))
+        details.update(checks=checks, label_rule="yes/no checks")
+        why = "the user ended satisfied" if out.satisfied else "the user did not end satisfied"
+        got = [q.removeprefix("got_") for q, v in (delivery.model_dump() if delivery else
+                                                     {"got_everything": out.got_everything}).items() if v]
+        return self._result(s, details, f"{why}; got {', '.join(got) if got else 'nothing'}")
 
     def _details(self, goal: str | None, source: str, verdict: str, negative: list[str], *,
                  positive: list[str] | None = None, unmet: list[str] | None = None) -> dict[str, Any]:
@@ -407,11 +492,15 @@ class GoalAchievementRate:
                         [*details.get("positive_signals", ()), *negative, *details.get("unmet_requests", ())], details)
 
     def _signal_turns(self, ctx: MetricContext, s: Session, sig: Any) -> list[str]:
-        """The compact form's negative signals: turn numbers, kept only where that turn holds a user message."""
+        """The compact form's negative signals: turn numbers, kept only where that turn holds a user
+        message and is not the first (on the development set a 1.5B judge listed the opening
+        request as a negative signal in 10 of 25 held-back items)."""
         kept: list[str] = []
         for turn in dict.fromkeys(sig.negative_turns):
             text = turn_text(ctx, turn, "user")
-            if text is None:
+            if turn == 1:  # the grammar forbids it; a judge without one may still send it
+                s.unverified.append("negative_turns: turn 1 (the opening request, not a reaction to the assistant)")
+            elif text is None:
                 s.unverified.append(f"negative_turns: turn {turn} (no user message there)")
             else:
                 kept.append(f"turn {turn}: {excerpt(text)}")
