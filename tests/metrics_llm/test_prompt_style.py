@@ -299,7 +299,7 @@ def test_goal_compact_a_satisfied_user_is_one_call_and_signal_turns_are_verified
         "negative_turns: turn 9 (no user message there)",
         "negative_turns: turn 1 (the opening request, not a reaction to the assistant)"]
     assert r.score == pytest.approx(0.9 - 0.1)
-    assert r.reason == "mostly (0.9) - 0.1 x 1 negative signal(s): the user ended satisfied; got nothing"
+    assert r.reason == "mostly (0.9) - 0.1 x 1 negative signal(s): the user ended satisfied, without everything asked for"
 
 
 @pytest.mark.parametrize("delivered, level", [
@@ -315,6 +315,8 @@ def test_goal_compact_an_unsatisfied_user_gets_the_delivery_sheet(judge_server, 
     assert list(sent_schema(second)["properties"]) == ["got_something", "got_essentials", "got_everything"]
     assert "Get the import error fixed." in user(second) and "My script fails" in user(second)
     assert r.details["verdict"] == level and r.judge_calls == 2
+    assert r.reason.endswith("the user did not end satisfied; got " + (", ".join(
+        q for q, yes in zip(("something", "essentials", "everything"), delivered) if yes) or "nothing"))
     assert r.details["checks"]["delivery"] == dict(zip(("got_something", "got_essentials", "got_everything"),
                                                        delivered))
 

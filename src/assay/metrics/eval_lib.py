@@ -10,11 +10,12 @@ goal, 4 without. score = max(0, weight - 0.1 x negative signals), counting only 
 whose quote is found in the dialogue.
 
 The compact prompt form (small judges) asks yes/no questions instead of labels, and the label
-follows by rule: ``failure_rate`` makes one short call per agent reply (that turn only) and
+follows by rule: ``failure_rate`` has the judge answer each user message itself (the reply not
+shown), asks a sheet about the reply and, for a definite answer, whether the two agree, and
 derives each reply's behaviour, then the label, by eval_lib's definitions;
-``goal_achievement_rate`` makes one call whose yes answers count up to the level. Negative
-signals are turn numbers instead of quotes (a small model paraphrases when asked to quote), and
-a turn number must hold a user message to count.
+``goal_achievement_rate`` asks whether the user ends satisfied and, only when not, how much was
+delivered. Negative signals are turn numbers instead of quotes (a small model paraphrases when
+asked to quote), and a turn number must hold a user message after the first to count.
 """
 
 from __future__ import annotations
@@ -142,6 +143,14 @@ def failure_label(behaviours: list[str]) -> str:
     return "not_applicable"
 
 
+def first_failure(results: list[Any]) -> list[Any]:
+    """*results* of ``gather(..., return_exceptions=True)``; the first exception among them is raised."""
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+    return results
+
+
 def replied_turns(trace: Any) -> list[int]:
     """1-based numbers of the turns that hold a non-empty agent reply."""
     return [n for n, t in enumerate(trace.turns, 1) if t.output and t.output.strip()]
@@ -219,19 +228,19 @@ class FailureRate:
         return s.result(FAILURE_WEIGHTS[label], reason, evidence, details)
 
     async def _compact(self, ctx: MetricContext, s: Session, conv: list[Section]) -> MetricResult:
-        """One short call per agent reply (that turn only): a yes/no sheet; the label follows by rule.
+        """Short calls per agent reply (that turn only, :meth:`_check`); the label follows by rule.
 
         On the development set a 1.5B judge could not weigh six conversation-level labels, nor
         pick one of five behaviours per reply (it took the first one listed); it answers concrete
-        yes/no questions about one reply far better. :func:`reply_behaviour` turns the answers
+        yes/no questions about one reply far better, and knows what it cannot know when asked
+        the question itself rather than shown an answer. :func:`reply_behaviour` turns the answers
         into the behaviour, :func:`failure_label` the behaviours into the label.
         """
         turns = replied_turns(ctx.trace)  # conversation() made sure there is at least one
         # The replies are independent: all in flight at once, within the judge's own limits.
-        checks = await asyncio.gather(*(self._check(ctx, s, conv, n) for n in turns), return_exceptions=True)
-        failed = next((c for c in checks if isinstance(c, BaseException)), None)
-        if failed is not None:  # the first failed turn decides, as when the calls ran in turn order
-            raise failed
+        # The first failed turn decides, as when the calls ran in turn order.
+        checks = first_failure(await asyncio.gather(*(self._check(ctx, s, conv, n) for n in turns),
+                                                    return_exceptions=True))
         findings: list[dict[str, Any]] = []
         for n, (reference, check, agrees) in zip(turns, checks):
             finding = {"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
@@ -259,8 +268,10 @@ class FailureRate:
         shown = [x for x in conv if x.label.startswith(f"TURN_{n}_")]
         reply = [x for x in shown if x.label == f"TURN_{n}_AGENT"]
         asked = [*context, *(x for x in shown if x.label != f"TURN_{n}_AGENT")]
-        reference, check = await asyncio.gather(s.ask(f"turn {n} reference", Reference, asked, prompt="reference"),
-                                                s.ask(f"turn {n}", ReplyCheck, [*context, *shown], prompt="reply"))
+        # both finish (and are counted) before a failure is raised
+        reference, check = first_failure(await asyncio.gather(
+            s.ask(f"turn {n} reference", Reference, asked, prompt="reference"),
+            s.ask(f"turn {n}", ReplyCheck, [*context, *shown], prompt="reply"), return_exceptions=True))
         if not needs_agreement(check, reference):
             return reference, check, None
         said = Section("REFERENCE_ANSWER", reference.answer, "The reference answer:", source=False)
@@ -459,14 +470,16 @@ class GoalAchievementRate:
         delivery = None
         if not out.satisfied:
             delivery = await s.ask("delivery", DeliveryCheck, sections)
-            checks["delivery"] = delivery.model_dump()  # type: ignore[assignment]
+            checks["delivery"] = delivery.model_dump()
         # no positive signals or unmet requests: the compact form does not ask for them
         details = self._details(goal, source, goal_level(out, delivery), self._signal_turns(ctx, s, out))
         details.update(checks=checks, label_rule="yes/no checks")
-        why = "the user ended satisfied" if out.satisfied else "the user did not end satisfied"
-        got = [q.removeprefix("got_") for q, v in (delivery.model_dump() if delivery else
-                                                     {"got_everything": out.got_everything}).items() if v]
-        return self._result(s, details, f"{why}; got {', '.join(got) if got else 'nothing'}")
+        if delivery is None:
+            why = f"the user ended satisfied, {'with' if out.got_everything else 'without'} everything asked for"
+        else:
+            got = [q.removeprefix("got_") for q, v in delivery.model_dump().items() if v]
+            why = f"the user did not end satisfied; got {', '.join(got) if got else 'nothing'}"
+        return self._result(s, details, why)
 
     def _details(self, goal: str | None, source: str, verdict: str, negative: list[str], *,
                  positive: list[str] | None = None, unmet: list[str] | None = None) -> dict[str, Any]:
