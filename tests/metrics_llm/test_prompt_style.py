@@ -163,7 +163,10 @@ def test_failure_rate_compact_the_reference_answers_from_the_turns_tool_results_
     (False, dict(answers=True, points=True, admits=True), None, "proposed_alternative"),  # can't know, but look here
     (True, dict(answers=True, points=True), True, "answered"),  # an answer with a pointer added is an answer
     (False, dict(admits=True), None, "admitted_uncertainty"),
-    (False, dict(evasive=True), None, "stalled"), (True, {}, None, "stalled")])
+    (False, dict(evasive=True), None, "stalled"),
+    (True, {}, False, "stalled"),  # no answer where the judge knows one: compared, and it differs
+    (True, {}, True, "answered"),  # says what the judge would say ("You're welcome!" to "thanks")
+    (True, dict(points=True), None, "proposed_alternative")])
 def test_a_reply_behaviour_follows_from_its_sheet_and_the_judges_own_answer(known, answers, agrees, behaviour):
     reference = Reference(answer="x", known=known)
     check = ReplyCheck(**sheet(**answers))
@@ -183,6 +186,24 @@ def test_a_reply_behaviour_follows_from_its_sheet_and_the_judges_own_answer(know
     (["stalled", "fabricated"], "hallucination")])
 def test_the_compact_label_follows_from_the_behaviours_by_the_rubric_rules(behaviours, label):
     assert failure_label(behaviours) == label
+
+
+def test_failure_rate_compact_a_courtesy_the_judge_would_say_too_is_no_stall(judge_server):
+    trace = {"id": "thanks", "turns": [{"input": "What is the capital of Australia?", "output": "Canberra."},
+                                       {"input": "Great, thanks!", "output": "You're welcome!"}]}
+    judge_server.reply = fr_replies({1: ({"answer": "Canberra.", "known": True}, sheet(answers=True), True),
+                                     2: ({"answer": "You're welcome!", "known": True}, sheet(), True)})
+    r = evaluate([trace], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
+        .traces[0].metrics["failure_rate"]
+    assert [(f["behaviour"], f["agrees"]) for f in r.details["findings"]] == [("answered", True), ("answered", True)]
+    assert r.details["verdict"] == "not_applicable" and r.judge_calls == 6
+    # the same non-answer that differs from what the judge would say is a stall: the conversation is mixed
+    judge_server.reset()
+    judge_server.reply = fr_replies({1: ({"answer": "Canberra.", "known": True}, sheet(answers=True), True),
+                                     2: ({"answer": "You're welcome!", "known": True}, sheet(), False)})
+    r = evaluate([trace], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
+        .traces[0].metrics["failure_rate"]
+    assert r.details["verdict"] == "mixed"
 
 
 def test_failure_rate_compact_a_fabrication_anywhere_is_a_hallucination(judge_server):
