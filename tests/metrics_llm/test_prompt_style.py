@@ -14,7 +14,7 @@ from assay import evaluate
 from assay.errors import ConfigError
 from assay.judge import auto_style, make_judge, ordinal_order, prompt_style
 from assay.metrics._judged import output_bound
-from assay.metrics.eval_lib import (DeliveryCheck, GoalCheck, Reference, ReplyCheck, failure_label, goal_level, needs_agreement,
+from assay.metrics.eval_lib import (DeliveryCheck, GoalCheck, Reference, ReplyCheck, failure_label, goal_level, needs_reference,
                                     reply_behaviour)
 from tests.support.judge_server import delayed
 
@@ -91,33 +91,36 @@ def by_schema(requests, name: str) -> list:
     return [q for q in requests if schema_name(q.json) == name]
 
 
-def test_failure_rate_compact_asks_for_the_judges_own_answer_and_the_reply_sheet_per_reply(judge_server):
-    judge_server.reply = fr_replies({1: (UNKNOWN, sheet(admits=True), None), 2: (UNKNOWN, sheet(points=True), None)})
+def test_failure_rate_compact_asks_a_sheet_per_reply_and_the_judges_own_answer_where_it_decides(judge_server):
+    known = {"answer": "Around 10,900 metres.", "known": True}
+    judge_server.reply = fr_replies({1: (UNKNOWN, sheet(admits=True), None), 2: (known, sheet(answers=True), True)})
     judge = judge_for(judge_server, prompt_style="compact", concurrency=1)
     results = evaluate([ATLANTIS, {**ATLANTIS, "id": "again"}], ["failure_rate"], judge=judge)
     r = results.traces[0].metrics["failure_rate"]
+    # turn 1 admits: its sheet decides (1 call); turn 2 answers: the judge's own answer and agreement (3)
     assert r.score == 1.0 and r.details["prompt_style"] == "compact" and r.judge_calls == 4
-    assert r.details["verdict"] == "alternative_proposed" and r.details["label_rule"] == "per-reply checks"
+    assert r.details["verdict"] == "honest_fallback" and r.details["label_rule"] == "per-reply checks"
     assert [(f["turn"], f["behaviour"]) for f in r.details["findings"]] == [
-        (1, "admitted_uncertainty"), (2, "proposed_alternative")]
-    assert r.details["findings"][0]["reference"] == UNKNOWN and "agrees" not in r.details["findings"][0]
-    assert r.reason == "alternative_proposed: turn 1 admitted_uncertainty; turn 2 proposed_alternative"
-    # the agent's reply of each classified turn is the evidence
-    assert r.evidence[0].startswith("Atlantis is a mythical city") and "NOAA" in r.evidence[1]
-    references = by_schema(judge_server.requests, "Reference")
+        (1, "admitted_uncertainty"), (2, "answered")]
+    assert "reference" not in r.details["findings"][0] and "agrees" not in r.details["findings"][0]
+    assert r.details["findings"][1]["reference"] == known and r.details["findings"][1]["agrees"] is True
+    assert r.reason == "honest_fallback: turn 1 admitted_uncertainty; turn 2 answered"
+    assert r.evidence[0].startswith("Atlantis is a mythical city")  # the deciding reply is the evidence
     sheets = by_schema(judge_server.requests, "ReplyCheck")
-    assert len(references) == len(sheets) == 4 and not by_schema(judge_server.requests, "Agreement")
+    (references, agreements) = (by_schema(judge_server.requests, "Reference"),
+                                by_schema(judge_server.requests, "Agreement"))
+    assert (len(sheets), len(references), len(agreements)) == (4, 2, 2)
     # the judge answers the user's message without seeing the reply; the sheet shows one turn only
-    ref1 = next(q for q in references if "TURN_1_USER" in user(q))
-    assert "TURN_1_AGENT" not in user(ref1) and "TURN_2" not in user(ref1) and "Atlantis" in user(ref1)
-    assert "as an honest AI assistant with no" in system(ref1) and "- known: Could you answer it" in system(ref1)
+    ref2 = references[0]
+    assert "TURN_2_USER" in user(ref2) and "TURN_2_AGENT" not in user(ref2) and "TURN_1" not in user(ref2)
+    assert "as an honest AI assistant with no" in system(ref2) and "- known: Could you answer it" in system(ref2)
     sheet1 = next(q for q in sheets if "TURN_1_AGENT" in user(q))
     assert "TURN_1_USER" in user(sheet1) and "TURN_2" not in user(sheet1)
-    assert "REFERENCE" not in user(sheet1)  # the judge's own answer would sway the sheet
+    assert all("REFERENCE" not in user(q) for q in sheets)  # the judge's own answer would sway the sheet
     # one static system message for every call of each prompt (the reusable prefix)
     assert len({system(q) for q in sheets}) == 1 and "Answer each question with true or false" in system(sheet1)
     assert list(sent_schema(sheet1)["properties"]) == ["answers", "admits", "points", "evasive"]
-    assert list(sent_schema(ref1)["properties"]) == ["answer", "known"]
+    assert list(sent_schema(ref2)["properties"]) == ["answer", "known"]
     assert sheet1.json["max_tokens"] == output_bound(ReplyCheck) and sheet1.json["max_tokens"] <= 64
 
 
@@ -170,7 +173,7 @@ def test_failure_rate_compact_the_reference_answers_from_the_turns_tool_results_
 def test_a_reply_behaviour_follows_from_its_sheet_and_the_judges_own_answer(known, answers, agrees, behaviour):
     reference = Reference(answer="x", known=known)
     check = ReplyCheck(**sheet(**answers))
-    assert needs_agreement(check, reference) == (agrees is not None)
+    assert (needs_reference(check) and known) == (agrees is not None)
     assert reply_behaviour(check, reference, agrees) == behaviour
 
 
@@ -224,7 +227,7 @@ def test_failure_rate_compact_a_failed_call_fails_the_trace_with_the_raw_reply(j
         else plain(request)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge).traces[0].metrics["failure_rate"]
     assert r.score is None and r.warning == "judge_error" and "turn 2" in r.reason
-    assert '"yes"' in r.details["raw"] and r.judge_calls == 4
+    assert '"yes"' in r.details["raw"] and r.judge_calls == 2  # turn 1's sheet decided it: no more calls
 
 
 def test_failure_rate_compact_asks_about_the_replies_at_once_with_the_same_result(judge_server):
@@ -232,9 +235,9 @@ def test_failure_rate_compact_asks_about_the_replies_at_once_with_the_same_resul
                                     delay=0.2)
     r = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["failure_rate"]
-    assert judge_server.peak == 4  # both replies' reference and sheet calls in flight together
+    assert judge_server.peak == 2  # both replies' sheets in flight together
     assert r.reason == "alternative_proposed: turn 1 admitted_uncertainty; turn 2 proposed_alternative"
-    assert r.judge_calls == 4 and [f["turn"] for f in r.details["findings"]] == [1, 2]
+    assert r.judge_calls == 2 and [f["turn"] for f in r.details["findings"]] == [1, 2]
     # within the judge's limits: one call at a time when it allows one
     judge_server.reset()
     one = evaluate([ATLANTIS], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact", concurrency=1,

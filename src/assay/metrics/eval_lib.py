@@ -97,9 +97,10 @@ class Agreement(pydantic.BaseModel):
                                   "if it gives a different fact, figure or name.")
 
 
-def reply_behaviour(check: ReplyCheck, reference: Reference, agrees: bool | None = None) -> str:
-    """The behaviour of one reply from its sheet, the judge's own answer (*reference*) and, for a
-    definite reply to a question the judge could answer, whether the reply *agrees* with it.
+def reply_behaviour(check: ReplyCheck, reference: Reference | None, agrees: bool | None = None) -> str:
+    """The behaviour of one reply from its sheet, the judge's own answer (*reference*, None where
+    it was not asked because it decides nothing) and, where the judge could answer, whether the
+    reply *agrees* with it.
 
     A fabrication is a definite answer, not hedged by an admission, to what the judge itself says
     cannot be known, or one that disagrees with the judge's known answer (a false fact; with tool
@@ -109,7 +110,7 @@ def reply_behaviour(check: ReplyCheck, reference: Reference, agrees: bool | None
     answer); then an admission, an answer, a reply that says what the judge itself would (a
     closing "You're welcome!"), else a stall.
     """
-    agreed = reference.known and bool(agrees)
+    agreed = reference is not None and reference.known and bool(agrees)
     if check.answers and not check.admits and not agreed:
         return FABRICATED
     if check.points and (check.admits or not check.answers):
@@ -121,13 +122,12 @@ def reply_behaviour(check: ReplyCheck, reference: Reference, agrees: bool | None
     return "stalled"
 
 
-def needs_agreement(check: ReplyCheck, reference: Reference) -> bool:
-    """Whether the reply must be compared with the judge's known answer (one more call): a definite,
-    unhedged reply (true or false?), or one that neither answers, admits nor points (a courtesy
-    the judge would say too, or a stall?)."""
-    if not reference.known or check.admits:
-        return False
-    return check.answers or not check.points
+def needs_reference(check: ReplyCheck) -> bool:
+    """Whether the judge's own answer decides the reply's behaviour (one more call, and one more
+    for agreement where the judge could answer): a definite, unhedged reply (true, or invented?)
+    or one that neither answers, admits nor points (a courtesy the judge would say too, or a
+    stall?). An admission or a pointer without an answer is decided by the sheet alone."""
+    return not check.admits and (check.answers or not check.points)
 
 
 def failure_label(behaviours: list[str]) -> str:
@@ -176,7 +176,7 @@ def excerpt(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
 
 
-@metric("failure_rate", dimension="multi_turn", requires=("judge",), judge_calls="1 (compact form: 2-3 per agent reply)",
+@metric("failure_rate", dimension="multi_turn", requires=("judge",), judge_calls="1 (compact form: 1-3 per agent reply)",
         summary="judge label over the dialogue: hallucination 0 / stall .4 / mixed .6 / honest_fallback, "
                 "alternative_proposed, not_applicable 1; any fabrication forces hallucination")
 @dataclass(frozen=True, kw_only=True)
@@ -188,8 +188,8 @@ class FailureRate:
     threshold: float = 0.7
 
     def planned_calls(self, trace: Any, style: str = "full") -> int:
-        """One call; in the compact form up to three per agent reply (the judge's own answer, the
-        sheet and, for a definite reply to a question the judge could answer, the agreement)."""
+        """One call; in the compact form up to three per agent reply (the sheet, the judge's own
+        answer and the agreement, the last two only where they decide)."""
         return 3 * len(replied_turns(trace)) if style == "compact" else 1
 
     async def score(self, ctx: MetricContext) -> MetricResult:
@@ -250,8 +250,10 @@ class FailureRate:
         findings: list[dict[str, Any]] = []
         for n, (reference, check, agrees) in zip(turns, checks):
             finding = {"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
-                       "behaviour": reply_behaviour(check, reference, agrees), "reference": reference.model_dump(),
-                       "checks": check.model_dump(), "verified": True}
+                       "behaviour": reply_behaviour(check, reference, agrees), "checks": check.model_dump(),
+                       "verified": True}
+            if reference is not None:
+                finding["reference"] = reference.model_dump()
             if agrees is not None:
                 finding["agrees"] = agrees
             findings.append(finding)
@@ -264,23 +266,23 @@ class FailureRate:
 
     @staticmethod
     async def _check(ctx: MetricContext, s: Session, conv: list[Section], n: int
-                     ) -> tuple[Reference, ReplyCheck, bool | None]:
-        """Turn *n*: the judge's own answer to the user's message (with the turn's tool calls and
-        context, the reply not shown) and the reply's sheet, at once; then, for a definite reply to
-        a question the judge could answer, whether the two agree."""
+                     ) -> tuple[Reference | None, ReplyCheck, bool | None]:
+        """Turn *n*: the reply's sheet; then, only where it decides (:func:`needs_reference`), the
+        judge's own answer to the user's message (with the turn's tool calls and context, the
+        reply not shown); then, where the judge could answer, whether the two agree."""
         turn = ctx.trace.turns[n - 1]
         context = [Section(f"TURN_{n}_CONTEXT_{j}", c, f"Turn {n}, context passage {j}:")
                    for j, c in enumerate(turn.context, 1)]
         shown = [x for x in conv if x.label.startswith(f"TURN_{n}_")]
-        reply = [x for x in shown if x.label == f"TURN_{n}_AGENT"]
+        check = await s.ask(f"turn {n}", ReplyCheck, [*context, *shown], prompt="reply")
+        if not needs_reference(check):
+            return None, check, None
         asked = [*context, *(x for x in shown if x.label != f"TURN_{n}_AGENT")]
-        # both finish (and are counted) before a failure is raised
-        reference, check = first_failure(await asyncio.gather(
-            s.ask(f"turn {n} reference", Reference, asked, prompt="reference"),
-            s.ask(f"turn {n}", ReplyCheck, [*context, *shown], prompt="reply"), return_exceptions=True))
-        if not needs_agreement(check, reference):
+        reference = await s.ask(f"turn {n} reference", Reference, asked, prompt="reference")
+        if not reference.known:
             return reference, check, None
         said = Section("REFERENCE_ANSWER", reference.answer, "The reference answer:", source=False)
+        reply = [x for x in shown if x.label == f"TURN_{n}_AGENT"]
         agreement = await s.ask(f"turn {n} agreement", Agreement, [said, *reply], prompt="agreement")
         return reference, check, agreement.agrees
 
