@@ -233,6 +233,8 @@ def main() -> int:
         for key in ("recall", "chosen", "positions"):
             for h, g in got.items():
                 print(f"  {key + ' (' + h + ')':18} {g[key]}", flush=True)
+    if dump is not None:
+        dump.close()
     return 0
 
 

@@ -72,17 +72,15 @@ def sheet(answers=False, admits=False, points=False, evasive=False) -> dict:
     return {"answers": answers, "admits": admits, "points": points, "evasive": evasive}
 
 
-def fr_replies(turns: dict[int, tuple[dict, dict, bool | None]], delay: float = 0.0, broken: set[str] = frozenset()):
+def fr_replies(turns: dict[int, tuple[dict, dict, bool | None]], delay: float = 0.0):
     """The scripted judge for the compact failure_rate, keyed by the turn shown (the calls of all
-    replies are in flight together): per turn (reference, sheet, agrees); *broken* names the
-    schemas whose reply is not valid JSON for them."""
+    replies are in flight together): per turn (reference, sheet, agrees)."""
     def reply(request: dict) -> Any:
         content = request["messages"][1]["content"]
         n = next(n for n in turns if f"TURN_{n}_" in content)
         reference, check, agrees = turns[n]
         name = schema_name(request)
-        body = json.dumps({"knowable": "yes"}) if name in broken else json.dumps(
-            {"Reference": reference, "ReplyCheck": check, "Agreement": {"agrees": agrees}}[name])
+        body = json.dumps({"Reference": reference, "ReplyCheck": check, "Agreement": {"agrees": agrees}}[name])
         return delayed(body, delay) if delay else body
     return reply
 

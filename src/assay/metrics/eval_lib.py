@@ -149,14 +149,6 @@ def failure_label(behaviours: list[str]) -> str:
     return "not_applicable"
 
 
-def first_failure(results: list[Any]) -> list[Any]:
-    """*results* of ``gather(..., return_exceptions=True)``; the first exception among them is raised."""
-    for r in results:
-        if isinstance(r, BaseException):
-            raise r
-    return results
-
-
 def replied_turns(trace: Any) -> list[int]:
     """1-based numbers of the turns that hold a non-empty agent reply."""
     return [n for n, t in enumerate(trace.turns, 1) if t.output and t.output.strip()]
@@ -244,9 +236,10 @@ class FailureRate:
         """
         turns = replied_turns(ctx.trace)  # conversation() made sure there is at least one
         # The replies are independent: all in flight at once, within the judge's own limits.
-        # The first failed turn decides, as when the calls ran in turn order.
-        checks = first_failure(await asyncio.gather(*(self._check(ctx, s, conv, n) for n in turns),
-                                                    return_exceptions=True))
+        checks = await asyncio.gather(*(self._check(ctx, s, conv, n) for n in turns), return_exceptions=True)
+        failed = next((c for c in checks if isinstance(c, BaseException)), None)
+        if failed is not None:  # the first failed turn decides, as when the calls ran in turn order
+            raise failed
         findings: list[dict[str, Any]] = []
         for n, (reference, check, agrees) in zip(turns, checks):
             finding = {"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
