@@ -147,10 +147,11 @@ def test_a_dead_endpoint_stops_being_called(tmp_path):
     skipped = [v for v in verdicts if v.skipped]
     errored = [v for v in verdicts if v.error and not v.skipped]
     assert len(skipped) + len(errored) == 200 and len(skipped) >= 150
-    # without the breaker: 200 calls x 3 attempts = 600; with it, fewer attempts than calls (most never
-    # reach the wire). The count before it trips depends on timing (151-179 seen at load 1), so the
-    # bound is one attempt per call, not a guess at that count (the old 150 failed 1 run in 3)
-    assert judge.stats.calls < 200
+    # without the breaker: 200 calls x 3 attempts = 600 on the wire; with it, at most half of that.
+    # The count before it trips depends on timing: 24-238 in 15 runs at load 2 (151-179 at load 1),
+    # so a bound of one attempt per call (200) failed 4 of those 15 and 4 of 5 test runs; half of the breaker-less
+    # count still fails without the breaker and holds with it
+    assert judge.stats.calls <= 300
     assert judge.stats.skipped_reasons == {NOT_ANSWERING: len(skipped)}
     line = judge_summary({"judge": judge.stats.as_dict() | {"model": judge.model}})
     assert f"judge not answering: {len(skipped)} calls skipped" in line
