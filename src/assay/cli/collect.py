@@ -45,6 +45,13 @@ class _TrialProgress(RunProgress):
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="The trace file (JSON Lines), written when the collection ends; trials a simulated user "
                    "broke go to OUTPUT's name + .simulator-errors.jsonl.")
+@click.option("--allow-code", "allow_code", multiple=True, metavar="PREFIX",
+              help="Let the task file's tools run code from PREFIX (repeatable): a module prefix (my_project.tools), "
+                   "a path (./tools/, tools/book.py), or '*' for any module outside the standard library. Without "
+                   "it a task file that names code is refused, with what it would run.")
+@click.option("--retry-failed", type=click.IntRange(0), default=0, show_default=True, metavar="N",
+              help="Run a trial whose agent failed (an error, a timeout) again, afresh, up to N times; the "
+                   "attempts are recorded in the trace.")
 @click.option("--max-turns", type=click.IntRange(1), default=None,
               help="Most user turns of a simulated conversation (default: the task's max_turns, else 10).")
 @click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True,
@@ -78,7 +85,8 @@ class _TrialProgress(RunProgress):
 @plugin_option
 @debug_option
 @handle_errors
-def command(tasks: str, agent: str, user: str | None, trials: int, output: str, max_turns: int | None,
+def command(tasks: str, agent: str, user: str | None, trials: int, output: str, allow_code: tuple[str, ...],
+            retry_failed: int, max_turns: int | None,
             temperature: float, seed: int | None, max_tokens: int | None, concurrency: int | None, rpm: float | None,
             timeout: float | None, retries: int | None, budget_usd: float | None, cache: str | None,
             no_cache: bool, progress: bool | None, progress_every: float, score: bool, metrics: tuple[str, ...],
@@ -111,6 +119,7 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
         try:
             collected = collect(tasks, agent, user=user, trials=trials, output=output, temperature=temperature,
                                 seed=seed, max_turns=max_turns, max_tokens=max_tokens, cancel=cancel,
+                                allow_code=allow_code, retry_failed=retry_failed,
                                 on_trial=(lambda trace, fault: tracker.trace_done()) if tracker else None,
                                 **options)
         finally:
