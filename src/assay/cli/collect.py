@@ -14,7 +14,7 @@ from ._progress import RunProgress
 EPILOG = """\b
 Exit status (without --score):
   0    every trial was collected (an agent that failed a trial is a failed trace, not an error)
-  2    usage or input error (bad options, an invalid task file)
+  2    usage or input error (bad options, an invalid task file, code in it that --allow-code does not allow)
   3    not everything could be collected: no trial completed, the agent refused every call,
        or trials were not run (--budget-usd reached, the agent stopped answering)
   130  interrupted (Ctrl-C, SIGTERM); rerun the same command to collect the unfinished trials
@@ -159,6 +159,9 @@ def summary_line(collected: Any, tasks: int, trials: int, output: str) -> str:
     parts = [f"{len(collected.traces) - failed} completed", f"{failed} failed"]
     if collected.simulator_errors:
         parts.append(f"{len(collected.simulator_errors)} simulator errors (not scored)")
+    retried = sum(1 for t in collected.traces if "attempts" in t.metadata.get("collect", {}))
+    if retried:
+        parts.append(f"{retried} run again after a failure (--retry-failed)")
     if collected.resumed:
         parts.append(f"{collected.resumed} kept from the interrupted run")
     return (f"collected {len(collected.traces)} traces ({tasks} tasks x {trials} trials) into {output}: "
