@@ -338,3 +338,26 @@ def test_failed_trials_run_again_afresh_and_the_attempts_are_recorded(tmp_path):
     calls.clear()
     never = assay.collect([task], flaky, retries=0, allow_code=str(tmp_path)).traces[0]
     assert never.status == "failed" and "attempts" not in never.metadata["collect"]
+
+
+def test_a_tool_file_never_stands_in_for_a_module_of_its_name(tmp_path):
+    (tmp_path / "json.py").write_text("import json as real\n\ndef book(seat):\n    return real.dumps({'seat': seat})\n")
+    collected = assay.collect([_task({"function": f"{tmp_path / 'json.py'}:book"})], agents.booking_agent,
+                              allow_code=str(tmp_path))
+    assert _results(collected) == ['{"seat": "A1"}'] and json.dumps({}) == "{}"
+
+
+def test_a_plugin_registers_tools_that_run_without_the_opt_in(tmp_path):
+    from tests.support.cli import cli_env, run_pipe
+
+    plugin = tmp_path / "my_tools_hcoll.py"
+    plugin.write_text("import assay\n\n@assay.register_tool('book')\ndef book(seat, trial):\n"
+                      "    return f'booked {seat} in trial {trial}'\n")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(_task({"function": "book"})) + "\n")
+    out = tmp_path / "t.jsonl"
+    done = run_pipe(["collect", str(tasks), "--agent", "tests.collect.agents:booking_agent", "--trials", "2",
+                     "--plugin", str(plugin), "-o", str(out)], cli_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line)["turns"][0]["tool_calls"][0]["result"] for line in out.read_text().splitlines()]
+    assert results == ["booked A1 in trial 0", "booked A1 in trial 1"]

@@ -226,12 +226,13 @@ def _owner(obj: Any) -> str | None:
 
 def _load_module(name: str) -> ModuleType:
     """Module ``name`` (dotted, or a ``.py`` path) executed afresh into a new module object; ``sys.modules``
-    holds it only while it runs (as an import would: dataclasses and pickling look it up there)."""
+    holds it only while it runs (as an import would: dataclasses look it up there). A file runs under a
+    name of its own (``assay_tool_STEM``), so that ``tools/json.py`` never stands in for ``json``."""
     if name.endswith(".py"):
         file = Path(name).resolve()
         if not file.is_file():
             raise ImportError(f"no such file {name!r}")
-        spec = util.spec_from_file_location(file.stem, file)
+        spec = util.spec_from_file_location(f"assay_tool_{file.stem}", file)
     else:
         if os.getcwd() not in sys.path:
             sys.path.append(os.getcwd())  # as --plugin and python -m find ./module.py
