@@ -35,8 +35,8 @@ class Tool(_Struct):
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "object", "properties": {}})
-    """The arguments' JSON schema (an object schema, as OpenAI function calling takes it)."""
+    parameters: dict[str, Any] | None = None
+    """The arguments' JSON schema (an object schema, as OpenAI function calling takes it); none: no arguments."""
     function: str | None = None
     """``module:function`` or ``path/file.py:function`` (code: run only when the user allows it, docs/collect.md),
     or the name of a tool the user's own code registered (``assay.register_tool``); called with the arguments
@@ -51,7 +51,8 @@ class Tool(_Struct):
     def schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry."""
         return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                 "parameters": self.parameters}}
+                                                 "parameters": self.parameters if self.parameters is not None
+                                                 else {"type": "object", "properties": {}}}}
 
 
 class Task(_Struct):

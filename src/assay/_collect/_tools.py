@@ -195,7 +195,7 @@ class Code:
             raise ConfigError(f"{where}: {ref!r} is {owner}.{getattr(obj, '__qualname__', attr)}, code from outside "
                               f"what is allowed; allow that module by name to run it (--allow-code {owner})")
         if not tool.factory and not isinstance(obj, type):
-            reserved = set(_context_names(obj)) & set((tool.parameters.get("properties") or {}))
+            reserved = set(_context_names(obj)) & set((tool.parameters or {}).get("properties") or {})
             if reserved:
                 raise ConfigError(f"{where}: the arguments {sorted(reserved)} are the trial's (task_id, trial, state "
                                   "are passed by assay); name the tool's arguments otherwise")
