@@ -224,6 +224,10 @@ def test_names_cannot_reach_code_outside_the_allow_list(tmp_path):
         with pytest.raises(ConfigError, match="code from outside what is allowed"):
             assay.collect([_task({"function": f"{tmp_path / 'smuggle.py'}:{attr}"})], agents.async_echo,
                           allow_code=str(tmp_path))
+    import shutil
+
+    with pytest.raises(ConfigError, match="the standard library's and assay's files are allowed only by their path"):
+        assay.collect([_task({"function": f"{shutil.__file__}:rmtree"})], agents.async_echo, allow_code="*")
     with pytest.raises(ConfigError, match="no private dunder names"):
         assay.collect([_task({"function": f"{tmp_path / 'smuggle.py'}:__builtins__.get"})], agents.async_echo,
                       allow_code="*")

@@ -1,8 +1,8 @@
 """Running an agent on tasks: trials, conversations, tool calls, and the trace of each.
 
 Each trial is one conversation: the task's user turns (then a simulated user's, with ``user``),
-each answered by the agent, whose tool calls are run from the task's tools and fed back until it
-replies with text. Agent calls go through the judge stack (``make_agent``), so concurrency, rate
+each answered by the agent, whose tool calls are run from the trial's own tools (``_tools``: fresh
+modules, instances and state per trial) and fed back until it replies with text. Agent calls go through the judge stack (``make_agent``), so concurrency, rate
 limits, retries, the breaker, the budget and the cache are the judge's; a trial's calls carry its
 index as the request's ``repeat``, so trials of one task never share a cached reply.
 
@@ -103,7 +103,8 @@ async def run_trial(task: Task, trial: int, agent: Any, user: Any, settings: Set
     """One conversation; returns its trace and the simulator fault (None when the user kept its role).
 
     A trial whose agent failed is run again, afresh, up to ``settings.retry_failed`` times; the trace
-    kept is the last attempt's, with the earlier attempts' errors in ``metadata.collect.attempts``.
+    kept is the last attempt's, with ``metadata.collect.attempts`` (how many ran) and ``failed_attempts``
+    (the earlier attempts' errors).
     """
     code = code if code is not None else Code([task], CodePolicy())
     failures: list[str] = []

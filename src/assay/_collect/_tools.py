@@ -110,12 +110,28 @@ class CodePolicy:
 
     def file(self, path: str | Path) -> bool:
         resolved = Path(path).resolve()
-        return self.wildcard or any(resolved == p or p in resolved.parents for p in self.paths)
+        return any(resolved == p or p in resolved.parents for p in self.paths) or \
+            (self.wildcard and not _guarded_file(resolved))
 
 
 def _guarded(top: str) -> bool:
     """A top-level module that ``*`` never allows: the standard library (os, subprocess, builtins...) and assay."""
     return top in sys.stdlib_module_names or top.startswith("_") or top == "assay"
+
+
+def _guarded_file(path: Path) -> bool:
+    """A file that ``*`` never allows: the standard library's (``/usr/lib/python3.11/shutil.py``) and assay's."""
+    import sysconfig
+
+    roots = sysconfig.get_paths()
+
+    def under(key: str) -> bool:
+        root = roots.get(key)
+        return bool(root) and Path(root).resolve() in path.parents
+
+    if Path(__file__).resolve().parents[1] in path.parents:  # assay's own package
+        return True
+    return (under("stdlib") or under("platstdlib")) and not (under("purelib") or under("platlib"))
 
 
 _HINT = ("If you trust this code, allow it: --allow-code PREFIX (repeatable: a module prefix such as "
@@ -165,7 +181,10 @@ class Code:
         if not module or not attr or any(not p.isidentifier() or p.startswith("__") for p in attr.split(".")):
             return " (expected 'module:function' or 'path/file.py:function', no private dunder names)"
         if module.endswith(".py"):
-            return None if self.policy.file(module) else ""
+            if self.policy.file(module):
+                return None
+            return (f" (the standard library's and assay's files are allowed only by their path: --allow-code "
+                    f"{module})") if self.policy.wildcard else ""
         if not all(p.isidentifier() for p in module.split(".")):
             return " (not a module name)"
         if self.policy.module(module):
