@@ -365,3 +365,26 @@ def test_a_plugin_registers_tools_that_run_without_the_opt_in(tmp_path):
     assert done.returncode == 0, done.stderr
     results = [json.loads(line)["turns"][0]["tool_calls"][0]["result"] for line in out.read_text().splitlines()]
     assert results == ["booked A1 in trial 0", "booked A1 in trial 1"]
+
+
+def test_the_cli_retries_failed_trials_and_says_so(tmp_path):
+    from tests.support.cli import cli_env, run_pipe
+    from tests.support.judge_server import JudgeServer, status, text
+
+    count = iter(range(1000))
+
+    def agent(request):  # the first call of all fails; every later one answers
+        return status(500, "agent down") if next(count) == 0 else text("Hello.")
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "hi", "input": "Hi"}) + "\n")
+    out = tmp_path / "t.jsonl"
+    with JudgeServer(agent) as server:
+        done = run_pipe(["collect", str(tasks), "--agent", f"openai-compatible:agent@{server.url}", "--retries", "0",
+                         "--retry-failed", "1", "--no-cache", "-o", str(out)], cli_env(tmp_path))
+        assert done.returncode == 0, done.stderr
+        assert len(server.requests) == 2
+    assert "1 completed, 0 failed, 1 run again after a failure (--retry-failed)" in done.stderr
+    trace = json.loads(out.read_text())
+    assert trace["status"] == "completed" and trace["metadata"]["collect"]["attempts"] == 2
+    assert "agent down" in trace["metadata"]["collect"]["failed_attempts"][0]
