@@ -388,3 +388,16 @@ def test_the_cli_retries_failed_trials_and_says_so(tmp_path):
     trace = json.loads(out.read_text())
     assert trace["status"] == "completed" and trace["metadata"]["collect"]["attempts"] == 2
     assert "agent down" in trace["metadata"]["collect"]["failed_attempts"][0]
+
+
+def test_a_tool_result_json_cannot_hold_is_kept_as_text_and_the_traces_are_written(tmp_path):
+    class Thing:
+        def __str__(self):
+            return "a thing"
+
+    out = tmp_path / "t.jsonl"
+    collected = assay.collect([_task({"function": "thing"})], agents.booking_agent, trials=2, output=out,
+                              tools={"thing": lambda seat: {"seat": seat, "what": Thing(), "tags": ("a", "b")}})
+    assert _results(collected) == [{"seat": "A1", "what": "a thing", "tags": ["a", "b"]}] * 2
+    assert [json.loads(line)["turns"][0]["tool_calls"][0]["result"]["what"] for line in out.read_text().splitlines()] \
+        == ["a thing"] * 2

@@ -274,6 +274,13 @@ def _load_module(name: str) -> ModuleType:
     return module
 
 
+def _plain(value: Any) -> Any:
+    """A tool's result as JSON data (an object JSON cannot hold becomes its text), so the trace can be written."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.loads(json.dumps(value, default=str))
+
+
 def _context_names(fn: Any) -> tuple[str, ...]:
     """The trial values ``fn`` declares as parameters (by name)."""
     try:
@@ -368,7 +375,7 @@ class TrialTools:
                 out = await asyncio.to_thread(fn, **kwargs)
                 if inspect.isawaitable(out):
                     out = await out
-            error = None
+            out, error = _plain(out), None
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: the agent's to handle
