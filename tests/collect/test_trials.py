@@ -218,12 +218,17 @@ def test_a_shared_task_file_runs_nothing_without_the_opt_in(tmp_path):
     assert "evil_tool.py" not in str(info.value) and not marker.exists()
 
 
-def test_names_cannot_reach_code_outside_the_allow_list(tmp_path):
+def test_names_cannot_reach_code_outside_the_allow_list(tmp_path, monkeypatch):
     (tmp_path / "smuggle.py").write_text("from os import system\nfrom subprocess import run as go\n")
     for attr in ("system", "go"):
         with pytest.raises(ConfigError, match="code from outside what is allowed"):
             assay.collect([_task({"function": f"{tmp_path / 'smuggle.py'}:{attr}"})], agents.async_echo,
                           allow_code=str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))  # the same through a module prefix
+    with pytest.raises(ConfigError, match=r"'smuggle:system' is posix.system, code from outside what is allowed"):
+        assay.collect([_task({"function": "smuggle:system"})], agents.async_echo, allow_code="smuggle")
+    assert assay.collect([_task({"function": "os:getcwd"})], agents.booking_agent, allow_code="os").traces[0] \
+        .turns[0].tool_calls[0].error.startswith("TypeError")  # os named: os.getcwd runs (and rejects 'seat')
     import shutil
 
     with pytest.raises(ConfigError, match="the standard library's and assay's files are allowed only by their path"):

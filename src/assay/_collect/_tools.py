@@ -209,8 +209,8 @@ class Code:
         if not callable(obj):
             raise ConfigError(f"{where}: {ref!r}: {module_name} has no callable {attr!r}")
         owner = _owner(obj)
-        if owner not in (None, module.__name__) and not self.policy.named(module_name) \
-                and not self._owner_allowed(owner):
+        stdlib_named = self.policy.named(module_name) and _guarded(module_name.partition(".")[0])  # --allow-code os
+        if owner not in (None, module.__name__) and not stdlib_named and not self._owner_allowed(owner):
             raise ConfigError(f"{where}: {ref!r} is {owner}.{getattr(obj, '__qualname__', attr)}, code from outside "
                               f"what is allowed; allow that module by name to run it (--allow-code {owner})")
         if not tool.factory and not isinstance(obj, type):
