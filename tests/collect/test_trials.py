@@ -406,3 +406,20 @@ def test_a_tool_result_json_cannot_hold_is_kept_as_text_and_the_traces_are_writt
     assert _results(collected) == [{"seat": "A1", "what": "a thing", "tags": ["a", "b"]}] * 2
     assert [json.loads(line)["turns"][0]["tool_calls"][0]["result"]["what"] for line in out.read_text().splitlines()] \
         == ["a thing"] * 2
+
+
+def test_harness_faults_are_marked_for_the_engine(judge_server):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: the agent cannot be reached
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    down = assay.collect([{"id": "a", "input": "hi"}], f"http://127.0.0.1:{port}/agent", retries=0).traces[0]
+    assert down.status == "failed" and down.metadata["harness_fault"] == "unreachable"
+    assert "connection error" in down.metadata["harness_error"]
+    crashed = assay.collect([{"id": "a", "input": "hi"}], agents.broken, retries=0).traces[0]
+    assert crashed.status == "failed" and "harness_fault" not in crashed.metadata  # reached, then failed: the agent's
+    judge_server.reply = lambda request: obj({"message": "Assistant: how can I help you?", "stop": "continue"})
+    broke = assay.collect([{"id": "s", "input": "hi", "goal": "g"}], agents.async_echo,
+                          user=f"openai-compatible:user@{judge_server.url}").simulator_errors[0]
+    assert broke.metadata["harness_fault"] == "simulator" and "broke its role" in broke.metadata["harness_error"]

@@ -8,7 +8,8 @@ index as the request's ``repeat``, so trials of one task never share a cached re
 
 Faults are kept apart: an agent call that fails makes a ``failed`` trace carrying the error; a
 simulated user that fails or breaks its role makes a simulator fault (``Collected.simulator_errors``),
-which is never scored as the agent's.
+which is never scored as the agent's. A harness fault (the simulator's, or an agent unreachable
+before any reply) is marked ``metadata.harness_fault`` with ``harness_error``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ MAX_TURNS = 10
 MAX_STEPS = 10
 """Most agent calls in one turn (each tool round is one): a model looping on tools is stopped."""
 KEY = "collect.agent@1"
+HARNESS_FAULT, HARNESS_ERROR = "harness_fault", "harness_error"
+"""Metadata of a trial the harness failed (the simulated user broke its role, the agent was unreachable before
+any reply): ``assay run`` keeps such trials out of the statistics, counted with the reason."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,9 @@ class _Trial:
             meta["error"] = error
         if fault is not None:
             meta["simulator_error"] = fault
+            meta[HARNESS_FAULT], meta[HARNESS_ERROR] = "simulator", fault
+        elif error is not None and _unreachable(error) and not any(t.output or t.tool_calls for t in self.turns):
+            meta[HARNESS_FAULT], meta[HARNESS_ERROR] = "unreachable", error  # nothing is known about the agent
         status = "failed" if error is not None else "partial" if fault is not None else "completed"
         trace = Trace(id=trial_key(task.id, self.trial), task_id=task.id, trial=self.trial,  # type: ignore[arg-type]
                       system=self.system, turns=self.turns, expected=_expected(task), status=status,
@@ -257,6 +264,11 @@ class _Trial:
                                   result=result, error=error, duration_ms=round(ms, 3), id=spec["id"]))
             self.messages.append(_tool_message(spec["id"], result, error))
         return spent
+
+
+def _unreachable(error: str) -> bool:
+    """Whether an agent error says the agent could not be reached (as opposed to failing once reached)."""
+    return "connection error:" in error and "closed the connection" not in error
 
 
 def _about(task: Task) -> dict[str, Any]:
