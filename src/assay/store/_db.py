@@ -339,6 +339,16 @@ class RunStore:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         progress.done()
 
+    def reader(self) -> sqlite3.Connection:
+        """A read-only connection: never creates, writes or upgrades the store (``assay view``).
+
+        It sees what other processes commit while it is open (WAL); a store that does not exist
+        yet, or needs an upgrade, is a ConfigError saying so.
+        """
+        if not self.path.exists():
+            raise ConfigError(f"the run store {str(self.path)!r} does not exist yet: `assay run` creates it")
+        return self._read_only()
+
     def _read_only(self) -> sqlite3.Connection:
         """The store opened read-only (``mode=ro``; ``immutable`` when SQLite cannot share its WAL index)."""
         uri = self.path.resolve().as_uri()
