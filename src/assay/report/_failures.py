@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..model import RunResult, TraceResult
@@ -51,10 +51,13 @@ def _items(t: TraceResult, trace: Any) -> list[Markup]:
 
 
 def failures(result: RunResult, viewed: Sequence[int], traces: Mapping[str, Any] | None,
-             counts: tuple[int, int] | None = None) -> Markup | None:
+             counts: tuple[int, int] | None = None, *, href: Callable[[int], str | None] | None = None,
+             more: Markup | None = None) -> Markup | None:
     """The section, or None when no trace failed or errored; links go to the trace views in ``viewed``.
 
-    ``counts``: (failed or errored, all) traces of the run when ``result`` holds only some of them."""
+    ``counts``: (failed or errored, all) traces of the run when ``result`` holds only some of them.
+    ``href``: where trace ``i`` of ``result`` links to, instead (``assay view``: its trace page);
+    ``more``: what replaces the note on failures not listed."""
     bad = [i for i, t in enumerate(result.traces) if trace_status(t) in ("fail", "error")]
     n_bad, n_all = counts or (len(bad), len(result.traces))
     if not bad:
@@ -66,13 +69,14 @@ def failures(result: RunResult, viewed: Sequence[int], traces: Mapping[str, Any]
         st = trace_status(t)
         where = f"task {t.task_id}" + (f" · trial {t.trial}" if t.trial is not None else "") + (
             f" · {t.source}" if t.source else "")
-        link = (h("a", t.id, href=f"#trace-{i + 1}", class_="failure-link") if i in viewable
+        url = href(i) if href is not None else f"#trace-{i + 1}" if i in viewable else None
+        link = (h("a", t.id, href=url, class_="failure-link") if url
                 else h("span", t.id, title="trace view not included (over the report's limit)"))
         entries.append(h("li", h("div", h("span", st, class_=f"badge {st}"), " ", h("strong", link), " ",
                                   h("span", where, class_="meta"), class_="failure-head"),
                          h("ul", _items(t, trace_for(t, traces)), class_="failure-items"), class_="failure", data_i=i + 1))
-    more = n_bad - len(entries)
-    note = h("p", f"{more} more failed traces not listed; filter the traces table by verdict to see them.",
-             class_="meta") if more else None
+    n_more = n_bad - len(entries)
+    note = (more or h("p", f"{n_more} more failed traces not listed; filter the traces table by verdict to see them.",
+                      class_="meta")) if n_more > 0 else None
     return h("section", h("h2", f"Failures ({n_bad} of {n_all} traces)"),
              h("ol", entries, class_="failures"), note, id="failures")
