@@ -1,0 +1,327 @@
+"""The viewer's pages: runs, a run, a trace, two runs compared.
+
+Whatever the static report also draws (run header, failures, dimensions, metrics, pass@k, judge,
+a trace, a comparison) is drawn by ``assay.report``'s own functions; this module lays out pages,
+lists and filters around them. Query parameters are the page's state, so every URL can be shared.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import AssayError
+from ..model import RunResult, TraceResult
+from ..report import ReportDigest
+from ..report import _failures, _judge, _passk, _sections, _traces
+from ..report._charts import legend
+from ..report._conversation import clip, status_of, trace_status
+from ..report._html import Markup, fmt, h, interval, money, pct
+from ..store import RunStore, find_runs, load_summary, resolve_run, run_info, stored_results, trace_at
+from . import _trend
+from ._layout import PAGE_SIZE, badge, filters, page, pager, run_url, select, table, text_input, trace_url, url
+
+MAX_FAILURES = 50
+"""Failed traces listed at the top of a run page (the traces list, filtered by verdict, has them all)."""
+VERDICTS = [("", "any verdict"), ("fail", "fail"), ("error", "error"), ("pass", "pass"), ("null", "unscored")]
+
+
+class NotFound(Exception):
+    """No such page, run or trace (HTTP 404)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A request's query parameters (the first value of each)."""
+
+    params: Mapping[str, str]
+
+    def get(self, key: str) -> str:
+        return self.params.get(key, "").strip()
+
+    def page(self) -> int:
+        v = self.get("page")
+        return max(int(v), 1) if v.isdigit() else 1
+
+
+def _name(info: Any) -> str | None:
+    name = info.config.get("name") if isinstance(info.config, Mapping) else None
+    return str(name) if name else None
+
+
+def _tags(tags: Mapping[str, Any]) -> Markup:
+    return h("span", [h("a", f"{k}={v}", href=url("/", tag=f"{k}={v}"), class_="tag") for k, v in tags.items()])
+
+
+# -- runs ------------------------------------------------------------------------------------------
+def runs_page(store: RunStore, q: Query) -> str:
+    params = {k: q.get(k) for k in ("q", "name", "tag", "status", "metric")}
+    n = q.page()
+    found = find_runs(store, name=params["name"] or None, tag=params["tag"] or None, text=params["q"] or None,
+                      status=params["status"] or None, offset=(n - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    rows = []
+    for r in found.rows:
+        i = r.info
+        rate, ci, title = _pass_rate(r)
+        cost = i.cost_usd if i.cost_usd is not None else (i.judge or {}).get("cost_usd")
+        rows.append(h("tr",
+                      h("td", h("input", type="radio", name="a", value=i.id, aria_label=f"baseline {i.id}"),
+                        h("input", type="radio", name="b", value=i.id, aria_label=f"candidate {i.id}"), class_="pick"),
+                      h("td", h("a", r.name or i.id, href=run_url(i.id), data_nav=True, class_="run-link"),
+                        h("div", h("code", i.id), class_="meta") if r.name else None, data_label="run"),
+                      h("td", _tags(r.tags), data_label="tags"),
+                      h("td", i.started_at.replace("T", " ")[:19], class_="nowrap", data_label="started"),
+                      h("td", badge(i.status), data_label="status"),
+                      h("td", f"{i.n_traces:,}", class_="num", data_label="traces"),
+                      h("td", pct(rate, 1), " ", h("span", ci, class_="ci"), class_="num", title=title,
+                        data_label="pass rate"),
+                      h("td", "—" if r.judge_calls is None else f"{r.judge_calls:,}", class_="num",
+                        data_label="judge calls"),
+                      h("td", money(cost), class_="num", data_label="cost")))
+    form = filters("/", [text_input("q", "search", params["q"], "id or name"),
+                         select("name", "name", [("", "any name")] + [(x, x) for x in found.names], params["name"]),
+                         text_input("tag", "tag", params["tag"], "key or key=value"),
+                         select("status", "status", [("", "any status")] + [(s, s) for s in (
+                             "completed", "running", "failed", "interrupted", "incomplete")], params["status"])],
+                   keep={"metric": params["metric"]})
+    listing = h("form", table(["A B", "run", "tags", "started", "status", "traces", "pass rate [CI]", "judge calls",
+                               "cost"], rows, class_="list runs"),
+                h("p", h("button", "Compare A → B", type="submit"),
+                  h("span", " pick a baseline (A) and a candidate (B)", class_="meta")),
+                method="get", action="/compare", id="pick")
+    trend = _trend.section(store, params["name"], params["metric"], params) if params["name"] else h(
+        "p", "Pick a name to see its trend over runs.", class_="meta") if found.names else None
+    body = [h("h1", "Runs"), form, pager("/", params, n, found.total, "runs"), listing, trend]
+    return page("assay · runs", body)
+
+
+def _pass_rate(r: Any) -> tuple[float | None, str, str]:
+    """Pass rate, its interval and how it was computed: the run's pass@1 over tasks when stored, else Wilson."""
+    from ..stats import wilson_interval
+
+    p1 = r.pass_at_1
+    if p1 and p1.get("pass_at_k") is not None:
+        return (p1["pass_at_k"], interval((p1.get("pass_at_k_ci_low"), p1.get("pass_at_k_ci_high")), 2, percent=True),
+                f"pass@1 over {p1.get('n_tasks')} tasks, interval clustered by task")
+    scored = r.info.n_passed + r.info.n_failed
+    ci = wilson_interval(r.info.n_passed, scored) if scored else None
+    return (r.info.pass_rate, interval((ci.low, ci.high), 2, percent=True) if ci else "",
+            f"{r.info.n_passed} of {scored} scored traces passed (Wilson interval over traces)")
+
+
+# -- one run -------------------------------------------------------------------------------------------
+def _matches(t: TraceResult, verdict: str, metric: str, text: str) -> bool:
+    if text and text not in t.id.lower() and text not in str(t.task_id).lower() and text not in str(t.source).lower():
+        return False
+    if metric:
+        r = t.metrics.get(metric)
+        if r is None:
+            return False
+        return not verdict or status_of(r) == verdict
+    return not verdict or trace_status(t) == verdict
+
+
+def _failing(t: TraceResult) -> str:
+    return ", ".join(n for n, r in t.metrics.items() if status_of(r) in ("fail", "error"))
+
+
+def run_page(store: RunStore, run_ref: str, q: Query) -> str:
+    try:
+        run_id = resolve_run(store, run_ref)
+    except AssayError as exc:
+        raise NotFound(str(exc)) from None
+    params = {k: q.get(k) for k in ("verdict", "metric", "q")}
+    text = params["q"].lower()
+    n = q.page()
+    digest = ReportDigest(0)
+    bad: list[tuple[int, TraceResult]] = []
+    listed: list[tuple[int, TraceResult]] = []
+    matched = 0
+    lo, hi = (n - 1) * PAGE_SIZE, n * PAGE_SIZE
+
+    def each(t: TraceResult, seq: list[int] = [0]) -> None:  # noqa: B006 - a counter local to this call
+        nonlocal matched
+        i = seq[0]
+        seq[0] += 1
+        digest.add(t)
+        if len(bad) < MAX_FAILURES and trace_status(t) in ("fail", "error"):
+            bad.append((i, t))
+        if _matches(t, params["verdict"], params["metric"], text):
+            if lo <= matched < hi:
+                listed.append((i, t))
+            matched += 1
+
+    result = load_summary(store, run_id, each=each)
+    shown = RunResult([t for _, t in bad], result.summary, result.run, result.input_issues, result.statistics)
+    seqs = [i for i, _ in bad]
+    title = str(result.run.get("name") or run_id)
+    header = _sections.header(result, f"Run {title}")
+    fails = _failures.failures(shown, [], None, (digest.n_bad, digest.n_traces),
+                               href=lambda k: trace_url(run_id, seqs[k]),
+                               more=h("p", h("a", f"all {digest.n_bad} failed or errored traces",
+                                             href=url(run_url(run_id), verdict="fail") + "#traces"), class_="meta"))
+    full = RunResult([], result.summary, result.run, result.input_issues, result.statistics)
+    sections = [header, fails, _sections.dimensions(full, digest), _sections.metrics(full, digest),
+                _passk.pass_k(full), _judge.judge_section(full)]
+    metric_names = list(result.summary)
+    rows = [h("tr", h("td", str(i + 1), class_="num", data_label="#"),
+              h("td", h("a", t.id, href=trace_url(run_id, i), data_nav=True), data_label="trace"),
+              h("td", str(t.task_id), data_label="task"),
+              h("td", "" if t.trial is None else str(t.trial), class_="num", data_label="trial"),
+              h("td", badge(trace_status(t)), data_label="verdict"),
+              h("td", fmt(t.overall), class_="num", data_label="overall"),
+              h("td", _failing(t), class_="meta", data_label="failing")) for i, t in listed]
+    form = filters(run_url(run_id), [
+        select("verdict", "verdict", VERDICTS, params["verdict"]),
+        select("metric", "metric", [("", "any metric")] + [(m, m) for m in metric_names], params["metric"]),
+        text_input("q", "search", params["q"], "trace, task or file")])
+    traces = h("section", h("h2", "Traces"), form,
+               pager(run_url(run_id), params, n, matched, "traces"),
+               table(["#", "trace", "task", "trial", "verdict", "overall", "failing metrics"], rows, class_="list traces"),
+               id="traces")
+    nav = h("nav", [h("a", label, href=f"#{anchor}") for anchor, label, present in (
+        ("failures", "Failures", fails), ("dimensions", "Dimensions", sections[2]), ("metrics", "Metrics", True),
+        ("pass-k", "pass@k", sections[4]), ("judge", "Judge", sections[5]), ("traces", "Traces", True)) if present],
+        class_="toc")
+    compare_link = _previous_link(store, run_id, result.run.get("name"))
+    return page(f"assay · {title}", [nav, sections[0], compare_link, *sections[1:], traces],
+                crumbs=[(title, None)])
+
+
+def _previous_link(store: RunStore, run_id: str, name: str | None) -> Markup | None:
+    """A link comparing this run with the previous run of the same name, when there is one."""
+    if not name:
+        return None
+    before = [r.info.id for r in find_runs(store, name=name, limit=200).rows]
+    if run_id not in before or before.index(run_id) + 1 >= len(before):
+        return None
+    prev = before[before.index(run_id) + 1]
+    return h("p", h("a", f"Compare with the previous {name} run ({prev})", href=url("/compare", a=prev, b=run_id)),
+             class_="compare-prev")
+
+
+# -- one trace -----------------------------------------------------------------------------------------
+def trace_page(store: RunStore, run_ref: str, seq: int) -> str:
+    try:
+        run_id = resolve_run(store, run_ref)
+    except AssayError as exc:
+        raise NotFound(str(exc)) from None
+    found = trace_at(store, run_id, seq)
+    if found is None:
+        raise NotFound(f"run {run_id} has no trace number {seq + 1}")
+    t, trace = found
+    st = trace_status(t)
+    summary = _name(run_info(store, run_id)) or run_id
+    steps = h("nav", h("a", "← previous trace", href=trace_url(run_id, seq - 1), rel="prev", data_key="[")
+              if seq > 0 else None,
+              h("a", "next trace →", href=trace_url(run_id, seq + 1), rel="next", data_key="]")
+              if trace_at(store, run_id, seq + 1) is not None else None, class_="steps")
+    raw = [h("details", h("summary", h("code", name), f" · {r.judge_calls} judge call{'s' if r.judge_calls != 1 else ''}"
+                          if r.judge_calls else None),
+             h("pre", clip(json.dumps(r.details, ensure_ascii=False, indent=2, default=str))), class_="raw")
+           for name, r in t.metrics.items() if r.details]
+    body = [h("h1", badge(st), " ", t.id), h("p", _traces.where(t).strip(), class_="meta"), steps,
+            h("section", _traces.trace_body(t, trace), class_=f"trace {st}", id="trace"),
+            h("section", h("h2", "The judge's raw verdicts and details"), raw, id="raw") if raw else None]
+    return page(f"assay · {t.id}", body, crumbs=[(summary, run_url(run_id)), (t.id, None)])
+
+
+# -- compare -------------------------------------------------------------------------------------------
+_CHANGES = [("", "any change"), ("pass_to_fail", "pass → fail"), ("fail_to_pass", "fail → pass"),
+            ("worse", "score down"), ("better", "score up"), ("same", "unchanged")]
+
+
+def _whole(store: RunStore, run_id: str) -> RunResult:
+    traces = [t for _, t in stored_results(store, run_id)]
+    result = load_summary(store, run_id)
+    result.traces = traces
+    return result
+
+
+def compare_page(store: RunStore, q: Query) -> str:
+    from ..analysis._compare import compare_runs
+
+    a_ref, b_ref = q.get("a"), q.get("b")
+    if not a_ref or not b_ref:
+        return page("assay · compare", [h("h1", "Compare two runs"),
+                                        h("p", "Pick a baseline (A) and a candidate (B) on the ", h("a", "runs page", href="/"),
+                                          ".")], crumbs=[("compare", None)])
+    try:
+        a_id, b_id = resolve_run(store, a_ref), resolve_run(store, b_ref)
+    except AssayError as exc:
+        raise NotFound(str(exc)) from None
+    a, b = _whole(store, a_id), _whole(store, b_id)
+    dup = q.get("dup") or None
+    params = {"a": a_id, "b": b_id, "dup": dup or "", "change": q.get("change"), "q": q.get("q")}
+    try:
+        comp = compare_runs(a, b, duplicates=dup if dup in ("first", "last", "mean") else None)
+        problem = None
+    except AssayError as exc:
+        comp, problem = None, h("div", h("p", str(exc), class_="warn"),
+                                h("p", "Pair repeated ids by ", [h("a", rule, href=url("/compare", params, dup=rule))
+                                                                  for rule in ("first", "last", "mean")], class_="meta"))
+    seq_b = {t.id: i for i, t in enumerate(b.traces)}
+    section = _sections.comparison(comp, b, a, href=lambda i: trace_url(b_id, i)) if comp else None
+    pairs = _pairs(a, b)
+    text = params["q"].lower()
+    change = params["change"]
+    chosen = [p for p in pairs if (not change or p[0] == change) and
+              (not text or text in p[1].id.lower() or text in str(p[1].task_id).lower())]
+    n = q.page()
+    rows = []
+    seq_a = {t.id: i for i, t in enumerate(a.traces)}
+    for kind, ta, tb, delta in chosen[(n - 1) * PAGE_SIZE:n * PAGE_SIZE]:
+        rows.append(h("tr", h("td", str(ta.task_id), data_label="task"),
+                      h("td", h("a", ta.id, href=trace_url(b_id, seq_b[tb.id]), data_nav=True), data_label="trace"),
+                      h("td", h("a", badge(trace_status(ta)), href=trace_url(a_id, seq_a[ta.id]),
+                                aria_label=f"baseline {ta.id}"), " → ", badge(trace_status(tb)), data_label="verdict"),
+                      h("td", fmt(ta.overall), class_="num", data_label="A overall"),
+                      h("td", fmt(tb.overall), class_="num", data_label="B overall"),
+                      h("td", "—" if delta is None else f"{delta:+.3f}",
+                        class_="num delta " + ("down" if (delta or 0) < 0 else "up" if (delta or 0) > 0 else ""),
+                        data_label="Δ"),
+                      class_=kind))
+    form = filters("/compare", [select("change", "change", _CHANGES, change),
+                                text_input("q", "search", params["q"], "trace or task")],
+                   keep={"a": a_id, "b": b_id, "dup": dup})
+    title = f"{_label(a)} → {_label(b)}"
+    body = [h("h1", "Compare ", h("a", _label(a), href=run_url(a_id)), " → ", h("a", _label(b), href=run_url(b_id))),
+            h("p", h("a", "swap", href=url("/compare", params, a=b_id, b=a_id)), class_="meta"),
+            problem, section,
+            h("section", h("h2", "Traces paired by id, regressions first"), form,
+              pager("/compare", params, n, len(chosen), "pairs"),
+              table(["task", "trace", "verdict A → B", "A overall", "B overall", "Δ overall"], rows,
+                    class_="list pairs"),
+              legend([("rect", "bar fail", "pass → fail"), ("rect", "bar pass", "fail → pass")]), id="pairs")]
+    return page(f"assay · {title}", body, crumbs=[("compare", None)])
+
+
+def _label(r: RunResult) -> str:
+    return str(r.run.get("name") or r.run.run_id)
+
+
+def _pairs(a: RunResult, b: RunResult) -> list[tuple[str, TraceResult, TraceResult, float | None]]:
+    """Traces of both runs paired by id (the last of a repeated id), regressions first, then by score change."""
+    before = {t.id: t for t in a.traces}
+    out = []
+    for tb in b.traces:
+        ta = before.get(tb.id)
+        if ta is None:
+            continue
+        delta = None if ta.overall is None or tb.overall is None else tb.overall - ta.overall
+        kind = ("pass_to_fail" if ta.passed is True and tb.passed is False else
+                "fail_to_pass" if ta.passed is False and tb.passed is True else
+                "worse" if delta is not None and delta < 0 else "better" if delta is not None and delta > 0 else "same")
+        out.append((kind, ta, tb, delta))
+    order = {"pass_to_fail": 0, "worse": 1, "same": 2, "better": 3, "fail_to_pass": 4}
+    out.sort(key=lambda p: (order[p[0]], p[3] if p[3] is not None else 0.0))
+    return out
+
+
+def error_page(status: int, message: str) -> str:
+    return page(f"assay · {status}", [h("h1", f"{status}"), h("p", message), h("p", h("a", "all runs", href="/"))])
+
+
+__all__ = ["NotFound", "Query", "compare_page", "error_page", "run_page", "runs_page", "trace_page"]
