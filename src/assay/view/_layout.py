@@ -89,8 +89,9 @@ def filters(action: str, fields: Sequence[Markup], keep: Mapping[str, Any] | Non
 
 
 def pager(path: str, params: Mapping[str, Any], page_no: int, total: int, what: str,
-          size: int = PAGE_SIZE) -> Markup:
+          size: int | None = None) -> Markup:
     """``what 51–100 of 230`` with previous / next links (the page is the ``page`` parameter, from 1)."""
+    size = size or PAGE_SIZE
     last = max((total + size - 1) // size, 1)
     first, end = (page_no - 1) * size + 1, min(page_no * size, total)
     shown = f"{what} {first:,}–{end:,} of {total:,}" if total else f"no {what}"
