@@ -30,6 +30,12 @@ def totals(result: RunResult) -> dict[str, Any]:
 
 
 def header(result: RunResult, title: str) -> Markup:
+    cards, info = header_parts(result)
+    return h("header", h("h1", title), cards, info, class_="run-header")
+
+
+def header_parts(result: RunResult) -> tuple[Markup, Markup]:
+    """The run header's figure cards (traces, pass rate, judge calls, cost) and its details list."""
     run = result.run
     n, n_pass, n_fail = run.get("n_traces", len(result.traces)), run.get("n_passed"), run.get("n_failed")
     if n_pass is None:
@@ -68,7 +74,7 @@ def header(result: RunResult, title: str) -> Markup:
                 ("input issues", str(run.get("n_input_issues")) if run.get("n_input_issues") else None),
                 ("skipped metrics", _skipped(run.get("skipped_metrics"))),
                 ("error", run.get("error"))])
-    return h("header", h("h1", title), cards, info, class_="run-header")
+    return cards, info
 
 
 def _skipped(skipped: Any) -> list[Markup]:

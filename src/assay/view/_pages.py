@@ -157,7 +157,8 @@ def run_page(store: RunStore, run_ref: str, q: Query) -> str:
     shown = RunResult([t for _, t in bad], result.summary, result.run, result.input_issues, result.statistics)
     seqs = [i for i, _ in bad]
     title = str(result.run.get("name") or run_id)
-    header = _sections.header(result, f"Run {title}")
+    cards, details = _sections.header_parts(result)
+    header = h("header", h("h1", f"Run {title}"), cards, class_="run-header")
     fails = _failures.failures(shown, [], None, (digest.n_bad, digest.n_traces),
                                href=lambda k: trace_url(run_id, seqs[k]),
                                more=h("p", h("a", f"all {digest.n_bad} failed or errored traces",
@@ -186,7 +187,9 @@ def run_page(store: RunStore, run_ref: str, q: Query) -> str:
         ("pass-k", "pass@k", sections[4]), ("judge", "Judge", sections[5]), ("traces", "Traces", True)) if present],
         class_="toc")
     compare_link = _previous_link(store, run_id, result.run.get("name"))
-    return page(f"assay · {title}", [nav, sections[0], compare_link, *sections[1:], traces],
+    about = h("details", h("summary", "Run details: inputs, metrics and their parameters, judge"), details,
+              class_="run-details", open=not fails)
+    return page(f"assay · {title}", [nav, sections[0], compare_link, sections[1], about, *sections[2:], traces],
                 crumbs=[(title, None)])
 
 
