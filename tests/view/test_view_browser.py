@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import EXAMPLES, store_with_runs
+from view_data import EXAMPLES, store_with_runs
 
 pytestmark = pytest.mark.browser
 

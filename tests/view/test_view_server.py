@@ -8,7 +8,7 @@ import re
 import urllib.parse
 
 import pytest
-from conftest import BIDI, IMG, SCRIPT, store_with_runs
+from view_data import IMG, SCRIPT, store_with_runs
 
 import assay.view._layout as layout
 from assay.view import CSP, ViewServer
@@ -118,7 +118,8 @@ def test_hostile_content_is_escaped(demo, serve):
     v = serve(store)
     _, _, body = get(v.origin, f"/runs/{ids['hostile']}/traces/0")
     assert SCRIPT not in body and IMG not in body and "<style>body" not in body
-    assert "&lt;script&gt;" in body and BIDI in body  # shown as text (the CSS isolates bidi runs)
+    assert "&lt;script&gt;" in body
+    assert "\u202e" not in body and "safe\u27e8U+202E\u27e9txt.exe" in body  # the override shown, not obeyed
 
 
 def test_compare_page_puts_regressions_first(demo, serve):

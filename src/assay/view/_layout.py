@@ -28,6 +28,13 @@ STATIC = {"report.css": ("assay.report", "text/css"), "view.css": ("assay.view",
 """Files under ``/static/``: the report's style sheet (the same drawing) and the viewer's own."""
 
 
+BIDI_CONTROLS = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_SHOW_BIDI = {c: f"\u27e8U+{c:04X}\u27e9" for c in BIDI_CONTROLS}
+"""Bidirectional controls (embeddings, overrides, isolates, marks) shown as ``⟨U+202E⟩``: evaluated data
+cannot reorder what a page shows (``safe\u202etxt.exe`` would read as ``safeexe.txt``). Plain text, no
+quotes or angle brackets, so it is safe wherever in the page the character was."""
+
+
 @cache
 def asset(name: str) -> bytes:
     package, _ = STATIC[name]
@@ -66,7 +73,7 @@ def page(title: str, body: Any, crumbs: Sequence[tuple[str, str | None]] = ()) -
           h("main", body, id="content", tabindex="-1"),
           h("footer", f"assay view {__version__} · read-only · keys: j / k move through a list, / searches",
             class_="meta")),
-        lang="en") + "\n")
+        lang="en") + "\n").translate(_SHOW_BIDI)
 
 
 def select(name: str, label: str, options: Iterable[tuple[str, str]], current: str | None) -> Markup:

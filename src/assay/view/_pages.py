@@ -67,8 +67,10 @@ def runs_page(store: RunStore, q: Query) -> str:
         rate, ci, title = _pass_rate(r)
         cost = i.cost_usd if i.cost_usd is not None else (i.judge or {}).get("cost_usd")
         rows.append(h("tr",
-                      h("td", h("input", type="radio", name="a", value=i.id, aria_label=f"baseline {i.id}"),
-                        h("input", type="radio", name="b", value=i.id, aria_label=f"candidate {i.id}"), class_="pick"),
+                      h("td", h("label", h("input", type="radio", name="a", value=i.id, aria_label=f"baseline {i.id}"),
+                                "A", class_="pick-a"),
+                        h("label", h("input", type="radio", name="b", value=i.id, aria_label=f"candidate {i.id}"), "B",
+                          class_="pick-b"), class_="pick"),
                       h("td", h("a", r.name or i.id, href=run_url(i.id), data_nav=True, class_="run-link"),
                         h("div", h("code", i.id), class_="meta") if r.name else None, data_label="run"),
                       h("td", _tags(r.tags), data_label="tags"),
@@ -86,14 +88,18 @@ def runs_page(store: RunStore, q: Query) -> str:
                          select("status", "status", [("", "any status")] + [(s, s) for s in (
                              "completed", "running", "failed", "interrupted", "incomplete")], params["status"])],
                    keep={"metric": params["metric"]})
-    listing = h("form", table(["A B", "run", "tags", "started", "status", "traces", "pass rate [CI]", "judge calls",
+    listing = h("form", table(["compare", "run", "tags", "started", "status", "traces", "pass@1 [CI]", "judge calls",
                                "cost"], rows, class_="list runs"),
                 h("p", h("button", "Compare A → B", type="submit"),
                   h("span", " pick a baseline (A) and a candidate (B)", class_="meta")),
                 method="get", action="/compare", id="pick")
     trend = _trend.section(store, params["name"], params["metric"], params) if params["name"] else h(
-        "p", "Pick a name to see its trend over runs.", class_="meta") if found.names else None
-    body = [h("h1", "Runs"), form, pager("/", params, n, found.total, "runs"), listing, trend]
+        "p", "Trend over runs of: ", [[h("a", x, href=url("/", name=x)), " "] for x in found.names[:30]],
+        class_="meta") if found.names else None
+    note = h("p", "pass@1: the share of each task's trials that passed, averaged over tasks, with its interval "
+                  "clustered by task (runs without trials: the share of traces that passed, Wilson interval).",
+             class_="meta")
+    body = [h("h1", "Runs"), form, pager("/", params, n, found.total, "runs"), listing, note, trend]
     return page("assay · runs", body)
 
 
