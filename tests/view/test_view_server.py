@@ -6,11 +6,16 @@ import hashlib
 import http.client
 import re
 import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from view_data import IMG, SCRIPT, store_with_runs
 
+import assay
 import assay.view._layout as layout
+from assay.metrics import MetricContext, metric
+from assay.store import RunStore
 from assay.view import CSP, ViewServer
 
 
@@ -191,3 +196,37 @@ def test_a_run_being_written_is_listed_without_a_restart(tmp_path, serve):
         assert get(v.origin, f"/runs/{recorder.run_id}")[0] == 200
     finally:
         recorder.abort("interrupted", "test over")
+
+
+def test_compare_pairs_filter_by_metric_change_and_text(demo, serve):
+    store, ids = demo
+    v = serve(store)
+    base = f"/compare?a={ids['older']}&b={ids['demo']}"
+    _, _, body = get(v.origin, base + "&metric=tool_selection_accuracy&change=pass_to_fail")
+    pairs = body[body.index('id="pairs"'):]
+    assert re.findall(r'data-nav>([^<]+)</a>', pairs) == ["support-refund-2"]
+    assert "Δ tool_selection_accuracy" in pairs
+    _, _, body = get(v.origin, base + "&change=same&q=weather")
+    shown = re.findall(r'data-nav>([^<]+)</a>', body[body.index('id="pairs"'):])
+    assert shown and all("weather" in s for s in shown)
+
+
+def test_run_page_failures_quote_their_evidence(tmp_path, serve):
+    @metric("quotes_first_output", dimension="custom", register=False)
+    @dataclass(frozen=True, kw_only=True)
+    class QuotesFirst:
+        threshold: float = 0.5
+
+        def score(self, ctx: MetricContext):
+            out = ctx.trace.turns[0].output or ""
+            return ctx.result(0.0, reason="always fails", evidence=[out[:30]])
+
+    store = RunStore(tmp_path / "runs.sqlite3")
+    run_id = assay.evaluate(str(Path(__file__).parents[2] / "examples" / "traces.jsonl"), [QuotesFirst()],
+                            store=str(store.path), name="quoted").run.run_id
+    v = serve(store)
+    _, _, body = get(v.origin, f"/runs/{run_id}")
+    failures = body[body.index('id="failures"'):body.index('</section>', body.index('id="failures"'))]
+    assert failures.count('<ul class="evidence"><li><q>') == 12
+    _, _, trace_page = get(v.origin, f"/runs/{run_id}/traces/0")
+    assert "<mark" in trace_page  # the quote marked in the conversation

@@ -147,10 +147,9 @@ def run_page(store: RunStore, run_ref: str, q: Query) -> str:
     matched = 0
     lo, hi = (n - 1) * PAGE_SIZE, n * PAGE_SIZE
 
-    def each(t: TraceResult, seq: list[int] = [0]) -> None:  # noqa: B006 - a counter local to this call
+    def each(t: TraceResult) -> None:
         nonlocal matched
-        i = seq[0]
-        seq[0] += 1
+        i = digest.n_traces  # this trace's sequence number: the traces come in input order
         digest.add(t)
         if len(bad) < MAX_FAILURES and trace_status(t) in ("fail", "error"):
             bad.append((i, t))
@@ -164,9 +163,10 @@ def run_page(store: RunStore, run_ref: str, q: Query) -> str:
     seqs = [i for i, _ in bad]
     title = str(result.run.get("name") or run_id)
     cards, details = _sections.header_parts(result)
-    header = h("header", h("h1", f"Run {title}"), cards, class_="run-header")
+    verdict = "passed" if result.passed else "failed"
+    header = h("header", h("h1", f"Run {title} ", badge(verdict)), cards, class_="run-header")
     fails = _failures.failures(shown, [], None, (digest.n_bad, digest.n_traces),
-                               href=lambda k: trace_url(run_id, seqs[k]),
+                               href=lambda k: trace_url(run_id, seqs[k]), evidence=True,
                                more=h("p", h("a", f"all {digest.n_bad} failed or errored traces",
                                              href=url(run_url(run_id), verdict="fail") + "#traces"), class_="meta"))
     full = RunResult([], result.summary, result.run, result.input_issues, result.statistics)
@@ -263,7 +263,9 @@ def compare_page(store: RunStore, q: Query) -> str:
         raise NotFound(str(exc)) from None
     a, b = _whole(store, a_id), _whole(store, b_id)
     dup = q.get("dup") or None
-    params = {"a": a_id, "b": b_id, "dup": dup or "", "change": q.get("change"), "q": q.get("q")}
+    params = {"a": a_id, "b": b_id, "dup": dup or "", "change": q.get("change"), "metric": q.get("metric"),
+              "q": q.get("q")}
+    metric = params["metric"] if params["metric"] in b.summary else ""
     try:
         comp = compare_runs(a, b, duplicates=dup if dup in ("first", "last", "mean") else None)
         problem = None
@@ -273,7 +275,7 @@ def compare_page(store: RunStore, q: Query) -> str:
                                                                   for rule in ("first", "last", "mean")], class_="meta"))
     seq_b = {t.id: i for i, t in enumerate(b.traces)}
     section = _sections.comparison(comp, b, a, href=lambda i: trace_url(b_id, i)) if comp else None
-    pairs = _pairs(a, b)
+    pairs = _pairs(a, b, metric)
     text = params["q"].lower()
     change = params["change"]
     chosen = [p for p in pairs if (not change or p[0] == change) and
@@ -281,18 +283,21 @@ def compare_page(store: RunStore, q: Query) -> str:
     n = q.page()
     rows = []
     seq_a = {t.id: i for i, t in enumerate(a.traces)}
+    what = metric or "overall"
     for kind, ta, tb, delta in chosen[(n - 1) * PAGE_SIZE:n * PAGE_SIZE]:
         rows.append(h("tr", h("td", str(ta.task_id), data_label="task"),
                       h("td", h("a", ta.id, href=trace_url(b_id, seq_b[tb.id]), data_nav=True), data_label="trace"),
-                      h("td", h("a", badge(trace_status(ta)), href=trace_url(a_id, seq_a[ta.id]),
-                                aria_label=f"baseline {ta.id}"), " → ", badge(trace_status(tb)), data_label="verdict"),
-                      h("td", fmt(ta.overall), class_="num", data_label="A overall"),
-                      h("td", fmt(tb.overall), class_="num", data_label="B overall"),
+                      h("td", h("a", badge(_state(ta, metric)), href=trace_url(a_id, seq_a[ta.id]),
+                                aria_label=f"baseline {ta.id}"), " → ", badge(_state(tb, metric)), data_label="verdict"),
+                      h("td", fmt(_figures(ta, metric)[0]), class_="num", data_label=f"A {what}"),
+                      h("td", fmt(_figures(tb, metric)[0]), class_="num", data_label=f"B {what}"),
                       h("td", "—" if delta is None else f"{delta:+.3f}",
                         class_="num delta " + ("down" if (delta or 0) < 0 else "up" if (delta or 0) > 0 else ""),
                         data_label="Δ"),
                       class_=kind))
     form = filters("/compare", [select("change", "change", _CHANGES, change),
+                                select("metric", "metric", [("", "overall (every metric)")] + [
+                                    (m, m) for m in b.summary if m in a.summary], metric),
                                 text_input("q", "search", params["q"], "trace or task")],
                    keep={"a": a_id, "b": b_id, "dup": dup})
     title = f"{_label(a)} → {_label(b)}"
@@ -301,27 +306,42 @@ def compare_page(store: RunStore, q: Query) -> str:
             problem, section,
             h("section", h("h2", "Traces paired by id, regressions first"), form,
               pager("/compare", params, n, len(chosen), "pairs"),
-              table(["task", "trace", "verdict A → B", "A overall", "B overall", "Δ overall"], rows,
+              table(["task", "trace", "verdict A → B", f"A {what}", f"B {what}", f"Δ {what}"], rows,
                     class_="list pairs"),
               legend([("rect", "bar fail", "pass → fail"), ("rect", "bar pass", "fail → pass")]), id="pairs")]
     return page(f"assay · {title}", body, crumbs=[("compare", None)])
+
+
+def _state(t: TraceResult, metric: str) -> str:
+    r = t.metrics.get(metric) if metric else None
+    return trace_status(t) if not metric else "null" if r is None else status_of(r)
 
 
 def _label(r: RunResult) -> str:
     return str(r.run.get("name") or r.run.run_id)
 
 
-def _pairs(a: RunResult, b: RunResult) -> list[tuple[str, TraceResult, TraceResult, float | None]]:
-    """Traces of both runs paired by id (the last of a repeated id), regressions first, then by score change."""
+def _figures(t: TraceResult, metric: str) -> tuple[float | None, bool | None]:
+    """A trace's overall score and verdict, or with ``metric`` that metric's score and verdict."""
+    if not metric:
+        return t.overall, t.passed
+    r = t.metrics.get(metric)
+    return (None, None) if r is None else (r.score, r.passed)
+
+
+def _pairs(a: RunResult, b: RunResult, metric: str = "") -> list[tuple[str, TraceResult, TraceResult, float | None]]:
+    """Traces of both runs paired by id (the last of a repeated id), regressions first, then by score change
+    (of the overall score and verdict, or of ``metric``)."""
     before = {t.id: t for t in a.traces}
     out = []
     for tb in b.traces:
         ta = before.get(tb.id)
         if ta is None:
             continue
-        delta = None if ta.overall is None or tb.overall is None else tb.overall - ta.overall
-        kind = ("pass_to_fail" if ta.passed is True and tb.passed is False else
-                "fail_to_pass" if ta.passed is False and tb.passed is True else
+        (sa, pa), (sb, pb) = _figures(ta, metric), _figures(tb, metric)
+        delta = None if sa is None or sb is None else sb - sa
+        kind = ("pass_to_fail" if pa is True and pb is False else
+                "fail_to_pass" if pa is False and pb is True else
                 "worse" if delta is not None and delta < 0 else "better" if delta is not None and delta > 0 else "same")
         out.append((kind, ta, tb, delta))
     order = {"pass_to_fail": 0, "worse": 1, "same": 2, "better": 3, "fail_to_pass": 4}

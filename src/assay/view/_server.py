@@ -13,6 +13,7 @@ import hmac
 import ipaddress
 import re
 import secrets
+import socket
 import sys
 import traceback
 from http import HTTPStatus
@@ -49,7 +50,7 @@ class ViewServer(ThreadingHTTPServer):
             token = secrets.token_urlsafe(24)
         self.store, self.token, self.log = store, token, log
         if ":" in host:
-            self.address_family = __import__("socket").AF_INET6
+            self.address_family = socket.AF_INET6
         super().__init__((host.strip("[]"), port), _Handler)
 
     @property
