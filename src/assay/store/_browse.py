@@ -195,6 +195,14 @@ def trace_at(store: RunStore, run_id: str, seq: int) -> tuple[TraceResult, Trace
     return result, trace
 
 
+def previous_run(store: RunStore, run_id: str, name: str) -> str | None:
+    """The run called ``name`` started just before ``run_id`` (ids sort by start), if any."""
+    with closing(store.reader()) as conn:
+        row = conn.execute("SELECT id FROM runs WHERE id < ? AND json_extract(config, '$.name') = ? "
+                           "ORDER BY id DESC LIMIT 1", (run_id, name)).fetchone()
+    return None if row is None else str(row[0])
+
+
 def run_series(store: RunStore, name: str, *, limit: int = 60) -> list[tuple[RunInfo, RunResult]]:
     """The last ``limit`` finished runs called ``name``, oldest first, with their summaries (no traces)."""
     with closing(store.reader()) as conn:
@@ -209,4 +217,4 @@ def run_series(store: RunStore, name: str, *, limit: int = 60) -> list[tuple[Run
     return out
 
 
-__all__ = ["RunRow", "RunsPage", "find_runs", "load_summary", "resolve", "run_info", "run_series", "stored_results", "trace_at"]
+__all__ = ["RunRow", "RunsPage", "find_runs", "load_summary", "previous_run", "resolve", "run_info", "run_series", "stored_results", "trace_at"]

@@ -19,7 +19,7 @@ from ..report import _failures, _judge, _passk, _sections, _traces
 from ..report._charts import legend
 from ..report._conversation import clip, status_of, trace_status
 from ..report._html import Markup, fmt, h, interval, money, pct
-from ..store import RunStore, find_runs, load_summary, resolve_run, run_info, stored_results, trace_at
+from ..store import RunStore, find_runs, load_summary, previous_run, resolve_run, run_info, stored_results, trace_at
 from . import _trend
 from ._layout import PAGE_SIZE, badge, filters, page, pager, run_url, select, table, text_input, trace_url, url
 
@@ -201,12 +201,9 @@ def run_page(store: RunStore, run_ref: str, q: Query) -> str:
 
 def _previous_link(store: RunStore, run_id: str, name: str | None) -> Markup | None:
     """A link comparing this run with the previous run of the same name, when there is one."""
-    if not name:
+    prev = previous_run(store, run_id, name) if name else None
+    if prev is None:
         return None
-    before = [r.info.id for r in find_runs(store, name=name, limit=200).rows]
-    if run_id not in before or before.index(run_id) + 1 >= len(before):
-        return None
-    prev = before[before.index(run_id) + 1]
     return h("p", h("a", f"Compare with the previous {name} run ({prev})", href=url("/compare", a=prev, b=run_id)),
              class_="compare-prev")
 
