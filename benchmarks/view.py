@@ -10,7 +10,8 @@ process (each page ``--repeat`` times; median and worst reported, the first requ
 - the runs page (``/``), its second page and a name filter, 
 - a failing trace's page in a run in the middle of the store,
 - a run's page (it reads the whole run: 100 traces here), the trend of one name (with its
-  compare markers: 8 pairs of runs compared),
+  compare markers: 8 pairs of runs compared), and with ``--big-run N`` the page of one run of N
+  traces (what grows with a run's size) and a failing trace near its end,
 
 and the server's resident memory (VmRSS now, VmHWM its peak) after all of it.
 Targets (issue #44): runs page < 0.3 s, trace page < 0.2 s, RSS < 200 MB.
@@ -58,7 +59,7 @@ def templates(n: int) -> tuple[list[TraceResult], list[Trace]]:
     return results, traces
 
 
-def build(path: Path, runs: int, n: int) -> float:
+def build(path: Path, runs: int, n: int, name: str | None = None) -> float:
     started = time.perf_counter()
     store = RunStore(path)
     results, traces = templates(n)
@@ -68,13 +69,14 @@ def build(path: Path, runs: int, n: int) -> float:
     summary = builder.finish()
     for r in range(runs):
         rec = store.start(inputs=[{"path": "in.jsonl", "sha256": None, "bytes": None}], metrics=METRICS,
-                          config={"name": f"agent-{r % 10}", "tags": {"model": f"v{r % 3}", "week": str(r // 70)}},
+                          config={"name": name or f"agent-{r % 10}", "tags": {"model": f"v{r % 3}",
+                                                                               "week": str(r // 70)}},
                           batch_size=1000, flush_interval_s=3600)
         for t, tr in zip(results, traces, strict=True):
             rec.add(t, tr if t.passed is False else None)
         rec.finish(RunResult([], summary, {"n_traces": n, "n_passed": sum(t.passed is True for t in results),
                                            "n_failed": sum(t.passed is False for t in results),
-                                           "metrics": METRICS, "name": f"agent-{r % 10}"}))
+                                           "metrics": METRICS, "name": name or f"agent-{r % 10}"}))
         if (r + 1) % 100 == 0:
             print(f"  built {r + 1:,} runs ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     return time.perf_counter() - started
@@ -108,6 +110,8 @@ def main() -> None:
     ap.add_argument("--traces", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--store", type=Path, default=None, help="build the store here (kept), or reuse it if it exists")
+    ap.add_argument("--big-run", type=int, default=0, metavar="N",
+                    help="also store one run of N traces (named 'big') and time its run page and a trace in it")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="assay-view-bench-"))
     path = args.store or tmp / "runs.sqlite3"
@@ -116,6 +120,10 @@ def main() -> None:
         print(f"store: {args.runs:,} runs x {args.traces} traces x {N_METRICS} metrics = "
               f"{args.runs * args.traces * N_METRICS:,} metric results, built in {secs:.1f} s, "
               f"{path.stat().st_size / 1e6:.0f} MB")
+    if args.big_run:
+        secs = build(path, 1, args.big_run, name="big")
+        print(f"plus one run 'big' of {args.big_run:,} traces ({args.big_run * N_METRICS:,} metric results), "
+              f"built in {secs:.1f} s")
     server = subprocess.Popen([sys.executable, "-m", "assay", "view", "--store", str(path), "--port", "0", "--no-open"],
                               stderr=subprocess.PIPE, text=True)
     try:
@@ -132,6 +140,13 @@ def main() -> None:
         pages = [("runs page /", "/", 0.3), ("runs page 2", "/?page=2", 0.3), ("runs of a name", "/?name=agent-3", 0.3),
                  ("runs by tag", "/?tag=model%3Dv1", 0.3), ("failing trace", f"/runs/{run_id}/traces/{failing}", 0.2),
                  ("a run's page", f"/runs/{run_id}", None), ("trend + 8 compares", "/?name=agent-7&metric=metric_3", None)]
+        if args.big_run:
+            _, _, body = fetch(port, "/?name=big")
+            big = re.findall(rb'href="/runs/([0-9a-z]+)"', body)[0].decode()
+            pages += [("big run's page", f"/runs/{big}", None),
+                      ("big run, filtered", f"/runs/{big}?verdict=fail&page=3", None),
+                      ("big run, failing trace", f"/runs/{big}/traces/{max(i for i in range(args.big_run) if i % 7 == 3)}",
+                       0.2)]
         print(f"{'page':<22}{'first':>9}{'median':>9}{'worst':>9}{'target':>9}")
         for label, url, target in pages:
             first = fetch(port, url)[0]

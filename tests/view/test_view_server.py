@@ -230,3 +230,16 @@ def test_run_page_failures_quote_their_evidence(tmp_path, serve):
     assert failures.count('<ul class="evidence"><li><q>') == 12
     _, _, trace_page = get(v.origin, f"/runs/{run_id}/traces/0")
     assert "<mark" in trace_page  # the quote marked in the conversation
+
+
+@pytest.mark.parametrize("verdict", ["pass", "fail", "error", "null"])
+def test_verdict_filters_match_the_decoded_traces(demo, serve, verdict):
+    from assay.report._conversation import trace_status
+    from assay.store import stored_results
+
+    store, ids = demo
+    v = serve(store)
+    _, _, body = get(v.origin, f"/runs/{ids['demo']}?verdict={verdict}&q=-")
+    shown = re.findall(r'data-nav>([^<]+)</a>', body[body.index('<section id="traces"'):])
+    expected = [t.id for _, t in stored_results(store, ids["demo"]) if trace_status(t) == verdict and "-" in t.id]
+    assert shown == expected and (verdict in ("error", "null") or expected)

@@ -8,6 +8,8 @@ lists and filters around them. Query parameters are the page's state, so every U
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +20,7 @@ from ..report import ReportDigest
 from ..report import _failures, _judge, _passk, _sections, _traces
 from ..report._charts import legend
 from ..report._conversation import clip, status_of, trace_status
-from ..report._html import Markup, fmt, h, interval, money, pct
+from ..report._html import Markup, fmt, h, interval, join, money, pct
 from ..store import RunStore, find_runs, load_summary, previous_run, resolve_run, run_info, stored_results, trace_at
 from . import _trend
 from ._layout import PAGE_SIZE, badge, filters, page, pager, run_url, select, table, text_input, trace_url, url
@@ -133,30 +135,27 @@ def _failing(t: TraceResult) -> str:
     return ", ".join(n for n, r in t.metrics.items() if status_of(r) in ("fail", "error"))
 
 
-def run_page(store: RunStore, run_ref: str, q: Query) -> str:
-    try:
-        run_id = resolve_run(store, run_ref)
-    except AssayError as exc:
-        raise NotFound(str(exc)) from None
-    params = {k: q.get(k) for k in ("verdict", "metric", "q")}
-    text = params["q"].lower()
-    n = q.page()
+_TOPS: OrderedDict[str, tuple[str, list[str], Markup]] = OrderedDict()
+"""Run id -> (title, metric names, the page above the traces list) of finished runs (they no longer change)."""
+_TOPS_KEPT = 16
+_TOPS_LOCK = threading.Lock()
+
+
+def _run_top(store: RunStore, run_id: str) -> tuple[str, list[str], Markup]:
+    """Everything a run page shows above its traces list: it reads the whole run (failures, histograms)."""
+    finished = run_info(store, run_id).status != "running"
+    with _TOPS_LOCK:
+        if run_id in _TOPS:
+            _TOPS.move_to_end(run_id)
+            return _TOPS[run_id]
     digest = ReportDigest(0)
     bad: list[tuple[int, TraceResult]] = []
-    listed: list[tuple[int, TraceResult]] = []
-    matched = 0
-    lo, hi = (n - 1) * PAGE_SIZE, n * PAGE_SIZE
 
     def each(t: TraceResult) -> None:
-        nonlocal matched
         i = digest.n_traces  # this trace's sequence number: the traces come in input order
         digest.add(t)
         if len(bad) < MAX_FAILURES and trace_status(t) in ("fail", "error"):
             bad.append((i, t))
-        if _matches(t, params["verdict"], params["metric"], text):
-            if lo <= matched < hi:
-                listed.append((i, t))
-            matched += 1
 
     result = load_summary(store, run_id, each=each)
     shown = RunResult([t for _, t in bad], result.summary, result.run, result.input_issues, result.statistics)
@@ -170,9 +169,74 @@ def run_page(store: RunStore, run_ref: str, q: Query) -> str:
                                more=h("p", h("a", f"all {digest.n_bad} failed or errored traces",
                                              href=url(run_url(run_id), verdict="fail") + "#traces"), class_="meta"))
     full = RunResult([], result.summary, result.run, result.input_issues, result.statistics)
-    sections = [header, fails, _sections.dimensions(full, digest), _sections.metrics(full, digest),
-                _passk.pass_k(full), _judge.judge_section(full)]
-    metric_names = list(result.summary)
+    dims, passk, judge = _sections.dimensions(full, digest), _passk.pass_k(full), _judge.judge_section(full)
+    nav = h("nav", [h("a", label, href=f"#{anchor}") for anchor, label, present in (
+        ("failures", "Failures", fails), ("dimensions", "Dimensions", dims), ("metrics", "Metrics", True),
+        ("pass-k", "pass@k", passk), ("judge", "Judge", judge), ("traces", "Traces", True)) if present],
+        class_="toc")
+    about = h("details", h("summary", "Run details: inputs, metrics and their parameters, judge"), details,
+              class_="run-details", open=not fails)
+    top = join([nav, header, _previous_link(store, run_id, result.run.get("name")), fails, about, dims,
+                _sections.metrics(full, digest), passk, judge])
+    out = (title, list(result.summary), top)
+    if finished:
+        with _TOPS_LOCK:
+            _TOPS[run_id] = out
+            while len(_TOPS) > _TOPS_KEPT:
+                _TOPS.popitem(last=False)
+    return out
+
+
+def _listing(store: RunStore, run_id: str, verdict: str, metric: str, text: str,
+             lo: int, hi: int) -> tuple[list[tuple[int, TraceResult]], int]:
+    """The traces ``lo``..``hi`` of those matching the filters, and how many match.
+
+    Without filters only the page is decoded; the verdict ``fail`` and the text are decided on the
+    stored rows (passed, ids, source), so only the page's traces are decoded then too; the other
+    filters decode each candidate."""
+    if not (verdict or metric or text):
+        listed = []
+        for seq, t in stored_results(store, run_id, start=lo):
+            if seq >= hi:
+                break
+            listed.append((seq, t))
+        return listed, run_info(store, run_id).n_traces
+    exact = not metric and verdict in ("", "fail")  # decided on the stored row alone
+    matched = 0
+
+    def where(trace_id: str, task_id: str, source: str | None, passed: int | None) -> bool:
+        nonlocal matched
+        if text and text not in trace_id.lower() and text not in task_id.lower() and text not in str(source).lower():
+            return False
+        if not metric and (verdict == "fail" and passed != 0 or verdict == "pass" and passed != 1
+                           or verdict == "null" and passed is not None):
+            return False
+        if exact:
+            matched += 1
+            return lo < matched <= hi
+        return True
+
+    listed = []
+    for seq, t in stored_results(store, run_id, where=where):
+        if exact:
+            listed.append((seq, t))
+        elif _matches(t, verdict, metric, text):
+            if lo <= matched < hi:
+                listed.append((seq, t))
+            matched += 1
+    return listed, matched
+
+
+def run_page(store: RunStore, run_ref: str, q: Query) -> str:
+    try:
+        run_id = resolve_run(store, run_ref)
+    except AssayError as exc:
+        raise NotFound(str(exc)) from None
+    params = {k: q.get(k) for k in ("verdict", "metric", "q")}
+    n = q.page()
+    title, metric_names, top = _run_top(store, run_id)
+    listed, matched = _listing(store, run_id, params["verdict"], params["metric"], params["q"].lower(),
+                               (n - 1) * PAGE_SIZE, n * PAGE_SIZE)
     rows = [h("tr", h("td", str(i + 1), class_="num", data_label="#"),
               h("td", h("a", t.id, href=trace_url(run_id, i), data_nav=True), data_label="trace"),
               h("td", str(t.task_id), data_label="task"),
@@ -188,15 +252,7 @@ def run_page(store: RunStore, run_ref: str, q: Query) -> str:
                pager(run_url(run_id), params, n, matched, "traces"),
                table(["#", "trace", "task", "trial", "verdict", "overall", "failing metrics"], rows, class_="list traces"),
                id="traces")
-    nav = h("nav", [h("a", label, href=f"#{anchor}") for anchor, label, present in (
-        ("failures", "Failures", fails), ("dimensions", "Dimensions", sections[2]), ("metrics", "Metrics", True),
-        ("pass-k", "pass@k", sections[4]), ("judge", "Judge", sections[5]), ("traces", "Traces", True)) if present],
-        class_="toc")
-    compare_link = _previous_link(store, run_id, result.run.get("name"))
-    about = h("details", h("summary", "Run details: inputs, metrics and their parameters, judge"), details,
-              class_="run-details", open=not fails)
-    return page(f"assay · {title}", [nav, sections[0], compare_link, sections[1], about, *sections[2:], traces],
-                crumbs=[(title, None)])
+    return page(f"assay · {title}", [top, traces], crumbs=[(title, None)])
 
 
 def _previous_link(store: RunStore, run_id: str, name: str | None) -> Markup | None:
