@@ -58,7 +58,7 @@ def _marker(store: RunStore, a: str, b: str, metric: str, finished: bool) -> str
         r.traces = [t for _, t in stored_results(store, run_id)]
         runs.append(r)
     try:
-        comp = compare_runs(runs[0], runs[1], duplicates="last", n_boot=500, n_perm=2000)
+        comp = compare_runs(runs[0], runs[1], duplicates="last")  # as `assay compare` does
     except AssayError:
         return ""
     row = comp["metrics"].get(metric.partition(":")[0] or OVERALL) or {}
