@@ -355,7 +355,8 @@ def compare_page(store: RunStore, q: Query) -> str:
                    keep={"a": a_id, "b": b_id, "dup": dup})
     title = f"{_label(a)} → {_label(b)}"
     body = [h("h1", "Compare ", h("a", _label(a), href=run_url(a_id)), " → ", h("a", _label(b), href=run_url(b_id))),
-            h("p", h("a", "swap", href=url("/compare", params, a=b_id, b=a_id)), class_="meta"),
+            h("p", f"baseline (A) {a_id} · candidate (B) {b_id} · ",
+              h("a", "swap", href=url("/compare", params, a=b_id, b=a_id)), class_="meta"),
             problem, section,
             h("section", h("h2", "Traces paired by id, regressions first"), form,
               pager("/compare", params, n, len(chosen), "pairs"),

@@ -94,6 +94,6 @@ def section(store: RunStore, name: str, metric: str, params: Mapping[str, str]) 
                legend([("circle", "point", "value"), ("line", "whisker", "its interval"),
                        ("circle", "point fail", "significant fall (compare)"),
                        ("circle", "point pass", "significant rise (compare)")]),
-               h("figcaption", f"Oldest left. Markers: `assay compare` against the run before, for the last "
-                               f"{MARKED} runs; ", h("a", "list these runs", href=url("/", name=name)), ".")),
+               h("figcaption", "Oldest left. Markers: ", h("code", "assay compare"), f" against the run before, for "
+                               f"the last {MARKED} runs; ", h("a", "list these runs", href=url("/", name=name)), ".")),
              id="trend")
