@@ -15,7 +15,7 @@ from urllib.parse import quote, urlencode
 from .._version import __version__
 from ..report._html import Markup, esc, h, join
 
-CSP = ("default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; "
+CSP = ("default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'none'; "
        "font-src 'none'; media-src 'none'; object-src 'none'; frame-src 'none'; worker-src 'none'; "
        "manifest-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 """Only the viewer's own style sheets and script; no inline script or style, no other origin."""
