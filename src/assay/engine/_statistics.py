@@ -103,6 +103,16 @@ class StatisticsCollector:
         """Per metric: its scored results."""
         self._last: tuple[str, int] = ("", task_key(""))
         """The last task id and its key: trials of one task usually come one after another."""
+        self._names = bytearray()
+        """Task ids (UTF-8), one each time the task changes from one trace to the next (for the per-task table)."""
+        self._name_at = array("i")
+        """Per task change: the trace position it happened at."""
+        self._name_end = array("q")
+        """Per task change: where its id ends in ``_names``."""
+        self._failed_runs = array("i")
+        """Positions of the traces whose run failed (failed trials: also 0 in ``_passed``)."""
+        self._excluded = array("i")
+        """Positions of the traces excluded for a harness fault (-1 in ``_passed``)."""
 
     def add(self, result: TraceResult) -> None:
         pos = self.position()
@@ -123,11 +133,17 @@ class StatisticsCollector:
             col = self._scores[name] = Column()
         return col
 
-    def add_trace(self, task_id: str, passed: bool | None) -> None:
-        """Close a trace whose scored results were added at ``position()``."""
+    def add_trace(self, task_id: str, passed: bool | None, outcome: str | None = None) -> None:
+        """Close a trace whose scored results were added at ``position()``; ``outcome``: ``"failed"`` (a
+        failed trial, *passed* False) or ``"excluded"`` (a harness fault, *passed* None)."""
         last = self._last
-        if task_id != last[0]:
+        if task_id != last[0] or not self._name_at:
             last = self._last = (task_id, task_key(task_id))
+            self._name_at.append(len(self._task))
+            self._names += task_id.encode("utf-8", "surrogatepass")
+            self._name_end.append(len(self._names))
+        if outcome is not None:
+            (self._failed_runs if outcome == "failed" else self._excluded).append(len(self._task))
         self._task.append(last[1])
         self._passed.append(-1 if passed is None else int(passed))
 
@@ -144,6 +160,14 @@ class StatisticsCollector:
         offset = len(self._task)
         self._task.extend(other._task)
         self._passed.extend(other._passed)
+        base = len(self._names)
+        self._names += other._names
+        self._name_at.extend(_shift(other._name_at, offset) if offset else other._name_at)
+        self._name_end.extend(array("q", (e + base for e in other._name_end)))
+        for mine, theirs in ((self._failed_runs, other._failed_runs), (self._excluded, other._excluded)):
+            mine.extend(_shift(theirs, offset) if offset else theirs)
+        if other._task:
+            self._last = other._last
         for name, theirs in other._scores.items():
             self.columns(name).extend(theirs, offset)
         return self
@@ -196,18 +220,72 @@ class StatisticsCollector:
         sizes = np.bincount(trace_tasks) if len(trace_tasks) else np.zeros(0, dtype=np.int64)
         sizes = sizes[sizes > 0]
         common = self.task_set == "common"
+        curve = passk_curve(trace_tasks, verdict[has], self.level, self.task_set) if len(trace_tasks) else []
         return {
             "family": TRIAL_UNBIASED,
             "task_set": self.task_set,
             "about": "unbiased pass@k = 1 - C(n-c,k)/C(n,k) and pass^k = C(c,k)/C(n,k) per task over its n trials, "
-                     + ("averaged over one common set of tasks (those with n >= the largest k shown)" if common else
+                     + ("averaged over one common set of tasks (those with n >= the largest k shown; k = 1 over "
+                        "every task)" if common else
                         "averaged at each k over the tasks with n >= k (the task set differs between k)")
                      + "; intervals: effective-sample-size Wilson over tasks",
             "n_tasks": int(len(sizes)),
             "trials_per_task": {"min": int(sizes.min()), "max": int(sizes.max())} if len(sizes) else None,
-            "trace_passed": passk_curve(trace_tasks, verdict[has], self.level, self.task_set) if len(trace_tasks) else [],
+            "trace_passed": curve,
             "by_metric": by_metric,
+            **self._per_task(np, task_of_trace, verdict),
         }
+
+    def _per_task(self, np: Any, task_of_trace: Any, verdict: Any) -> dict[str, Any]:
+        """The per-task table: trials, passes, pass rate (Wilson), pass^k at the largest k every task
+        has, failed runs, excluded trials and a flaky flag, per task in order of first appearance."""
+        from ..stats._bounded import wilson_bounds
+
+        g = int(task_of_trace.max()) + 1
+        has = verdict >= 0
+        n = np.bincount(task_of_trace[has], minlength=g)
+        c = np.bincount(task_of_trace[has], weights=verdict[has].astype(np.float64), minlength=g).astype(np.int64)
+        failed_runs = np.bincount(task_of_trace[np.frombuffer(self._failed_runs, dtype=np.int32)], minlength=g)
+        excluded = np.bincount(task_of_trace[np.frombuffer(self._excluded, dtype=np.int32)], minlength=g)
+        at = np.frombuffer(self._name_at, dtype=np.int32)
+        task_of_change = task_of_trace[at]
+        first = np.full(g, -1, dtype=np.int64)  # the first change of each task: its id and its place in the input
+        seen, where = np.unique(task_of_change, return_index=True)
+        first[seen] = where
+        ends = np.frombuffer(self._name_end, dtype=np.int64)
+        judged = n > 0
+        k = min(K_MAX, int(n[judged].min())) if judged.any() else 0
+        rate = np.divide(c, n, out=np.zeros(g), where=judged)
+        low, high = wilson_bounds(np, rate, np.maximum(n, 1), self.level)
+        pow_k = _pow_k(np, n, c, k) if k else None
+        names = bytes(self._names)
+        rows = []
+        for t in np.argsort(at[first], kind="stable"):
+            i = int(first[t])
+            start = int(ends[i - 1]) if i > 0 else 0
+            row: dict[str, Any] = {"task_id": names[start:int(ends[i])].decode("utf-8", "surrogatepass"),
+                                   "trials": int(n[t]), "passed": int(c[t])}
+            if judged[t]:
+                row.update(pass_rate=float(rate[t]), pass_rate_ci=[float(low[t]), float(high[t])])
+                if pow_k is not None:
+                    row["pass_pow_k"] = float(pow_k[t])
+            else:
+                row.update(pass_rate=None, pass_rate_ci=None)
+            row["flaky"] = bool(0 < c[t] < n[t])
+            if failed_runs[t]:
+                row["failed_runs"] = int(failed_runs[t])
+            if excluded[t]:
+                row["excluded"] = int(excluded[t])
+            rows.append(row)
+        return {"per_task_k": k, "tasks": rows, "n_flaky": int(((c > 0) & (c < n)).sum())}
+
+
+def _pow_k(np: Any, n: Any, c: Any, k: int) -> Any:
+    """Per task pass^k = C(c, k) / C(n, k) (0 when c < k), for tasks with n >= k, as a product."""
+    out = np.ones(len(n))
+    for j in range(k):
+        out *= np.clip(c - j, 0, None) / np.maximum(n - j, 1)
+    return out
 
 
 def _shift(positions: array, offset: int) -> array:
@@ -285,8 +363,19 @@ def passk_curve(tasks: Any, successes: Any, level: float = 0.95, task_set: str =
         pairs_list = [(int(a), int(b)) for a, b in pairs]
     rows = []
     for k in range(1, top + 1):
+        if k == 1 and excluded:  # k = 1 is defined for every task: none drops out of it
+            every, times = _pairs(np, n, c)
+            r = trial_pass_k(every, 1, level=level, counts=times)
+            rows.append({key: v for key, v in asdict(r).items() if key not in ("family", "level")})
+            continue
         r = trial_pass_k(pairs_list, k, level=level, counts=mult.tolist())
         row = {key: v for key, v in asdict(r).items() if key not in ("family", "level")}
         row["n_undefined"] += excluded
         rows.append(row)
     return rows
+
+
+def _pairs(np: Any, n: Any, c: Any) -> tuple[list[tuple[int, int]], list[int]]:
+    """The distinct (n, c) pairs of tasks and how many tasks share each."""
+    pairs, mult = np.unique(np.stack([n, c], axis=1), axis=0, return_counts=True)
+    return [(int(a), int(b)) for a, b in pairs], [int(m) for m in mult]
