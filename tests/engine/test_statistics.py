@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from assay.engine._statistics import task_key
 
 TOOLS = ("search", "lookup", "weather", "book", "cancel", "refund", "email")

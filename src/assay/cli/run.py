@@ -22,10 +22,11 @@ _SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit", ".csv
 EPILOG = """\b
 Exit status:
   0    every trace passed (and something was scored)
-  1    a threshold failed
+  1    a threshold failed, or a trial failed (a trace with status "failed": the agent's run failed)
   2    usage or input error (bad options, invalid input records)
   3    could not evaluate: nothing scored, more errored or unevaluated results than
-       --max-errors tolerates (default: none), the judge refused every call, or an internal error
+       --max-errors tolerates (default: none; a trial excluded for a harness fault counts as
+       one unevaluated result per metric), the judge refused every call, or an internal error
   130  interrupted (Ctrl-C, SIGTERM); rerun the same command to resume from the judge cache"""
 
 
