@@ -174,3 +174,15 @@ def test_the_per_task_table_of_merged_parts_is_that_of_one_pass():
     assert one["trials"]["tasks"] == merged["trials"]["tasks"]
     tasks = {t["task_id"]: t for t in one["trials"]["tasks"]}
     assert tasks["y"] == {**tasks["y"], "trials": 2, "passed": 1, "failed_runs": 1, "excluded": 1, "flaky": True}
+
+
+def test_interleaved_trials_keep_one_task_id_per_task_and_the_same_table():
+    compacted, plain = StatisticsCollector(), StatisticsCollector()
+    compacted._compact_at = 4  # compact after every few task changes
+    for trial in range(3):
+        for task in ("t1", "t2", "t3", "t4", "t5"):
+            for c in (compacted, plain):
+                c.add_trace(task, (trial + len(task) + int(task[1])) % 2 == 0)
+    assert len(compacted._name_at) < len(plain._name_at) == 15
+    assert compacted.finish({})["trials"]["tasks"] == plain.finish({})["trials"]["tasks"]
+    assert [t["task_id"] for t in plain.finish({})["trials"]["tasks"]] == ["t1", "t2", "t3", "t4", "t5"]

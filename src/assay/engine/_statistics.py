@@ -109,6 +109,8 @@ class StatisticsCollector:
         """Per task change: the trace position it happened at."""
         self._name_end = array("q")
         """Per task change: where its id ends in ``_names``."""
+        self._compact_at = 1 << 16
+        """Task changes recorded before the next compaction (which keeps each task's first only)."""
         self._failed_runs = array("i")
         """Positions of the traces whose run failed (failed trials: also 0 in ``_passed``)."""
         self._excluded = array("i")
@@ -146,6 +148,28 @@ class StatisticsCollector:
             (self._failed_runs if outcome == "failed" else self._excluded).append(len(self._task))
         self._task.append(last[1])
         self._passed.append(-1 if passed is None else int(passed))
+        if len(self._name_at) >= self._compact_at:  # interleaved trials: one id per task, not per change
+            self._compact_names()
+
+    def _compact_names(self) -> None:
+        """Keep only the first recorded change of each task (what ``_per_task`` reads): memory follows the
+        number of tasks, not how often the input switches between them."""
+        import numpy as np
+
+        at = np.frombuffer(self._name_at, dtype=np.int32)
+        keys = np.frombuffer(self._task, dtype=np.int64)[at]
+        _, first = np.unique(keys, return_index=True)
+        keep = np.sort(first)
+        ends = np.frombuffer(self._name_end, dtype=np.int64)
+        starts = np.concatenate(([0], ends[:-1]))
+        names, new_ends = bytearray(), array("q")
+        for i in keep.tolist():
+            names += self._names[int(starts[i]):int(ends[i])]
+            new_ends.append(len(names))
+        new_at = array("i")
+        new_at.frombytes(at[keep].astype(np.int32).tobytes())
+        self._names, self._name_at, self._name_end = names, new_at, new_ends
+        self._compact_at = max(self._compact_at, 2 * len(new_at))
 
     def merge(self, other: "StatisticsCollector") -> "StatisticsCollector":
         """Append *other*'s columns (the traces after these); returns self.
@@ -259,23 +283,26 @@ class StatisticsCollector:
         low, high = wilson_bounds(np, rate, np.maximum(n, 1), self.level)
         pow_k = _pow_k(np, n, c, k) if k else None
         names = bytes(self._names)
+        order = np.argsort(at[first], kind="stable")
+        starts = np.concatenate(([0], ends[:-1]))[first[order]].tolist()
+        stops = ends[first[order]].tolist()
+        cols = [a[order].tolist() for a in (n, c, judged, rate, low, high, failed_runs, excluded)]
+        pows = pow_k[order].tolist() if pow_k is not None else None
         rows = []
-        for t in np.argsort(at[first], kind="stable"):
-            i = int(first[t])
-            start = int(ends[i - 1]) if i > 0 else 0
-            row: dict[str, Any] = {"task_id": names[start:int(ends[i])].decode("utf-8", "surrogatepass"),
-                                   "trials": int(n[t]), "passed": int(c[t])}
-            if judged[t]:
-                row.update(pass_rate=float(rate[t]), pass_rate_ci=[float(low[t]), float(high[t])])
-                if pow_k is not None:
-                    row["pass_pow_k"] = float(pow_k[t])
+        for j, (n_t, c_t, has_t, rate_t, low_t, high_t, failed_t, excluded_t) in enumerate(zip(*cols)):
+            row: dict[str, Any] = {"task_id": names[starts[j]:stops[j]].decode("utf-8", "surrogatepass"),
+                                   "trials": n_t, "passed": c_t}
+            if has_t:
+                row.update(pass_rate=rate_t, pass_rate_ci=[low_t, high_t])
+                if pows is not None:
+                    row["pass_pow_k"] = pows[j]
             else:
                 row.update(pass_rate=None, pass_rate_ci=None)
-            row["flaky"] = bool(0 < c[t] < n[t])
-            if failed_runs[t]:
-                row["failed_runs"] = int(failed_runs[t])
-            if excluded[t]:
-                row["excluded"] = int(excluded[t])
+            row["flaky"] = 0 < c_t < n_t
+            if failed_t:
+                row["failed_runs"] = failed_t
+            if excluded_t:
+                row["excluded"] = excluded_t
             rows.append(row)
         return {"per_task_k": k, "tasks": rows, "n_flaky": int(((c > 0) & (c < n)).sum())}
 
