@@ -186,3 +186,18 @@ def test_interleaved_trials_keep_one_task_id_per_task_and_the_same_table():
     assert len(compacted._name_at) < len(plain._name_at) == 15
     assert compacted.finish({})["trials"]["tasks"] == plain.finish({})["trials"]["tasks"]
     assert [t["task_id"] for t in plain.finish({})["trials"]["tasks"]] == ["t1", "t2", "t3", "t4", "t5"]
+
+
+def test_junit_fails_a_failed_run_and_skips_an_excluded_trial():
+    import xml.etree.ElementTree as ET
+
+    from assay.report._ci import to_junit
+
+    records = [trace("a", 0), trace("a", 1, status="failed", answer="", error="agent timed out"),
+               trace("b", 0, harness_fault="unreachable", harness_error="connection refused")]
+    root = ET.fromstring(to_junit(assay.evaluate([Trace(**r) for r in records], ["latency_score"])))
+    suite = next(s for s in root if s.get("name") == "assay.trials")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "1", "1")
+    failure = suite.find("testcase[@name='a#1']/failure")
+    assert failure is not None and "timed out" in failure.get("message")
+    assert "connection refused" in suite.find("testcase[@name='b#0']/skipped").get("message")
