@@ -37,7 +37,7 @@ def test_two_failed_and_two_good_trials_give_2_passed_2_failed_pass1_half_and_ex
     out = tmp_path / "r.json"
     r = run_pipe(["run", str(data), "-m", "latency_score", "--no-store", "-o", str(out)], cli_env(tmp_path))
     assert r.returncode == 1, r.stdout + r.stderr
-    text = r.stdout + r.stderr
+    text = " ".join((r.stdout + r.stderr).split())
     assert "4 traces: 2 passed, 2 failed (2 failed runs)" in text
     assert "k=1 0.50 / 0.50" in text
     doc = json.loads(out.read_text())
@@ -105,7 +105,7 @@ def test_a_harness_fault_is_excluded_counted_with_its_reason_and_counts_against_
     env = cli_env(tmp_path)
     r = run_pipe(["run", str(data), "-m", "latency_score", "--no-store", "-o", str(out)], env)
     assert r.returncode == 3, r.stdout + r.stderr  # never a way to pass
-    text = r.stdout + r.stderr
+    text = " ".join((r.stdout + r.stderr).split())  # (the terminal table wraps long lines)
     assert "2 excluded (harness faults)" in text and "harness fault 'unreachable'" in text
     assert "connection refused before any reply" in text and "harness fault 'simulator'" in text
     doc = json.loads(out.read_text())

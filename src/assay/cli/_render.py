@@ -31,7 +31,7 @@ def _pct_ci(ci: Any) -> str:
 
 def one_line(result: RunResult) -> str:
     r = result.run
-    runs = f" ({r.n_failed_runs} failed runs)" if r.n_failed_runs else ""
+    runs = f" ({r.n_failed_runs} failed run{'s' if r.n_failed_runs != 1 else ''})" if r.n_failed_runs else ""
     excluded = r.n_excluded or 0
     unscored = r['n_traces'] - r['n_passed'] - r['n_failed'] - excluded
     return (f"{r['n_traces']} traces: {r['n_passed']} passed, {r['n_failed']} failed{runs}, "
@@ -46,8 +46,9 @@ def outcome_lines(result: RunResult) -> list[str]:
         out.append(f"{r.n_failed_runs} trial(s) failed because the agent's run failed (trace status 'failed'): "
                    "counted as failed trials whatever their metrics say")
     for kind, e in (r.excluded or {}).items():
-        out.append(f"{e.get('n')} trial(s) excluded from every statistic: harness fault '{kind}' (first: "
-                   f"{str(e.get('reason') or '')[:200]}); they count against --max-errors")
+        why = str(e.get("reason") or "").removeprefix(f"{kind}:").strip()
+        out.append(f"{e.get('n')} trial(s) excluded from every statistic: harness fault '{kind}'"
+                   + (f" (first: {why[:200]})" if why else "") + "; they count against --max-errors")
     return out
 
 
@@ -70,7 +71,8 @@ def task_lines(result: RunResult) -> list[str]:
     for t in ranked[:TASKS_SHOWN]:
         rate = "—" if t.get("pass_rate") is None else f"{t['pass_rate']:.2f}{_ci(t.get('pass_rate_ci'))}"
         notes = [n for n in ("flaky" if t.get("flaky") else "",
-                             f"{t['failed_runs']} failed runs" if t.get("failed_runs") else "",
+                             f"{t['failed_runs']} failed run{'s' if t['failed_runs'] != 1 else ''}"
+                             if t.get("failed_runs") else "",
                              f"{t['excluded']} excluded" if t.get("excluded") else "") if n]
         name = str(t["task_id"])
         name = name if len(name) <= width else name[:width - 1] + "…"

@@ -59,7 +59,7 @@ def tasks_section(result: RunResult, viewed: set[int]) -> Markup | None:
         ci = row.get("pass_rate_ci")
         rate = fmt(row.get("pass_rate"), 2) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
         notes = [h("span", "flaky", class_="badge mixed") if row.get("flaky") else None,
-                 h("span", f"{row['failed_runs']} failed runs", class_="badge fail") if row.get("failed_runs") else None,
+                 h("span", f"{row['failed_runs']} failed run{'s' if row['failed_runs'] != 1 else ''}", class_="badge fail") if row.get("failed_runs") else None,
                  h("span", f"{row['excluded']} excluded", class_="badge error") if row.get("excluded") else None]
         rows.append(h("tr", h("td", task, class_="id"), h("td", str(row["trials"]), class_="num"),
                       h("td", str(row["passed"]), class_="num"), h("td", rate, class_="num"),
