@@ -201,3 +201,9 @@ def test_junit_fails_a_failed_run_and_skips_an_excluded_trial():
     failure = suite.find("testcase[@name='a#1']/failure")
     assert failure is not None and "timed out" in failure.get("message")
     assert "connection refused" in suite.find("testcase[@name='b#0']/skipped").get("message")
+
+
+def test_a_trial_no_metric_scored_is_counted_as_unscored_not_dropped():
+    records = [trace("a", 0), trace("a", 1), {**trace("a", 2), "latency_ms": None}]
+    tasks = assay.evaluate([Trace(**r) for r in records], ["latency_score"]).statistics["trials"]["tasks"]
+    assert tasks == [{**tasks[0], "task_id": "a", "trials": 2, "passed": 2, "unscored": 1}]

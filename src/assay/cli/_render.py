@@ -73,7 +73,8 @@ def task_lines(result: RunResult) -> list[str]:
         notes = [n for n in ("flaky" if t.get("flaky") else "",
                              f"{t['failed_runs']} failed run{'s' if t['failed_runs'] != 1 else ''}"
                              if t.get("failed_runs") else "",
-                             f"{t['excluded']} excluded" if t.get("excluded") else "") if n]
+                             f"{t['excluded']} excluded" if t.get("excluded") else "",
+                             f"{t['unscored']} unscored" if t.get("unscored") else "") if n]
         name = str(t["task_id"])
         name = name if len(name) <= width else name[:width - 1] + "…"
         lines.append(f"{name:<{width}}  {t['trials']:>6}  {t['passed']:>6}  {rate:<16}  "

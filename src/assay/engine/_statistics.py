@@ -261,8 +261,10 @@ class StatisticsCollector:
         }
 
     def _per_task(self, np: Any, task_of_trace: Any, verdict: Any) -> dict[str, Any]:
-        """The per-task table: trials, passes, pass rate (Wilson), pass^k at the largest k every task
-        has, failed runs, excluded trials and a flaky flag, per task in order of first appearance."""
+        """The per-task table: trials (with a verdict), passes, pass rate (Wilson), pass^k at the largest k
+        every task has, a flaky flag, and the failed runs (among the trials), excluded trials and
+        unscored ones (no metric scored: not trials either) when there are any, per task in order of
+        first appearance."""
         from ..stats._bounded import wilson_bounds
 
         g = int(task_of_trace.max()) + 1
@@ -271,6 +273,7 @@ class StatisticsCollector:
         c = np.bincount(task_of_trace[has], weights=verdict[has].astype(np.float64), minlength=g).astype(np.int64)
         failed_runs = np.bincount(task_of_trace[np.frombuffer(self._failed_runs, dtype=np.int32)], minlength=g)
         excluded = np.bincount(task_of_trace[np.frombuffer(self._excluded, dtype=np.int32)], minlength=g)
+        unscored = np.bincount(task_of_trace, minlength=g) - n - excluded  # no verdict: every metric null
         at = np.frombuffer(self._name_at, dtype=np.int32)
         task_of_change = task_of_trace[at]
         first = np.full(g, -1, dtype=np.int64)  # the first change of each task: its id and its place in the input
@@ -286,10 +289,10 @@ class StatisticsCollector:
         order = np.argsort(at[first], kind="stable")
         starts = np.concatenate(([0], ends[:-1]))[first[order]].tolist()
         stops = ends[first[order]].tolist()
-        cols = [a[order].tolist() for a in (n, c, judged, rate, low, high, failed_runs, excluded)]
+        cols = [a[order].tolist() for a in (n, c, judged, rate, low, high, failed_runs, excluded, unscored)]
         pows = pow_k[order].tolist() if pow_k is not None else None
         rows = []
-        for j, (n_t, c_t, has_t, rate_t, low_t, high_t, failed_t, excluded_t) in enumerate(zip(*cols)):
+        for j, (n_t, c_t, has_t, rate_t, low_t, high_t, failed_t, excluded_t, unscored_t) in enumerate(zip(*cols)):
             row: dict[str, Any] = {"task_id": names[starts[j]:stops[j]].decode("utf-8", "surrogatepass"),
                                    "trials": n_t, "passed": c_t}
             if has_t:
@@ -303,6 +306,8 @@ class StatisticsCollector:
                 row["failed_runs"] = failed_t
             if excluded_t:
                 row["excluded"] = excluded_t
+            if unscored_t:
+                row["unscored"] = unscored_t
             rows.append(row)
         return {"per_task_k": k, "tasks": rows, "n_flaky": int(((c > 0) & (c < n)).sum())}
 
