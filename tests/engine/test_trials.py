@@ -207,3 +207,15 @@ def test_a_trial_no_metric_scored_is_counted_as_unscored_not_dropped():
     records = [trace("a", 0), trace("a", 1), {**trace("a", 2), "latency_ms": None}]
     tasks = assay.evaluate([Trace(**r) for r in records], ["latency_score"]).statistics["trials"]["tasks"]
     assert tasks == [{**tasks[0], "task_id": "a", "trials": 2, "passed": 2, "unscored": 1}]
+
+
+def test_assert_passes_names_a_failed_run_and_an_excluded_trial():
+    from assay.pytest_plugin import assert_passes
+
+    records = [trace("a", 0, status="failed", answer="", error="agent timed out"),
+               trace("a", 1, harness_fault="tools", harness_error="tool server crashed")]
+    with pytest.raises(AssertionError) as caught:
+        assert_passes([Trace(**r) for r in records], ["latency_score"])
+    text = str(caught.value)
+    assert "a#0: the agent's run failed: agent timed out" in text and "tool server crashed" in text
+    assert "latency_score scored" not in text  # its metric passed: the run's failure is what failed it
