@@ -417,6 +417,8 @@ def test_harness_faults_are_marked_for_the_engine(judge_server):
     down = assay.collect([{"id": "a", "input": "hi"}], f"http://127.0.0.1:{port}/agent", retries=0).traces[0]
     assert down.status == "failed" and down.metadata["harness_fault"] == "unreachable"
     assert "connection error" in down.metadata["harness_error"]
+    scored = assay.evaluate([down], ["latency_score"])  # excluded by assay run, not a pass nor a failed trial
+    assert (scored.traces[0].outcome, scored.traces[0].passed, scored.run["n_excluded"]) == ("excluded", None, 1)
     crashed = assay.collect([{"id": "a", "input": "hi"}], agents.broken, retries=0).traces[0]
     assert crashed.status == "failed" and "harness_fault" not in crashed.metadata  # reached, then failed: the agent's
     judge_server.reply = lambda request: obj({"message": "Assistant: how can I help you?", "stop": "continue"})
