@@ -234,7 +234,7 @@ class Evaluation:
                 if self.cancel is not None and self.cancel.is_set():
                     self.interrupted = True
                     return
-                yield item if type(item) is InputIssue else result(item, loc, score_sync(item, plan), totals)
+                yield item if isinstance(item, InputIssue) else result(item, loc, score_sync(item, plan), totals)
             return
         yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict, tap=tap,
                                                totals=totals), self.loop)
@@ -283,7 +283,7 @@ class Evaluation:
         jury = JuryTotals(judged, [j["model"] for j in self.judge.info()]) if isinstance(self.judge, Jury) else None
         part.retest, part.jury = retest, jury
         for item in self.stream(source, input_format=input_format, strict=strict, tap=tap, totals=part.totals):
-            if type(item) is InputIssue:
+            if isinstance(item, InputIssue):
                 issues.append(item)
             else:
                 n += 1

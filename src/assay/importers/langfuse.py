@@ -23,6 +23,7 @@ from ..model import InputIssue
 from ._common import UNEXPECTED, Record, join, maybe_json, obj, unexpected
 from ._errors import json_type
 from ._otlp import any_time
+from ._payload import normalise
 from ._registry import Importer, register_importer
 from ._sniff import inspect
 from ._spans import LlmCall, Msg, Span, assemble, error_of, flatten
@@ -38,10 +39,21 @@ _USAGE = (("input_tokens", ("input", "promptTokens", "input_tokens", "prompt_tok
 _TEXT_KEYS = ("input", "query", "question", "message", "content", "text", "output", "answer", "response", "result")
 
 
-def _text(value: Any) -> str | None:
-    """An observation's or trace's input/output as text: the message inside a JSON payload."""
+def _text(value: Any, role: str | None = None) -> str | None:
+    """An observation's or trace's input/output as text: the message inside a JSON payload (the last
+    one of ``role`` when the payload holds messages)."""
     if value is None or isinstance(value, str):
+        if role is not None and isinstance(value, str):
+            msgs = normalise(value, role)
+            if msgs and len(msgs) != 1 or msgs and msgs[0].get("content") != value:
+                return _last_text(msgs, role) or value
         return value
+    if role is not None:
+        msgs = normalise(value, role)
+        if msgs:
+            found = _last_text(msgs, role)
+            if found is not None:
+                return found
     if isinstance(value, dict):
         for key in _TEXT_KEYS:
             if isinstance(value.get(key), str):
@@ -52,6 +64,11 @@ def _text(value: Any) -> str | None:
     if isinstance(value, list) and value and isinstance(value[-1], dict) and isinstance(value[-1].get("content"), str):
         return value[-1]["content"]
     return json.dumps(value, ensure_ascii=False)
+
+
+def _last_text(msgs: list[dict[str, Any]], role: str) -> str | None:
+    return next((m["content"] for m in reversed(msgs) if m.get("role") == role and isinstance(m.get("content"), str)
+                 and m["content"]), None)
 
 
 class LangfuseConvention:
@@ -67,19 +84,11 @@ class LangfuseConvention:
         return name if isinstance(name, str) and name else (span.name.removeprefix("invoke_agent ") or None)
 
     def _msgs(self, value: Any, where: str, default_role: str) -> list[Msg]:
-        value = maybe_json(value)
-        if isinstance(value, dict) and isinstance(value.get("messages"), list):
-            value, where = value["messages"], f"{where}.messages"
-        if isinstance(value, dict) and isinstance(value.get("choices"), list):  # a whole chat.completion
-            value = [c.get("message") for c in value["choices"] if isinstance(c, dict) and c.get("message")]
-        if isinstance(value, str):
-            return [Msg(default_role, value)]
-        if isinstance(value, dict):
-            value = [value] if "role" in value or "content" in value else [{"role": default_role, "content": _text(value)}]
-        if not isinstance(value, list):
-            return [] if value is None else [Msg(default_role, str(value))]
-        return [message(m, f"{where}[{i}]", default_role) if isinstance(m, dict) else Msg(default_role, str(m))
-                for i, m in enumerate(value)]
+        msgs = normalise(value, default_role, where=where)
+        if msgs is None:  # no message shape: the text inside the payload, or the payload itself
+            text = _text(maybe_json(value))
+            return [] if text is None else [Msg(default_role, text)]
+        return [message(m, f"{where}[{i}]", default_role) for i, m in enumerate(msgs)]
 
     def llm(self, span: Span) -> LlmCall:
         o = span.attrs
@@ -145,7 +154,8 @@ class LangfuseConvention:
         return docs
 
     def io(self, span: Span) -> tuple[str | None, str | None]:
-        return _text(maybe_json(span.attrs.get("input"))), _text(maybe_json(span.attrs.get("output")))
+        return (_text(maybe_json(span.attrs.get("input")), "user"),
+                _text(maybe_json(span.attrs.get("output")), "assistant"))
 
     def trace_meta(self, spans: list[Span]) -> dict[str, Any]:
         return {}

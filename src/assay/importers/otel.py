@@ -94,6 +94,8 @@ def message(m: Any, where: str, default_role: str) -> Msg:
         if msg.role == "tool":
             msg.results.append((m.get("tool_call_id") or m.get("id"), maybe_json("\n".join(texts) if texts else None)))
             texts = []
+        if isinstance(m.get("reasoning_content"), str) and m["reasoning_content"]:
+            thoughts.append(m["reasoning_content"])
     msg.text = "\n".join(texts) if texts else None
     msg.reasoning = "\n".join(thoughts) if thoughts else None
     return msg
