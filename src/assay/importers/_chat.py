@@ -392,6 +392,15 @@ def responses(h: Head) -> bool:
     return bool(_RESPONSES.search(h.text))
 
 
+_MINI_SWE = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "mswea_bash_command", '"trajectory_format": "mini-swe-agent')
+
+
+def is_mini_swe(text: str) -> bool:
+    """Whether a head's text is a mini-swe-agent trajectory's (its submit command, its bash block tag,
+    its format tag): the swe_agent importer's, though the messages are chat messages."""
+    return any(m in text for m in _MINI_SWE)
+
+
 def is_chat(h: Head, native_keys: frozenset[str]) -> bool:
     """Whether the head looks like chat-API data (either flavour) that assay's own reader does not take."""
     rec = h.record
@@ -399,7 +408,7 @@ def is_chat(h: Head, native_keys: frozenset[str]) -> bool:
         rec = rec[0] if rec else None
     if is_anthropic_message(rec):
         return True
-    if responses(h):
+    if responses(h) or (h.container == "array" and is_mini_swe(h.text)):
         return False
     if isinstance(rec, dict):
         if is_message(rec):
