@@ -89,18 +89,23 @@ def normalise(value: Any, default_role: str = "user", *, where: str = "") -> lis
 
     A plain string is one message of ``default_role``; a JSON string is decoded first.
     """
-    value = maybe_json(value)
+    value = maybe_json(_unquote_json(value))
     if isinstance(value, str):
         parsed = _repr(value, where)
         if parsed is not None:
             out = normalise(parsed, default_role, where=where)
             if out is not None:
                 return out
-        return [{"role": default_role, "content": value}]
+        return _transcript(value) or [{"role": default_role, "content": value}]
     if isinstance(value, list):
         if not value:
             return []
         if all(isinstance(m, str) for m in value):
+            if any(looks_like_repr(m) for m in value):  # agno: [str(Message), ...]
+                out = []
+                for m in value:
+                    out += normalise(m, default_role, where=where) or []
+                return out
             return [{"role": default_role, "content": "\n".join(value)}]
         if all(isinstance(m, dict) for m in value):
             if all(_is_message(m) for m in value):
@@ -110,6 +115,8 @@ def normalise(value: Any, default_role: str = "user", *, where: str = "") -> lis
                 return out
             if all(isinstance(m, dict) and ("message" in m and "index" in m or "finish_reason" in m) for m in value):
                 return normalise(value[0], default_role, where=where)  # a list of choices
+            if all(m.get("type") in _RESPONSES_ITEMS or _is_message(m) for m in value):
+                return _responses(value, default_role)
         return None
     if not isinstance(value, dict):
         return None
@@ -125,6 +132,16 @@ def _object(d: dict[str, Any], default_role: str, where: str) -> list[dict[str, 
         return _message(d["message"], "assistant")
     if is_anthropic_message(d):
         return _message({"role": "assistant", "content": d["content"]}, "assistant")
+    if is_responses(d):
+        return _responses(d["output"], "assistant")
+    if isinstance(d.get("content"), dict) and isinstance(d["content"].get("parts"), list):
+        return _gemini({"contents": [{"role": "model", **d["content"]}]}, "assistant")  # ADK's LlmResponse
+    if isinstance(d.get("contents"), (str, list)) and not is_gemini(d):  # google-genai: contents="text"
+        contents = d["contents"] if isinstance(d["contents"], list) else [d["contents"]]
+        if all(isinstance(c, str) for c in contents):
+            out = [{"role": "system", "content": t} for t in [_system_text(
+                (d.get("config") or {}).get("system_instruction") if isinstance(d.get("config"), dict) else None)] if t]
+            return out + [{"role": default_role, "content": c} for c in contents]
     if is_gemini(d) or isinstance(d.get("parts"), list):
         return _gemini(d, default_role)
     if "args" in d and isinstance(d.get("args"), (list, tuple)) or isinstance(d.get("kwargs"), dict) and (
@@ -149,24 +166,31 @@ def _is_message(m: Any) -> bool:
         return False
     role = m.get("role")
     if role in ("system", "developer", "user", "assistant", "tool", "function", "model", "ai", "human"):
-        return "content" in m or "parts" in m or "tool_calls" in m or "function_call" in m
+        return "content" in m or "parts" in m or "tool_calls" in m or "function_call" in m or (
+            isinstance(m.get("text"), str) and len(m) <= 4)
     return m.get("type") in ("human", "ai", "system", "tool") and "content" in m  # LangChain dumps
 
 
+_RESPONSES_ITEMS = ("message", "function_call", "function_call_output", "reasoning", "custom_tool_call",
+                    "custom_tool_call_output")
 _ROLES = {"model": "assistant", "ai": "assistant", "human": "user", "developer": "system", "function": "tool"}
 
 
 def _message(m: dict[str, Any], default_role: str) -> list[dict[str, Any]]:
     """One message of any spelling as canonical messages (Anthropic results become tool messages)."""
     if isinstance(m.get("parts"), list) and "content" not in m:
+        if any(isinstance(p, dict) and p.get("type") in _GENAI_PARTS for p in m["parts"]):
+            return _genai(m, default_role)
         return _gemini({"contents": [m]}, default_role)
     role = m.get("role") or m.get("type") or default_role
     role = _ROLES.get(str(role), str(role))
-    content = m.get("content")
+    content = m.get("content", m.get("text"))  # BeeAI: {'role', 'text'}
     out: dict[str, Any] = {"role": role}
     extra: list[dict[str, Any]] = []
     before: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = [c for c in (m.get("tool_calls") or []) if isinstance(c, dict)]
+    extra_kwargs = m.get("additional_kwargs") if isinstance(m.get("additional_kwargs"), dict) else {}
+    calls: list[dict[str, Any]] = [c for c in (m.get("tool_calls") or extra_kwargs.get("tool_calls") or [])
+                                   if isinstance(c, dict)]
     if isinstance(m.get("function_call"), dict):
         calls.append({"function": m["function_call"]})
     thoughts = [t for t in (m.get("reasoning_content"), m.get("reasoning")) if isinstance(t, str) and t]
@@ -191,6 +215,8 @@ def _message(m: dict[str, Any], default_role: str) -> list[dict[str, Any]]:
                 if kind == "mcp_tool_use":
                     call["mcp_server"] = block.get("server_name")
                 calls.append(call)
+            elif kind == "function" and isinstance(block.get("function"), dict):  # a tool_calls entry as content (Koog)
+                calls.append(block)
             elif kind == "tool-call":  # Vercel AI SDK
                 calls.append({"id": block.get("toolCallId"), "function": {
                     "name": block.get("toolName"), "arguments": block.get("input", block.get("args")) or {}}})
@@ -223,6 +249,108 @@ def _message(m: dict[str, Any], default_role: str) -> list[dict[str, Any]]:
     if role == "user" and before and not out.get("content"):
         return before
     return before + [out] + extra
+
+
+_GENAI_PARTS = ("text", "tool_call", "tool_call_response", "reasoning")
+
+
+def _genai(m: dict[str, Any], default_role: str) -> list[dict[str, Any]]:
+    """A message in the OpenTelemetry GenAI shape: ``{"role", "parts": [{"type": "text", "content"},
+    {"type": "tool_call", "id", "name", "arguments"}, {"type": "tool_call_response", "id", "response"}]}``."""
+    role = _ROLES.get(str(m.get("role") or default_role), str(m.get("role") or default_role))
+    texts, thoughts, calls, results = [], [], [], []
+    for p in m["parts"]:
+        if not isinstance(p, dict):
+            continue
+        kind = p.get("type")
+        if kind == "text" and isinstance(p.get("content"), str):
+            texts.append(p["content"])
+        elif kind == "reasoning" and isinstance(p.get("content"), str):
+            thoughts.append(p["content"])
+        elif kind == "tool_call":
+            call_id = p.get("id")
+            if isinstance(call_id, list):  # Microsoft Agent Framework: [run id, call id]
+                call_id = call_id[-1] if call_id else None
+            calls.append({"id": call_id, "function": {"name": p.get("name"), "arguments": p.get("arguments") or {}}})
+        elif kind == "tool_call_response":
+            call_id = p.get("id")
+            if isinstance(call_id, list):
+                call_id = call_id[-1] if call_id else None
+            results.append(_result_message(call_id, p.get("response", p.get("result")), False))
+    out: list[dict[str, Any]] = []
+    if role in ("tool", "user") and results:
+        out += results
+        if texts:
+            out.append({"role": role if role != "tool" else "user", "content": "\n".join(texts)})
+        return out
+    msg: dict[str, Any] = {"role": role, "content": "\n".join(texts) if texts else None}
+    if calls:
+        msg["tool_calls"] = calls
+    if thoughts:
+        msg["reasoning_content"] = "\n".join(thoughts)
+    return [msg, *results]
+
+
+def is_responses(value: Any) -> bool:
+    """An OpenAI Responses API ``response`` object (``object: response`` and an ``output`` list)."""
+    return isinstance(value, dict) and value.get("object") == "response" and isinstance(value.get("output"), list)
+
+
+def _responses(items: list[Any], default_role: str) -> list[dict[str, Any]]:
+    """Responses API items: messages, ``function_call`` / ``function_call_output``, ``reasoning``."""
+    out: list[dict[str, Any]] = []
+    for it in items:
+        if not isinstance(it, dict):
+            continue
+        kind = it.get("type")
+        if kind == "message" or (kind is None and "role" in it):
+            out += _message({"role": it.get("role") or default_role, "content": it.get("content")}, default_role)
+        elif kind in ("function_call", "custom_tool_call"):
+            out.append({"role": "assistant", "content": None, "tool_calls": [{"id": it.get("call_id") or it.get("id"),
+                        "function": {"name": it.get("name"), "arguments": it.get("arguments", it.get("input")) or {}}}]})
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            out.append(_result_message(it.get("call_id"), it.get("output"), False))
+        elif kind == "reasoning":
+            summary = [s.get("text") for s in it.get("summary") or [] if isinstance(s, dict) and isinstance(s.get("text"), str)]
+            if summary:
+                out.append({"role": "assistant", "content": None, "reasoning_content": "\n".join(summary)})
+    return out
+
+
+_TURN_LINE = re.compile(r"^(system|developer|user|assistant|tool|human|ai): ?", re.M)
+
+
+def _transcript(text: str) -> list[dict[str, Any]] | None:
+    """A chat flattened to text, one ``role: content`` block per message (OpenLLMetry-style
+    instrumentations of AutoGen and agno write it so), when it opens with a role and holds two."""
+    starts = list(_TURN_LINE.finditer(text))
+    if len(starts) < 2 or starts[0].start() != 0:
+        return None
+    out = []
+    for i, m in enumerate(starts):
+        body = text[m.end():starts[i + 1].start() if i + 1 < len(starts) else len(text)].rstrip("\n")
+        role = _ROLES.get(m.group(1), m.group(1))
+        if role == "tool":
+            out.append({"role": "tool", "tool_call_id": None, "content": body})
+        elif not (role == "assistant" and body.strip() == "None"):
+            out.append({"role": role, "content": body})
+    return out
+
+
+def _unquote_json(value: Any) -> Any:
+    """A JSON string literal holding JSON or text (a payload encoded twice), decoded."""
+    for _ in range(2):
+        if isinstance(value, str) and len(value) > 1 and value[0] == '"' and value[-1] == '"':
+            try:
+                inner = json.loads(value)
+            except ValueError:
+                return value
+            if not isinstance(inner, str):
+                return value
+            value = inner
+        else:
+            break
+    return value
 
 
 def _result_message(call_id: Any, content: Any, is_error: Any) -> dict[str, Any]:
@@ -375,10 +503,16 @@ _FIELD = re.compile(r"\b(role|content|text)=(?:<[\w.]+:\s*)?('(?:[^'\\]|\\.)*'|\
 _ROLE_CLASS = re.compile(r"\b(User|Assistant|System|Tool|Human|AI)Message\(")
 
 
+_BARE_FIELDS = re.compile(r"^\s*\[?\s*role='(?:system|user|assistant|tool|developer|model)'\s+content=")
+
+
 def looks_like_repr(text: str) -> bool:
-    """Whether ``text`` is a Python repr of a structure: ``{'k': ...}``, ``[{'k': ...}]`` or ``Name(field=...)``."""
+    """Whether ``text`` is a Python repr of a structure: ``{'k': ...}``, ``[{'k': ...}]``, ``Name(field=...)``
+    or a pydantic model's ``role='user' content='...'``."""
     s = text.strip()
     if s[:2] in ("{'", "[{") and ("': " in s[:200]) and s[-1:] in ("}", "]"):
+        return True
+    if _BARE_FIELDS.match(s):
         return True
     return bool(_OBJ_REPR.match(s)) and bool(_FIELD.search(s)) and s.rstrip()[-1:] in (")", "]")
 
@@ -392,14 +526,25 @@ def _repr(text: str, where: str) -> Any:
         value = ast.literal_eval(s) if len(s) < 1_000_000 else None
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         value = None
+    if value is None and _BARE_FIELDS.match(s):
+        value = _bare_reprs(s)
     if value is None:
         msgs = _object_reprs(s)
         if not msgs:
             return None
         value = msgs
-    warnings.warn(InputWarning(f"{where + ': ' if where else ''}a Python repr, not JSON, was read as messages "
-                               "(the producer wrote str() of its objects); check the turns"), stacklevel=4)
+    key = hash(s)
+    if key not in _WARNED:  # a payload is read more than once (a span's messages, then its text): one warning
+        if len(_WARNED) > 10_000:
+            _WARNED.clear()
+        _WARNED.add(key)
+        warnings.warn(InputWarning(f"{where + ': ' if where else ''}a Python repr, not JSON, was read as messages "
+                                   "(the producer wrote str() of its objects); check the turns"), stacklevel=4)
     return value
+
+
+_WARNED: set[int] = set()
+"""Reprs already warned about (by hash), so that one payload read several times warns once."""
 
 
 def _object_reprs(s: str) -> list[dict[str, Any]]:
@@ -418,6 +563,57 @@ def _object_reprs(s: str) -> list[dict[str, Any]]:
             continue  # a part inside the previous message
         out.append({"role": _ROLES.get(str(role).lower(), str(role).lower()) if role else "user", "content": text})
     return out
+
+
+_BARE_SPLIT = re.compile(r"(?:^|\n|,\s*|\[\s*)(?=role='(?:system|user|assistant|tool|developer|model)'\s+content=)")
+
+
+def _bare_reprs(s: str) -> list[dict[str, Any]] | None:
+    """``role='system' content='...' name=None ...`` (pydantic models' str()), one message per ``role=``."""
+    out = []
+    for chunk in _BARE_SPLIT.split(s.strip()):
+        fields = dict(_FIELD.findall(chunk))
+        if "role" not in fields:
+            continue
+        msg: dict[str, Any] = {"role": _unquote(fields["role"]),
+                               "content": _unquote(fields["content"]) if "content" in fields else None}
+        calls = _bracketed(chunk, "tool_calls=[")
+        if calls:
+            msg["tool_calls"] = calls
+        call_id = re.search(r"\btool_call_id='([^']*)'", chunk)
+        if call_id:
+            msg["tool_call_id"] = call_id.group(1)
+        out.append(msg)
+    return out or None
+
+
+def _bracketed(text: str, opener: str) -> Any:
+    """The Python literal that opens with ``opener``'s last character, read to its matching bracket."""
+    start = text.find(opener)
+    if start < 0:
+        return None
+    i = start + len(opener) - 1
+    depth = 0
+    quote = ""
+    for j in range(i, len(text)):
+        c = text[j]
+        if quote:
+            if c == "\\":
+                continue
+            if c == quote and text[j - 1] != "\\":
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in "[{(":
+            depth += 1
+        elif c in "]})":
+            depth -= 1
+            if depth == 0:
+                try:
+                    return ast.literal_eval(text[i:j + 1])
+                except (ValueError, SyntaxError):
+                    return None
+    return None
 
 
 def _unquote(v: str) -> str:

@@ -228,12 +228,17 @@ def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
     return build_trace(data)
 
 
+def _asks(m: Msg) -> bool:
+    """A user message that asks something: not one that only carries tool results back."""
+    return m.role == "user" and not (m.results and not m.text)
+
+
 def _last_user(msgs: list[Msg]) -> str | None:
-    return next((m.text for m in reversed(msgs) if m.role == "user"), None)
+    return next((m.text for m in reversed(msgs) if _asks(m)), None)
 
 
 def _user_key(msgs: list[Msg]) -> tuple[int, str | None] | None:
-    users = [m for m in msgs if m.role == "user"]
+    users = [m for m in msgs if _asks(m)]
     return (len(users), users[-1].text) if users else None
 
 

@@ -75,15 +75,27 @@ class LangfuseConvention:
     def kind(self, span: Span) -> str:
         if span.span_id == _ROOT:
             return "chain"
-        return _KINDS.get(str(span.attrs.get("type", "")).upper(), "other")
+        kind = _KINDS.get(str(span.attrs.get("type", "")).upper(), "other")
+        if kind == "chain" and (span.name.startswith(("tool.", "execute_tool ", "running tool"))
+                                or "gen_ai.tool.name" in _attributes(span.attrs)):
+            return "tool"  # a SPAN observation of a tool run (Koog's 'tool.NAME', gen_ai.tool.name)
+        return kind
 
     def agent_name(self, span: Span) -> str | None:
         if self.kind(span) != "agent":
             return None
-        name = _attributes(span.attrs).get("gen_ai.agent.name")
-        return name if isinstance(name, str) and name else (span.name.removeprefix("invoke_agent ") or None)
+        attrs = _attributes(span.attrs)
+        name = attrs.get("gen_ai.agent.name")
+        if isinstance(name, str) and name:
+            return name
+        agent_id = attrs.get("gen_ai.agent.id")  # Koog: 'agent.<id>' and 'run.<id>' spans of one agent share it
+        if isinstance(agent_id, str) and agent_id:
+            return agent_id
+        return span.name.removeprefix("invoke_agent ") or None
 
     def _msgs(self, value: Any, where: str, default_role: str) -> list[Msg]:
+        if value == "None":  # str(None): a producer's empty answer
+            return []
         msgs = normalise(value, default_role, where=where)
         if msgs is None:  # no message shape: the text inside the payload, or the payload itself
             text = _text(maybe_json(value))
