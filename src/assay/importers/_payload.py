@@ -185,6 +185,11 @@ def _message(m: dict[str, Any], default_role: str) -> list[dict[str, Any]]:
     role = m.get("role") or m.get("type") or default_role
     role = _ROLES.get(str(role), str(role))
     content = m.get("content", m.get("text"))  # BeeAI: {'role', 'text'}
+    if role == "tool" and not m.get("tool_call_id") and isinstance(content, dict) and content.get("type") == "function":
+        return []  # a tool's definition that Langfuse lists among the messages, not a result
+    if role == "tool" and isinstance(content, list) and content and not any(
+            isinstance(b, dict) and isinstance(b.get("type"), str) for b in content):
+        content = json.dumps(content, ensure_ascii=False)  # a structured result (LangChain tool output)
     out: dict[str, Any] = {"role": role}
     extra: list[dict[str, Any]] = []
     before: list[dict[str, Any]] = []

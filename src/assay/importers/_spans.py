@@ -126,6 +126,8 @@ def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
     def parent(s: Span) -> Span | None:
         return by_id.get(s.parent_id) if s.parent_id else None
 
+    _one_agent(spans, kinds, names, parent)
+
     scope_memo: dict[str, str | None] = {}
 
     def scope(s: Span | None) -> str | None:
@@ -231,6 +233,41 @@ def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
 def _asks(m: Msg) -> bool:
     """A user message that asks something: not one that only carries tool results back."""
     return m.role == "user" and not (m.results and not m.text)
+
+
+def _one_agent(spans: list[Span], kinds: dict[str, str], names: dict[str, str], parent: Any) -> None:
+    """An agent span that does no work of its own (no model call or tool run under it but through
+    one agent span below it) wraps that agent: a workflow span around the agent (OpenAI Agents),
+    a create-agent span around its run (Koog). It takes the inner agent's name, so the two read as
+    one agent rather than a coordinator that delegated once."""
+    def nearest_agent(s: Span) -> str | None:
+        p, hops = parent(s), 0
+        while p is not None and hops < 10_000:
+            if kinds[p.span_id] == "agent":
+                return p.span_id
+            p, hops = parent(p), hops + 1
+        return None
+
+    working: set[str] = set()
+    children: dict[str, list[str]] = {}
+    for s in spans:
+        kind = kinds[s.span_id]
+        if kind in ("llm", "tool", "retriever"):
+            a = nearest_agent(s)
+            if a is not None:
+                working.add(a)
+        elif kind == "agent":
+            a = nearest_agent(s)
+            if a is not None:
+                children.setdefault(a, []).append(s.span_id)
+    changed = True
+    rounds = 0
+    while changed and rounds < 64:
+        changed, rounds = False, rounds + 1
+        for a, kids in children.items():
+            if a not in working and len(kids) == 1 and names[a] != names[kids[0]]:
+                names[a] = names[kids[0]]
+                changed = True
 
 
 def _last_user(msgs: list[Msg]) -> str | None:
@@ -340,6 +377,7 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
     # input holds the whole history, so each such result once)
     loose = [r for m in (gcalls[-1].inputs if gcalls else []) for call_id, r in m.results if call_id is None]
     requested: dict[str, dict[str, Any]] = {}
+    claimed: set[str] = set()
     unnamed = [call for _, _, call in timed if not call.get("id")]  # executions that recorded no call id
     for span, c in zip(group, gcalls):
         for m in c.outputs:
@@ -350,6 +388,14 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
                 if not req.get("id") and req["name"] in names_run:
                     continue  # an execute span without id covers it
                 twin = next((x for x in unnamed if x["name"] == req["name"]), None)
+                if twin is None and req.get("id"):  # the execution recorded an id of its own (Google ADK)
+                    twin = next((x for _, _, x in timed if x["name"] == req["name"] and x.get("id") in seen_ids
+                                 and x["id"] not in requested and x["id"] not in claimed), None)
+                    if twin is not None:
+                        claimed.add(twin["id"])
+                        if not twin.get("arguments"):
+                            twin["arguments"] = req.get("arguments") or {}
+                        continue
                 if twin is not None:  # the first id-less execution of that tool is this request's
                     unnamed.remove(twin)
                     twin["id"] = req["id"]

@@ -142,11 +142,19 @@ class LangfuseConvention:
         attrs = _attributes(o)
         name = attrs.get("gen_ai.tool.name")
         call_id = attrs.get("gen_ai.tool.call.id") or attrs.get("tool_call_id")
+        if isinstance(call_id, list):  # Microsoft Agent Framework: [run id, call id]
+            call_id = call_id[-1] if call_id else None
+        result = maybe_json(o.get("output"))
+        if result in (None, "", {}):  # Google ADK keeps the result in an attribute of its own
+            raw = maybe_json(o.get("metadata"))
+            raw = maybe_json(raw.get("attributes")) if isinstance(raw, dict) else None
+            if isinstance(raw, dict) and raw.get("gcp.vertex.agent.tool_response") not in (None, "", {}):
+                result = maybe_json(raw["gcp.vertex.agent.tool_response"])
         if not value and isinstance(attrs.get("gen_ai.tool.call.arguments"), (str, dict)):
             args = maybe_json(attrs["gen_ai.tool.call.arguments"])
             args = args if isinstance(args, dict) else {"input": args}
         return {"name": name if isinstance(name, str) and name else _tool_name(span.name),
-                "arguments": args, "result": maybe_json(o.get("output")),
+                "arguments": args, "result": result,
                 "error": error_of(span), "id": str(call_id) if call_id is not None else None}
 
     def documents(self, span: Span) -> list[str]:
