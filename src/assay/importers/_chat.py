@@ -79,7 +79,9 @@ _USES = ("tool_use", "server_tool_use", "mcp_tool_use")
 def _result_text(block: dict[str, Any], path: str) -> Any:
     content = block.get("content")
     if isinstance(content, list):
-        if content and all(isinstance(c, dict) and c.get("type") not in _TEXT for c in content):
+        if not content:
+            return []  # a server tool that found nothing (no search hits)
+        if all(isinstance(c, dict) and c.get("type") not in _TEXT for c in content):
             return content  # a server tool's structured result (search hits, fetched documents)
         texts, _, _, _ = _blocks(content, join(path, "content"))
         return maybe_json("\n".join(texts))
