@@ -427,7 +427,7 @@ def _gemini(d: dict[str, Any], default_role: str) -> list[dict[str, Any]]:
                 result = resp.get("response")
                 if isinstance(result, dict) and set(result) == {"result"}:
                     result = result["result"]  # the SDKs wrap a plain value as {"result": value}
-                rid = resp.get("id") or _gemini_answer(resp.get("name"), out)
+                rid = resp.get("id") or _gemini_answer(resp.get("name"), out + results)
                 results.append({"role": "tool", "tool_call_id": rid, "content": result if isinstance(result, str)
                                 else json.dumps(result, ensure_ascii=False)})
             elif isinstance(p.get("executableCode", p.get("executable_code")), dict):
