@@ -174,3 +174,31 @@ def test_closest_format_hint_counts_the_fields_shared(tmp_path: Path) -> None:
     p.write_text(json.dumps({"eval_set_id": "s1", "name": "s1", "eval_cases": "not a list"}))
     with pytest.raises(ConfigError, match=r"the closest is adk_evalset"):
         _items(p)
+
+
+# ---------------------------------------------------------------- the documented examples read as documented
+
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "trace-format.md").read_text(encoding="utf-8")
+NEW_FORMATS = ("gemini", "tau_bench", "adk_evalset", "swe_agent")
+
+
+def _read_as(tmp_path: Path, text: str) -> tuple[list[Trace], list[InputIssue], dict[str, dict[str, int]]]:
+    p = tmp_path / "example.json"
+    p.write_text(text, encoding="utf-8")
+    formats: dict[str, dict[str, int]] = {}
+    items = [item for _, item in read_traces(str(p), formats=formats)]
+    return ([i for i in items if isinstance(i, Trace)], [i for i in items if isinstance(i, InputIssue)],
+            formats)
+
+
+@pytest.mark.parametrize("name", NEW_FORMATS)
+def test_each_new_format_s_documented_examples_read_as_that_format(name: str, tmp_path: Path) -> None:
+    row = next(line for line in DOC.splitlines() if line.startswith(f"| `{name}` | "))
+    minimal = row.split(" | ", 1)[1].split("`")[1]
+    section = DOC.split(f"(`{name}`)\n", 1)[1]
+    example = section.split("```json\n", 1)[1].split("```", 1)[0]
+    for text in (minimal, example):
+        traces, issues, formats = _read_as(tmp_path, text)
+        assert issues == [] and len(traces) >= 1
+        assert list(formats.values())[0] == {name: len(traces)}
+        assert traces[0].turns and (traces[0].turns[0].input or traces[0].turns[0].output)
