@@ -41,7 +41,7 @@ def test_every_sample_file_is_listed() -> None:
 def test_all_importers_are_registered() -> None:
     assert set(importers()) == {"assay", "otel", "openinference", "uaef", "fair_forge", "eval_lib", "deepeval",
                                 "langchain", "openai", "anthropic", "openai_responses", "openai_batch", "inspect", "langfuse", "gemini", "tau_bench",
-                                    "adk_evalset", "swe_agent"}
+                                    "adk_evalset", "swe_agent", "langsmith"}
 
 
 @pytest.mark.parametrize(("name", "fmt"), sorted(SAMPLES.items()), ids=sorted(SAMPLES))

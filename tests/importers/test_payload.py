@@ -179,7 +179,7 @@ def test_closest_format_hint_counts_the_fields_shared(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the documented examples read as documented
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "trace-format.md").read_text(encoding="utf-8")
-NEW_FORMATS = ("gemini", "tau_bench", "adk_evalset", "swe_agent")
+NEW_FORMATS = ("gemini", "tau_bench", "adk_evalset", "swe_agent", "langsmith")
 
 
 def _read_as(tmp_path: Path, text: str) -> tuple[list[Trace], list[InputIssue], dict[str, dict[str, int]]]:

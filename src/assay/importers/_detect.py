@@ -35,6 +35,7 @@ SHAPES: dict[str, tuple[tuple[str, ...], ...]] = {
     "adk_evalset": (("eval_set_id", "eval_cases", "name"), ("eval_id", "conversation", "session_input"),
                     ("query", "expected_tool_use", "reference")),
     "swe_agent": (("trajectory", "history", "info", "environment"), ("info", "messages", "trajectory_format")),
+    "langsmith": (("id", "trace_id", "run_type", "inputs", "outputs"), ("post", "patch")),
 }
 """Top-level fields of each built-in format's records, most telling first (one tuple per shape)."""
 

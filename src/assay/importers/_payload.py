@@ -100,6 +100,9 @@ def normalise(value: Any, default_role: str = "user", *, where: str = "") -> lis
     if isinstance(value, list):
         if not value:
             return []
+        if len(value) == 1 and isinstance(value[0], list):  # LangChain: one list of messages per prompt
+            return normalise(value[0], default_role, where=where)
+        value = [_from_lc(m) for m in value]
         if all(isinstance(m, str) for m in value):
             if any(looks_like_repr(m) for m in value):  # agno: [str(Message), ...]
                 out = []
@@ -123,7 +126,37 @@ def normalise(value: Any, default_role: str = "user", *, where: str = "") -> lis
     return _object(value, default_role, where)
 
 
+_LC_ROLES = {"HumanMessage": "user", "AIMessage": "assistant", "SystemMessage": "system", "ToolMessage": "tool",
+             "FunctionMessage": "tool", "ChatMessage": "user", "AIMessageChunk": "assistant"}
+
+
+def _from_lc(m: Any) -> Any:
+    """A LangChain-serialised message (``{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs"}``) as a plain one."""
+    if not (isinstance(m, dict) and m.get("lc") and isinstance(m.get("id"), list) and isinstance(m.get("kwargs"), dict)):
+        return m
+    kw = m["kwargs"]
+    out = {"role": kw.get("role") or _LC_ROLES.get(str(m["id"][-1]), "user"), "content": kw.get("content")}
+    calls = kw.get("tool_calls") or []
+    if calls and all(isinstance(c, dict) and "args" in c for c in calls):  # LangChain's {name, args, id}
+        out["tool_calls"] = [{"id": c.get("id"), "function": {"name": c.get("name"), "arguments": c.get("args") or {}}}
+                             for c in calls]
+    elif (kw.get("additional_kwargs") or {}).get("tool_calls"):
+        out["tool_calls"] = kw["additional_kwargs"]["tool_calls"]
+    if kw.get("tool_call_id"):
+        out["tool_call_id"] = kw["tool_call_id"]
+    return out
+
+
 def _object(d: dict[str, Any], default_role: str, where: str) -> list[dict[str, Any]] | None:
+    d = _from_lc(d)
+    if isinstance(d.get("generations"), list) and d["generations"]:  # LangChain LLMResult
+        first = d["generations"][0]
+        first = first[0] if isinstance(first, list) and first else first
+        if isinstance(first, dict):
+            if first.get("message") is not None:
+                return normalise(first["message"], "assistant", where=where)
+            if isinstance(first.get("text"), str):
+                return [{"role": "assistant", "content": first["text"]}]
     if is_chat_completion(d) or (isinstance(d.get("choices"), list) and d["choices"]
                                  and isinstance(d["choices"][0], dict) and "message" in d["choices"][0]):
         c = d["choices"][0] if d["choices"] else {}

@@ -95,7 +95,7 @@ register_importer(Importer("assay", "assay's trace format: JSON Lines, a JSON ar
 
 _BUILTIN_MODULES: tuple[str, ...] = (
     ".otel", ".openinference", ".uaef", ".fair_forge", ".eval_lib", ".deepeval", ".langchain", ".openai_chat",
-    ".anthropic_messages", ".openai_responses", ".openai_batch", ".inspect_ai", ".langfuse", ".gemini", ".tau_bench", ".adk_evalset", ".swe_agent",
+    ".anthropic_messages", ".openai_responses", ".openai_batch", ".inspect_ai", ".langfuse", ".gemini", ".tau_bench", ".adk_evalset", ".swe_agent", ".langsmith",
 )
 """Modules of further built-in importers, imported on first use to keep 'import assay' light."""
 _loaded = False
