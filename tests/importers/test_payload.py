@@ -202,3 +202,36 @@ def test_each_new_format_s_documented_examples_read_as_that_format(name: str, tm
         assert issues == [] and len(traces) >= 1
         assert list(formats.values())[0] == {name: len(traces)}
         assert traces[0].turns and (traces[0].turns[0].input or traces[0].turns[0].output)
+
+
+# ---------------------------------------------------------------- pydantic-ai / logfire, first instrumentation version
+
+def test_pydantic_ai_version_1_messages_in_one_events_attribute(tmp_path: Path) -> None:
+    """Version 1 of pydantic-ai's instrumentation keeps the messages as one JSON ``events`` attribute
+    (shape as pydantic-ai's own tests show it); a user message holding only the tool result is no new turn."""
+    events = [
+        {"event.name": "gen_ai.system.message", "content": "Be nice", "role": "system"},
+        {"event.name": "gen_ai.user.message", "content": "What is the weather like in Paris today?", "role": "user"},
+        {"event.name": "gen_ai.assistant.message", "role": "assistant", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"location": "Paris"}'}}]},
+        {"event.name": "gen_ai.tool.message", "role": "tool", "id": "call_1", "name": "get_weather",
+         "content": "rainy, 24 C"},
+        {"event.name": "gen_ai.choice", "index": 0,
+         "message": {"role": "assistant", "content": "It is raining in Paris, 24 C."}}]
+
+    def attr(key: str, value: str) -> dict[str, object]:
+        return {"key": key, "value": {"stringValue": value}}
+
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "chat gpt-4.1",
+            "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000",
+            "attributes": [attr("gen_ai.operation.name", "chat"), attr("gen_ai.system", "openai"),
+                           attr("gen_ai.request.model", "gpt-4.1"), attr("events", json.dumps(events))]}
+    p = tmp_path / "v1.json"
+    p.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    (trace,) = [i for i in _items(p) if isinstance(i, Trace)]
+    assert len(trace.turns) == 1 and trace.system == "Be nice"
+    turn = trace.turns[0]
+    assert turn.input == "What is the weather like in Paris today?"
+    assert turn.output == "It is raining in Paris, 24 C."
+    assert [(c.name, c.arguments, c.result) for c in turn.tool_calls] == [("get_weather", {"location": "Paris"},
+                                                                          "rainy, 24 C")]

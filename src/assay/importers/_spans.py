@@ -379,8 +379,17 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
     requested: dict[str, dict[str, Any]] = {}
     claimed: set[str] = set()
     unnamed = [call for _, _, call in timed if not call.get("id")]  # executions that recorded no call id
-    for span, c in zip(group, gcalls):
-        for m in c.outputs:
+    # calls the turn made before its first recorded model call (a recording holding only the last
+    # request): in that call's input, after the question
+    history: list[Msg] = []
+    if gcalls:
+        inputs = gcalls[0].inputs
+        asked = max((i for i, m in enumerate(inputs) if _asks(m)), default=-1)
+        history = [m for m in inputs[asked + 1:] if m.role in ("assistant", "model") and m.calls]
+    pairs: list[tuple[Span, list[Msg]]] = ([(group[0], history)] if history else []) + [
+        (span, c.outputs) for span, c in zip(group, gcalls)]
+    for span, outputs in pairs:
+        for m in outputs:
             for req in m.calls:
                 if req.get("id") and req["id"] in seen_ids:
                     requested[req["id"]] = req

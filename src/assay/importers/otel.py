@@ -27,7 +27,7 @@ from ._registry import Importer, register_importer
 from ._limits import RecordError, loads
 from ._sniff import inspect
 from ._otlp import read_spans
-from ._spans import LlmCall, Msg, Span, error_of, indexed
+from ._spans import Event, LlmCall, Msg, Span, error_of, indexed
 
 _OPS = {"chat": "llm", "text_completion": "llm", "generate_content": "llm", "completion": "llm",
         "execute_tool": "tool", "invoke_agent": "agent", "create_agent": "create_agent", "retrieval": "retriever",
@@ -109,6 +109,19 @@ def _call(c: Any, where: str) -> dict[str, Any]:
         raise DataError("required field is missing", field=f"{where}.name")
     return {"name": fn["name"], "arguments": arguments(fn.get("arguments"), f"{where}.arguments"),
             "id": str(c["id"]) if c.get("id") is not None else None}
+
+
+def _events(span: Span) -> list[Event]:
+    """The span's events, and those pydantic-ai / logfire's first instrumentation version keeps in
+    one ``events`` attribute (a JSON array of ``{"event.name", ...}`` objects) instead."""
+    packed = span.attrs.get("events", span.attrs.get("all_messages_events"))
+    if packed is None:
+        return span.events
+    packed = maybe_json(packed)
+    if not isinstance(packed, list):
+        return span.events
+    return span.events + [Event(str(e.get("event.name")), None, {k: v for k, v in e.items() if k != "event.name"})
+                          for e in packed if isinstance(e, dict) and e.get("event.name")]
 
 
 def _flattened(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
@@ -197,7 +210,7 @@ class OtelConvention:
         elif flat := _flattened(span.attrs, "llm.prompts"):  # OpenLLMetry before the gen_ai.* names
             call.inputs = [message(m, span.at(f"llm.prompts.{i}"), "user") for i, m in enumerate(flat)]
         else:
-            for e in span.events:
+            for e in _events(span):
                 if e.name in _MESSAGE_EVENTS:
                     call.inputs.append(message({"role": _MESSAGE_EVENTS[e.name], **e.attrs},
                                                f"{span.field}.events[{e.name}]", "user"))
@@ -209,7 +222,7 @@ class OtelConvention:
         elif flat := _flattened(span.attrs, "llm.completions"):
             call.outputs = [message(m, span.at(f"llm.completions.{i}"), "assistant") for i, m in enumerate(flat)]
         else:
-            for e in span.events:
+            for e in _events(span):
                 if e.name == "gen_ai.choice":
                     body = _json(e.attrs.get("message"), f"{span.field}.events[gen_ai.choice].message") or e.attrs
                     call.outputs.append(message(body, f"{span.field}.events[gen_ai.choice]", "assistant"))
