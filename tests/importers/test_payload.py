@@ -235,3 +235,23 @@ def test_pydantic_ai_version_1_messages_in_one_events_attribute(tmp_path: Path) 
     assert turn.output == "It is raining in Paris, 24 C."
     assert [(c.name, c.arguments, c.result) for c in turn.tool_calls] == [("get_weather", {"location": "Paris"},
                                                                           "rainy, 24 C")]
+
+
+def test_gemini_lines_in_a_mixed_recording_are_read_as_gemini(tmp_path: Path) -> None:
+    """A recording that logs a chat.completion then a Gemini response, one per line (the two genuine
+    responses of the corpus, compacted onto lines)."""
+    p = tmp_path / "recording.jsonl"
+    lines = [json.dumps(json.loads((REAL / name).read_text(encoding="utf-8")))
+             for name in ("openai/openai-text.json", "gemini/google-text.json", "anthropic/anthropic-mcp.1.json")]
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    formats: dict[str, dict[str, int]] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        items = [item for _, item in read_traces(str(p), formats=formats)]
+    assert [i for i in items if isinstance(i, InputIssue)] == []
+    # the chat reader reads both chat flavours (the bare Anthropic message too); the Gemini line is
+    # detected on its own
+    assert formats[str(p)] == {"openai": 2, "gemini": 1}
+    traces = [t for t in items if isinstance(t, Trace)]
+    assert traces[1].turns[0].output == "There are **3** r's in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y."
+    assert [(c.name, c.result) for c in traces[2].turns[0].tool_calls] == [("echo", "Tool echo: hello world")]
