@@ -255,3 +255,23 @@ def test_gemini_lines_in_a_mixed_recording_are_read_as_gemini(tmp_path: Path) ->
     traces = [t for t in items if isinstance(t, Trace)]
     assert traces[1].turns[0].output == "There are **3** r's in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y."
     assert [(c.name, c.result) for c in traces[2].turns[0].tool_calls] == [("echo", "Tool echo: hello world")]
+
+
+def test_langfuse_generation_holding_anthropic_blocks_reads_calls_and_results(tmp_path: Path) -> None:
+    """The same payload reader inside a span format: an Anthropic request and a bare Anthropic
+    response as a Langfuse generation's input and output."""
+    gen = {"id": "g1", "traceId": "tr1", "type": "GENERATION", "startTime": "2026-01-01T09:00:00Z",
+           "input": {"system": "Be brief.", "messages": [
+               {"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?"}]},
+               {"role": "assistant", "content": [{"type": "tool_use", "id": "tu1", "name": "weather",
+                                                   "input": {"city": "Oslo"}}]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": "snow"}]}]},
+           "output": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x", "stop_reason": "end_turn",
+                      "content": [{"type": "text", "text": "It is snowing in Oslo."}]}}
+    p = tmp_path / "obs.json"
+    p.write_text(json.dumps([gen]))
+    (trace,) = [i for i in _items(p) if isinstance(i, Trace)]
+    assert len(trace.turns) == 1 and trace.system == "Be brief."
+    turn = trace.turns[0]
+    assert (turn.input, turn.output) == ("Weather in Oslo?", "It is snowing in Oslo.")
+    assert [(c.name, c.arguments, c.result) for c in turn.tool_calls] == [("weather", {"city": "Oslo"}, "snow")]

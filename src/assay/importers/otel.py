@@ -27,6 +27,7 @@ from ._registry import Importer, register_importer
 from ._limits import RecordError, loads
 from ._sniff import inspect
 from ._otlp import read_spans
+from ._payload import normalise
 from ._spans import Event, LlmCall, Msg, Span, error_of, indexed
 
 _OPS = {"chat": "llm", "text_completion": "llm", "generate_content": "llm", "completion": "llm",
@@ -51,6 +52,10 @@ def _json(value: Any, where: str) -> Any:
 def messages(value: Any, where: str, default_role: str = "user") -> list[Msg]:
     """Messages in the GenAI JSON shape (role + parts), or the older role + content shape."""
     value = _json(value, where)
+    if isinstance(value, dict) and not ("role" in value or "parts" in value or "content" in value):
+        msgs = normalise(value, default_role, where=where)  # a provider's payload: a request, a response
+        if msgs is not None:
+            return [message(m, f"{where}[{i}]", default_role) for i, m in enumerate(msgs)]
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list):
@@ -58,9 +63,16 @@ def messages(value: Any, where: str, default_role: str = "user") -> list[Msg]:
     return [message(m, f"{where}[{i}]", default_role) for i, m in enumerate(value)]
 
 
+_PLAIN_BLOCKS = (None, "text", "input_text", "output_text")
+
+
 def message(m: Any, where: str, default_role: str) -> Msg:
     if not isinstance(m, dict):
         raise DataError(f"expected a message object, got {json_type(m)}", field=where)
+    content = m.get("content")
+    if "parts" not in m and isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") not in _PLAIN_BLOCKS for b in content):
+        return _merged(normalise([m], default_role, where=where) or [], where, default_role, m)
     msg = Msg(str(m.get("role") or default_role))
     texts: list[str] = []
     thoughts: list[str] = []
@@ -99,6 +111,25 @@ def message(m: Any, where: str, default_role: str) -> Msg:
     msg.text = "\n".join(texts) if texts else None
     msg.reasoning = "\n".join(thoughts) if thoughts else None
     return msg
+
+
+def _merged(msgs: list[dict[str, Any]], where: str, default_role: str, original: dict[str, Any]) -> Msg:
+    """One message whose content blocks the payload reader split (Anthropic tool_use / tool_result,
+    Vercel tool-call / tool-result parts) as one Msg: its text, calls and the results it carries."""
+    out = Msg(str(original.get("role") or default_role))
+    texts: list[str] = []
+    for i, m in enumerate(msgs):
+        part = message(m, f"{where}[{i}]", default_role)
+        if part.text and m.get("role") != "tool":
+            texts.append(part.text)
+        out.calls += part.calls
+        out.results += part.results
+        if part.reasoning:
+            out.reasoning = part.reasoning if out.reasoning is None else out.reasoning + "\n" + part.reasoning
+    out.text = "\n".join(texts) if texts else None
+    if out.role == "model":
+        out.role = "assistant"
+    return out
 
 
 def _call(c: Any, where: str) -> dict[str, Any]:
