@@ -100,6 +100,7 @@ def _native(tmp_path: Path, turn: dict[str, object], system: str | None = None) 
     ({"input": "hi", "output": json.dumps({"candidates": [{"content": {"role": "model", "parts": [{"text": "hey"}]}}]})},
      None, "turns[0].output", "a Gemini request or response as JSON text"),
     ({"input": "hi", "output": "{'role': 'assistant', 'text': 'Hello!'}"}, None, "turns[0].output", "Python repr"),
+    ({"input": "system: Be brief.\nuser: Say hello", "output": "Hello"}, None, "turns[0].input", "flattened"),
     ({"input": "You are a careful assistant who answers questions about the weather.", "output": "ok"},
      "You are a careful assistant who answers questions about the weather.", "turns[0].input", "the system prompt"),
 ])

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..model import Trace
 from ._common import maybe_json
-from ._payload import is_anthropic_message, is_chat_completion, is_gemini, looks_like_repr
+from ._payload import _transcript, is_anthropic_message, is_chat_completion, is_gemini, looks_like_repr
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "model", "function", "human", "ai"}
 
@@ -58,6 +58,9 @@ def why_unparsed(text: Any) -> str | None:
             return f"looks like an unparsed payload ({shape} as JSON text)"
     if looks_like_repr(s):
         return "looks like a Python repr of objects, not text"
+    flat = _transcript(s)
+    if flat and {m["role"] for m in flat} & {"system", "assistant", "tool"}:
+        return "looks like a whole conversation flattened to 'role: text' lines"
     return None
 
 
