@@ -276,3 +276,35 @@ def test_langfuse_generation_holding_anthropic_blocks_reads_calls_and_results(tm
     turn = trace.turns[0]
     assert (turn.input, turn.output) == ("Weather in Oslo?", "It is snowing in Oslo.")
     assert [(c.name, c.arguments, c.result) for c in turn.tool_calls] == [("weather", {"city": "Oslo"}, "snow")]
+
+
+def test_a_tool_span_without_its_result_takes_the_one_the_model_was_given(tmp_path: Path) -> None:
+    """pydantic-ai's second instrumentation version: the tool span records the call, not its result;
+    the next model request's input holds the tool_call_response. One question, one turn."""
+    def attr(key: str, value: str) -> dict[str, object]:
+        return {"key": key, "value": {"stringValue": value}}
+
+    trace_id = "0af7651916cd43dd8448eb211c80319c"
+    ask = {"role": "user", "parts": [{"type": "text", "content": "Hello"}]}
+    call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_1", "name": "my_ret", "arguments": {"x": 0}}]}
+    back = {"role": "user", "parts": [{"type": "tool_call_response", "id": "call_1", "name": "my_ret", "result": "1"}]}
+    done = {"role": "assistant", "parts": [{"type": "text", "content": '{"my_ret":"1"}'}]}
+    spans = [
+        {"traceId": trace_id, "spanId": "a000000000000001", "name": "chat test", "startTimeUnixNano": "1000",
+         "endTimeUnixNano": "2000", "attributes": [attr("gen_ai.operation.name", "chat"),
+                                                  attr("gen_ai.input.messages", json.dumps([ask])),
+                                                  attr("gen_ai.output.messages", json.dumps([call]))]},
+        {"traceId": trace_id, "spanId": "a000000000000002", "name": "running tool", "startTimeUnixNano": "2100",
+         "endTimeUnixNano": "2200", "attributes": [attr("gen_ai.operation.name", "execute_tool"),
+                                                  attr("gen_ai.tool.name", "my_ret"),
+                                                  attr("gen_ai.tool.call.id", "call_1")]},
+        {"traceId": trace_id, "spanId": "a000000000000003", "name": "chat test", "startTimeUnixNano": "2300",
+         "endTimeUnixNano": "3000", "attributes": [attr("gen_ai.operation.name", "chat"),
+                                                  attr("gen_ai.input.messages", json.dumps([ask, call, back])),
+                                                  attr("gen_ai.output.messages", json.dumps([done]))]}]
+    p = tmp_path / "v2.json"
+    p.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    (trace,) = [i for i in _items(p) if isinstance(i, Trace)]
+    assert len(trace.turns) == 1
+    assert (trace.turns[0].input, trace.turns[0].output) == ("Hello", '{"my_ret":"1"}')
+    assert [(c.name, c.arguments, c.result) for c in trace.turns[0].tool_calls] == [("my_ret", {"x": 0}, "1")]

@@ -421,6 +421,8 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
     for _, _, call in timed:  # an execute span without arguments takes the model's request's
         if not call.get("arguments") and call.get("id") in requested:
             call["arguments"] = requested[call["id"]].get("arguments") or {}
+        if call.get("result") is None and not call.get("error") and call.get("id") in results:
+            call["result"] = results[call["id"]]  # a tool span that recorded no result: the one the model was given
     timed.sort(key=lambda t: (t[0], t[1]))
     return [call for _, _, call in timed]
 
