@@ -361,8 +361,10 @@ _TURN_LINE = re.compile(r"^(system|developer|user|assistant|tool|human|ai): ?", 
 def _transcript(text: str) -> list[dict[str, Any]] | None:
     """A chat flattened to text, one ``role: content`` block per message (OpenLLMetry-style
     instrumentations of AutoGen and agno write it so), when it opens with a role and holds two."""
+    if not _TURN_LINE.match(text):  # the cheap test first: most texts open with no role
+        return None
     starts = list(_TURN_LINE.finditer(text))
-    if len(starts) < 2 or starts[0].start() != 0:
+    if len(starts) < 2:
         return None
     out = []
     for i, m in enumerate(starts):
