@@ -308,3 +308,17 @@ def test_a_tool_span_without_its_result_takes_the_one_the_model_was_given(tmp_pa
     assert len(trace.turns) == 1
     assert (trace.turns[0].input, trace.turns[0].output) == ("Hello", '{"my_ret":"1"}')
     assert [(c.name, c.arguments, c.result) for c in trace.turns[0].tool_calls] == [("my_ret", {"x": 0}, "1")]
+
+
+def test_a_traceloop_entity_input_that_is_not_text_is_kept_as_json(tmp_path: Path) -> None:
+    """An OpenLLMetry workflow span whose entity input is an OTLP array value (not a string)."""
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "greet.workflow",
+            "startTimeUnixNano": "1000", "endTimeUnixNano": "2000", "attributes": [
+                {"key": "traceloop.span.kind", "value": {"stringValue": "workflow"}},
+                {"key": "traceloop.entity.input", "value": {"arrayValue": {"values": [{"stringValue": "a"},
+                                                                                       {"stringValue": "b"}]}}},
+                {"key": "traceloop.entity.output", "value": {"stringValue": "done"}}]}
+    p = tmp_path / "tl.json"
+    p.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    (trace,) = [i for i in _items(p) if isinstance(i, Trace)]
+    assert (trace.turns[0].input, trace.turns[0].output) == ('["a", "b"]', "done")

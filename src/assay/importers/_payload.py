@@ -473,8 +473,7 @@ def _gemini(d: dict[str, Any], default_role: str) -> list[dict[str, Any]]:
                 res = p.get("codeExecutionResult", p.get("code_execution_result"))
                 out_id = _pending_code(out, calls)
                 if out_id is not None:
-                    (results if role != "assistant" else results).append(
-                        {"role": "tool", "tool_call_id": out_id, "content": res.get("output")})
+                    results.append({"role": "tool", "tool_call_id": out_id, "content": res.get("output")})
         if results and role != "assistant":
             out += results
             if texts:

@@ -20,7 +20,6 @@ from typing import IO, Any
 
 from ..errors import DataError
 from ..model import Trace
-from ._chat import build_turns
 from ._common import Record, array, build_trace, join, obj, read_records
 from ._payload import normalise
 from ._registry import Importer, register_importer
