@@ -72,7 +72,7 @@ def test_run_page_failures_first_with_links_to_trace_pages(demo, serve):
     v = serve(store)
     status, _, body = get(v.origin, f"/runs/{ids['demo']}")
     assert status == 200
-    failures = body[body.index('id="failures"'):body.index('id="dimensions"')]
+    failures = body[body.index('id="failures"'):body.index('</section>', body.index('id="failures"'))]
     assert links(failures, "/traces/") == [f"/runs/{ids['demo']}/traces/{i}" for i in (2, 5, 9, 10)]
     assert "support-refund-2" in failures and "tool_selection_accuracy" in failures
     assert body.index('id="failures"') < body.index('id="metrics"') < body.index('id="traces"')
