@@ -50,7 +50,7 @@ def test_unpaired_ids_are_listed_and_none_counts_as_absent():
 def test_exact_sign_flip_enumeration():
     # Differences 0.2, 0.3, 0.1 (all positive): of the 8 sign patterns, 2 reach |total| = 0.6.
     r = paired_compare({1: 0.1, 2: 0.2, 3: 0.5}, {1: 0.3, 2: 0.5, 3: 0.6})
-    assert (r.p_value, r.permutations, r.exact) == (0.25, 8, True)
+    assert (r.sign_flip_p, r.permutations, r.exact) == (0.25, 8, True)
 
 
 def test_clusters_are_the_unit_of_resampling():
@@ -58,7 +58,7 @@ def test_clusters_are_the_unit_of_resampling():
     a = {(t, j): 0.0 for t in range(2) for j in range(5)}
     b = {(t, j): 1.0 for t in range(2) for j in range(5)}
     r = paired_compare(a, b, {key: key[0] for key in a})
-    assert (r.n_paired, r.n_clusters, r.permutations, r.p_value) == (10, 2, 4, 0.5)
+    assert (r.n_paired, r.n_clusters, r.permutations, r.sign_flip_p) == (10, 2, 4, 0.5)
     assert paired_compare(a, b).p_value < 0.01  # treated as 10 independent items
 
 
@@ -127,7 +127,7 @@ def test_smallest_achievable_p_value():
     assert min_p_value(40, n_perm=10000) == 1 / 10001  # random flips (unless the data sit on a grid)
     assert min_p_value(40, exact=True) == 2 / 2**40
     r = paired_compare({"a": 0.0, "b": 0.0}, {"a": 1.0, "b": 1.0})
-    assert r.p_value == r.min_p_value == 0.5  # the largest possible effect, and still p = 0.5
+    assert r.sign_flip_p == r.min_p_value == 0.5  # the largest possible effect, and still p = 0.5
 
 
 def _flips(diffs, seed=0):
@@ -144,21 +144,21 @@ def test_sign_test_is_exact_beyond_13_tasks_and_ties_do_not_count(wins, losses, 
     assert r.exact
     total = wins + losses
     expected = min(1.0, 2 * sum(math.comb(total, j) for j in range(max(wins, losses), total + 1)) / 2**total)
-    assert r.p_value == pytest.approx(expected, rel=1e-10)
+    assert r.sign_flip_p == pytest.approx(expected, rel=1e-10)
     scipy_stats = pytest.importorskip("scipy.stats")
-    assert r.p_value == pytest.approx(scipy_stats.binomtest(wins, total, 0.5).pvalue, rel=1e-10)
+    assert r.sign_flip_p == pytest.approx(scipy_stats.binomtest(wins, total, 0.5).pvalue, rel=1e-10)
 
 
 def test_twenty_wins_of_twenty_is_not_floored_at_1e_4():
     r = _flips([1.0] * 20)
-    assert r.p_value == pytest.approx(2 / 2**20, rel=1e-12)  # 1.9e-6, where random flips gave 1e-4
-    assert r.min_p_value == r.p_value
+    assert r.sign_flip_p == pytest.approx(2 / 2**20, rel=1e-12)  # 1.9e-6, where random flips gave 1e-4
+    assert r.min_p_value == r.sign_flip_p
 
 
 def test_ties_do_not_push_the_test_into_random_flips():
     r = _flips([0.3, 0.1, 0.2, 0.4, 0.5, 0.25, 0.35, 0.15] + [0.0] * 40)  # 8 decisive of 48 clusters
     assert r.exact and r.permutations == 2**8
-    assert r.p_value == pytest.approx(2 / 2**8)
+    assert r.sign_flip_p == pytest.approx(2 / 2**8)
 
 
 def _exact_by_polynomial(values):
@@ -180,14 +180,14 @@ def test_exact_distribution_on_a_grid_beyond_enumeration(seed):
     values = [rng.choice([1, 2, 3, -1, -2, 4]) for _ in range(40)]  # 40 tasks x up to 4 trials, sums in halves
     r = _flips([v / 2 for v in values])
     assert r.exact and r.permutations == 2**40
-    assert r.p_value == pytest.approx(_exact_by_polynomial(values), rel=1e-9)
+    assert r.sign_flip_p == pytest.approx(_exact_by_polynomial(values), rel=1e-9)
 
 
 def test_scores_in_tenths_are_on_a_grid_too():
     values = [7, -3, 5, 2, 9, 1, -4, 6, 3, 8, 2, 5, -1, 4, 6, 7, 3, 2, 5, 1, 4, 3, 2, -2, 6]
     r = _flips([v / 10 for v in values])
     assert r.exact
-    assert r.p_value == pytest.approx(_exact_by_polynomial(values), rel=1e-9)
+    assert r.sign_flip_p == pytest.approx(_exact_by_polynomial(values), rel=1e-9)
 
 
 def test_random_flips_only_beyond_and_their_floor_is_stated():
@@ -195,7 +195,7 @@ def test_random_flips_only_beyond_and_their_floor_is_stated():
     diffs = [rng.gauss(0.3, 1.0) * math.pi for _ in range(40)]
     r = _flips(diffs)
     assert not r.exact and r.permutations == 10_000
-    assert r.min_p_value == 1 / 10_001 and r.p_value >= r.min_p_value
+    assert r.min_p_value == 1 / 10_001 and r.sign_flip_p >= r.min_p_value
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -206,7 +206,7 @@ def test_enumeration_matches_scipy_permutation_test(seed):
     r = _flips(diffs)
     ref = scipy_stats.permutation_test((np.asarray(diffs),), np.sum, permutation_type="samples",
                                        n_resamples=2**15, alternative="two-sided")
-    assert r.exact and r.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    assert r.exact and r.sign_flip_p == pytest.approx(ref.pvalue, rel=1e-9)
 
 
 @pytest.mark.parametrize("g", [1, 2, 5, 9, 12])
@@ -218,7 +218,7 @@ def test_meeting_in_the_middle_counts_every_pattern(g):
         total = sum(d if code >> j & 1 else -d for j, d in enumerate(diffs[:g]))
         brute += abs(total) >= abs(sum(diffs)) - 1e-12
     r = _flips(diffs)
-    assert r.exact and r.p_value == pytest.approx(brute / 2**g, abs=1e-15)
+    assert r.exact and r.sign_flip_p == pytest.approx(brute / 2**g, abs=1e-15)
 
 
 def test_thirty_clusters_of_real_numbers_are_exact():
@@ -229,4 +229,4 @@ def test_thirty_clusters_of_real_numbers_are_exact():
     scipy_stats = pytest.importorskip("scipy.stats")  # its random flips: within Monte Carlo error
     ref = scipy_stats.permutation_test((np.asarray(diffs),), np.sum, permutation_type="samples",
                                        n_resamples=200_000, alternative="two-sided", rng=1)
-    assert r.p_value == pytest.approx(ref.pvalue, abs=4 * math.sqrt(ref.pvalue / 200_000) + 1e-5)
+    assert r.sign_flip_p == pytest.approx(ref.pvalue, abs=4 * math.sqrt(ref.pvalue / 200_000) + 1e-5)

@@ -104,6 +104,7 @@ def compare_runs(a: RunResult, b: RunResult, *, alpha: float = 0.05, level: floa
         c = paired_compare(sa, sb, clusters, level=level, n_boot=n_boot, n_perm=n_perm, seed=seed)
         row = {"mean_a": c.mean_a, "mean_b": c.mean_b, "delta": c.difference, "ci_low": c.ci_low,
                "ci_high": c.ci_high, "p_value": c.p_value, "n_paired": c.n_paired, "n_clusters": c.n_clusters,
+               "method": c.method, "sign_flip_p": c.sign_flip_p,
                "exact_test": c.exact, "in_holm_family": name in family, "min_p_value": c.min_p_value}
         paired = [i for i in sorted(sa.keys() & sb.keys()) if sa[i] is not None and sb[i] is not None]
         diffs = [sb[i] - sa[i] for i in paired]  # type: ignore[operator]

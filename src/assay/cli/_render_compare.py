@@ -46,6 +46,9 @@ def comparison_table(result: dict[str, Any], console: Any = None) -> None:
                   p, _f(r["p_adjusted"], ".4f") if r.get("in_holm_family", True) else "—",
                   str(r["n_paired"]), _verdict(r))
     console.print(t)
+    if any(r.get("method") == "cluster_t" for r in result["metrics"].values()):
+        console.print("[dim]interval and p from one cluster-t test over paired tasks: the interval excludes 0 "
+                      "exactly when p < 1 - level[/]")
     if outside:
         console.print(f"[dim]{escape(', '.join(outside))}: reported with its own p-value, not in the Holm family "
                       "(--holm-overall adds it)[/]")

@@ -16,7 +16,7 @@ from numbers import Integral
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.stats._beta import normal_ppf, t_ppf
+from assay.stats._beta import beta_cdf, normal_ppf, t_ppf
 from assay.stats._np import canonical, require_numpy
 
 _CHUNK = 1 << 20  # resampled cluster indices held at once (8 MiB of int64; larger is slower)
@@ -44,6 +44,13 @@ class Interval:
     method: str
     """One of "wilson", "ess_wilson", "cluster_wilson" (``bounded_mean_interval``), "t", "bootstrap"
     (iid), "cluster_bootstrap" or "cluster_t" (``mean_interval``)."""
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with *df* degrees of freedom: I_x(df/2, 1/2), x = df / (df + t^2)."""
+    if math.isinf(t):
+        return 0.0
+    return min(1.0, beta_cdf(df / (df + t * t), 0.5 * df, 0.5))
 
 
 def check_level(level: float, who: str) -> float:

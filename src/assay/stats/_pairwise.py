@@ -65,7 +65,7 @@ def win_rate(scores: Sequence[float], tasks: Sequence[Hashable] | None = None, *
     assert interval is not None
     c = paired_compare(dict.fromkeys(ids, 0.5), dict(zip(ids, scores)), clusters, level=level, n_boot=1,
                        n_perm=n_perm, seed=seed)
-    return WinRate(wins, ties, n - wins - ties, interval.estimate, interval.low, interval.high, level, c.p_value,
+    return WinRate(wins, ties, n - wins - ties, interval.estimate, interval.low, interval.high, level, c.sign_flip_p,
                    c.exact, n, c.n_clusters, interval.method, c.min_p_value)
 
 
