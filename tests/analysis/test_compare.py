@@ -258,3 +258,18 @@ def test_sequential_compare_refuses_scores_outside_0_1(reg):
     a = result_from_dict(data)
     with pytest.raises(DataError, match=r"scores in \[0, 1\]: meta_score of trace 't1' in run A is 3.0"):
         sequential_compare(a, a, metric="meta_score")
+
+
+def test_pytest_helper_assert_not_worse_fails_only_on_a_clear_regression(reg, tmp_path):
+    from assay.pytest_plugin import assert_not_worse
+
+    store = tmp_path / "runs.sqlite3"
+    base, better = make_run(reg, 0.0, 0.05, 31, n_tasks=60), make_run(reg, 0.2, 0.05, 32, n_tasks=60)
+    look = assert_not_worse(base, base, metric="meta_score", sequence="same", store=store)
+    assert look["decision"] == "continue" and look["n_tasks"] == 60
+    assert assert_not_worse(base, better, metric="meta_score", sequence="up", store=store)["decision"] == "B better"
+    with pytest.raises(AssertionError, match=r"meta_score: the candidate is worse than the baseline .* over 60 tasks"):
+        assert_not_worse(better, base, metric="meta_score", sequence="down", store=store)
+    # the state was kept: the next look at the same runs adds no task
+    again = assert_not_worse(base, base, metric="meta_score", sequence="same", store=store)
+    assert (again["n_tasks"], again["new_tasks"], again["tasks_not_recounted"]) == (60, 0, 60)
