@@ -1,8 +1,12 @@
 """Comparing two runs: paired per-metric differences, Holm-corrected, with planning help.
 
-Traces pair by id (the same trace scored in both runs); trials of one task are resampled
-together (clusters = task ids), so repeated trials do not inflate significance. Every metric is
-"higher is better", so a significant negative difference is a regression.
+Traces pair by id (the same trace scored in both runs); trials of one task are one unit
+(clusters = task ids), so repeated trials do not inflate significance. Interval and p-value come
+from one cluster-t test (``assay.stats.paired_compare``), so they never contradict each other.
+Every metric is "higher is better", so a significant negative difference is a regression.
+
+``sequential_compare`` is the anytime-valid look of ``assay compare --sequential``: a betting
+confidence sequence over task-level differences that may be rerun after every batch of tasks.
 
 The Holm family is the metrics; ``overall`` (the traces' weighted score, a function of the same
 metrics) is reported beside them with its own unadjusted p-value, and joins the family only when
