@@ -17,6 +17,7 @@ family size) is said so, with the smallest achievable p, instead of a quiet "no 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from typing import Any
 
@@ -229,9 +230,7 @@ def sequential_compare(a: RunResult, b: RunResult, state: dict[str, Any] | None 
         per_task.setdefault(str(task_of.get(trace_id) or trace_id), []).append(y - x)
     already = set(seen)
     new = sorted(t for t in per_task if t not in already)
-    import random
-
-    random.Random(f"{seed}:{len(seen)}").shuffle(new)
+    random.Random(f"{seed}:{len(seen)}").shuffle(new)  # a str seed: the same order in every process
     diffs = [min(1.0, max(-1.0, sum(per_task[t]) / len(per_task[t]))) for t in new]
     seq.update(diffs)
     seen.extend(new)
