@@ -131,7 +131,7 @@ def test_bootstrap_interval_contains_estimate_and_ignores_order(tasks, k, seed):
 def test_bayesian_variant_averages_per_task_posteriors():
     pytest.importorskip("numpy")
     tasks = [(10, 7), (8, 8), (6, 1), (2, 2)]
-    with pytest.warns(FutureWarning, match=r"method='bayesian'\) is deprecated.*0.73"):
+    with pytest.warns(FutureWarning, match=r"method='bayesian'\) is deprecated.*0.79"):
         r = trial_pass_k(tasks, k=3, method="bayesian", n_boot=4000)
     assert (r.family, r.method, r.n_tasks, r.n_undefined) == (TRIAL_BAYESIAN, "posterior_draws", 3, 1)
     per_task = [BayesianMode().estimate(n, c, 3) for n, c in tasks if n >= 3]

@@ -22,8 +22,8 @@ often one looks and whenever one stops. Two are here:
 
 The assumption: observations arrive in random order (tasks exchangeable, e.g. drawn or shuffled
 before they are run). A suite run easy-tasks-first breaks it and can mislead either way. The
-price: at the same n a confidence sequence is wider than the fixed-n t interval, about 1.5-1.8x
-(``benchmarks/stats_round4.py`` measures it), the cost of being allowed to look at every n.
+price: at the same n a confidence sequence is wider than the fixed-n t interval, about 2x at 50
+observations and 1.5-1.6x at 200-1,000 (``benchmarks/stats_round4.py``), the cost of being allowed to look at every n.
 
 Small API, meant for online use too::
 

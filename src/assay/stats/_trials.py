@@ -100,7 +100,7 @@ def trial_pass_k(
     ``method="bootstrap"`` (family "trial_unbiased"): the same mean, with a percentile interval from
     resampling whole tasks (the trials of a task are one cluster); zero width when tasks saturate.
     ``method="bayesian"`` (family "trial_bayesian"; deprecated, a FutureWarning: its interval
-    covers 0.73 on 8 tasks and 0.003 for pass^5 over 30 mostly easy tasks in
+    covers 0.79 on 8 tasks and 0.000 for pass^5 over 30 mostly easy tasks in
     ``benchmarks/stats_round4.py``, because independent per-task posteriors ignore that the tasks
     themselves are a sample; use "wilson"): each task's success rate gets its own
     independent Beta(prior_a + c, prior_b + n - c) posterior; the estimate is the average of the
@@ -118,7 +118,7 @@ def trial_pass_k(
         raise ConfigError.unknown("trial_pass_k method", method, _METHODS)
     if method == "bayesian":
         warnings.warn("trial_pass_k(method='bayesian') is deprecated: its interval describes these tasks' "
-                      "posteriors, not the task population, and covers far below its level (0.73 at 95% on 8 "
+                      "posteriors, not the task population, and covers far below its level (0.79 at 95% on 8 "
                       "tasks); use method='wilson' (the default)", FutureWarning, stacklevel=2)
     a0, b0 = prior
     if not (a0 > 0 and b0 > 0 and math.isfinite(a0) and math.isfinite(b0)):
