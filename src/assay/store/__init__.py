@@ -10,6 +10,9 @@ dir. Stored per run: id, times, status, inputs with sha256, metrics with paramet
 thresholds, judge, per-trace results and input traces (JSON per row), summary, tokens and cost.
 """
 
+from ._browse import (RunRow, RunsPage, find_runs, load_summary, previous_run, run_info, run_series, stored_results,
+                      trace_at)
+from ._browse import resolve as resolve_run
 from ._cards import list_cards, load_card, save_card
 from ._codec import new_run_id, read_results_file, result_from_dict
 from ._db import RunInfo, RunStore
@@ -20,7 +23,9 @@ from ._record import RunRecorder
 from ._recording import record_evaluation
 from ._sequences import delete_sequence, load_sequence, save_sequence
 
-__all__ = ["ENV", "InputTap", "RunInfo", "RunRecorder", "RunStore", "default_store_path", "delete_sequence", "hash_inputs",
-           "list_cards", "load_card", "load_run", "load_sequence", "load_traces", "new_run_id", "read_results_file", "record_evaluation",
-           "result_from_dict", "save_card", "save_sequence", "trace_key",
+__all__ = ["ENV", "InputTap", "RunInfo", "RunRecorder", "RunRow", "RunStore", "RunsPage", "default_store_path",
+           "delete_sequence", "find_runs", "hash_inputs",
+           "list_cards", "load_card", "load_run", "load_sequence", "load_summary", "load_traces", "new_run_id",
+           "read_results_file", "previous_run", "record_evaluation", "resolve_run", "run_info", "run_series",
+           "stored_results", "trace_at", "result_from_dict", "save_card", "save_sequence", "trace_key",
            "traces_from_inputs"]
