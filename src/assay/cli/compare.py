@@ -45,7 +45,7 @@ at most --alpha however often you look. Assumes tasks arrive in random order."""
               help="Name of the sequence kept in the run store (one per comparison you track).")
 @click.option("--reset", is_flag=True, help="With --sequential: forget the saved sequence and start a new one.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table")
-@click.option("--store", "store_path", default=None, type=click.Path(dir_okay=False), help="Run store to look ids up in.")
+@click.option("--store", "store_path", default=None, type=click.Path(dir_okay=False), help="Run store to look ids up in (with --sequential, also where the sequence is kept).")
 @debug_option
 @handle_errors
 def command(run_a: str, run_b: str, alpha: float, delta: float, seed: int, holm_overall: bool,
