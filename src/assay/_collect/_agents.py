@@ -240,7 +240,7 @@ class HttpAgent(Backend):
 
 
 SAFE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR", "TEMP", "TMP",
-            "SYSTEMROOT", "SYSTEMDRIVE", "COMSPEC", "PATHEXT", "WINDIR")
+            "VIRTUAL_ENV", "SYSTEMROOT", "SYSTEMDRIVE", "COMSPEC", "PATHEXT", "WINDIR")
 """What a ``cmd:`` agent inherits from assay's environment (and ``LC_*``); anything else, API keys
 included, only when the user names it (``--agent-env NAME``)."""
 STDERR_TAIL = 8 * 1024
