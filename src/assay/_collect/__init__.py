@@ -25,7 +25,8 @@ from ..errors import ConfigError, DataError
 from ..model import Trace
 from ..model._options import CONCURRENCY, JudgeOptions
 from ._agents import AgentReply, AgentRequest, make_agent, make_user
-from ._runner import MAX_TURNS, _command, Collected, NotCollected, Settings, check_settings, collect_async, fingerprint, trial_key
+from ._runner import MAX_TURNS, Collected, NotCollected, Settings, _command, check_settings, collect_async, \
+    fingerprint, trial_key
 from ._tasks import Task, Tool, load_tasks
 from ._user import UserTurn
 
@@ -260,7 +261,7 @@ def _try_lock(fd: int) -> bool:
 
 
 def _owner(fd: int) -> str:
-    with suppress(OSError, ValueError):
+    with suppress(OSError, ValueError, AttributeError):  # AttributeError: no os.pread (Windows)
         pid = int(os.pread(fd, 32, 0).decode().strip())
         return f" (assay collect, pid {pid})"
     return ""

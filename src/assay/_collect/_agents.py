@@ -21,7 +21,6 @@ import dataclasses
 import inspect
 import json
 import shlex
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +75,8 @@ def _bounded_calls(raw: Any, where: str, *, strict: bool) -> tuple[list[dict[str
     OpenAI's ``{"function": {...}}`` shape), arguments over :data:`MAX_ARGUMENTS` dropped; and the counts
     of what was left out. ``strict``: a malformed call is an error (else it is skipped)."""
     if not isinstance(raw, (list, tuple)):
+        if strict:
+            raise ProviderError(f"{where}: tool_calls: expected a list, got {type(raw).__name__}", retryable=False)
         return [], {}
     calls: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}
