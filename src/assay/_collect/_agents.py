@@ -413,12 +413,13 @@ class CommandAgent(Backend):
             _, late = await asyncio.wait(pending, timeout=_GRACE)
         except asyncio.CancelledError:
             late = set(pending)
-        if late:
-            transport = getattr(proc, "_transport", None)
-            if transport is not None:
-                transport.close()  # closes the pipes: the waits end
-            for task in late:
-                task.cancel()
+        # closed here, not when its last pipe ends: the loop may be gone by then (a wait that found the
+        # process already exited returns before its pipes end), and a pipe still held open is not waited for
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            transport.close()
+        for task in late:
+            task.cancel()
 
     def kill_all(self) -> None:
         """Kill every command still running (the collection is ending, however it ends): synchronous."""
