@@ -57,6 +57,7 @@ class Reply:
     delay: float = 0.0                 # seconds before answering (latency)
     hang: float | None = None          # wait this long (or until the server stops) and drop the socket
     usage: tuple[int, int] | None = None   # (input, output) tokens; default ~chars/4
+    cost: Any = None                   # a cost the server reports in its usage ("cost_usd"), NaN and all
     finish_reason: str | None = None
     hostile: str | None = None         # a broken or malicious server: see ``hostile()``
     size: int = 0                      # ... its size in bytes
@@ -434,8 +435,8 @@ class _Handler(BaseHTTPRequestHandler):
             "model": request.get("model", "scripted"),
             "choices": [{"index": 0, "message": message,
                          "finish_reason": reply.finish_reason or ("tool_calls" if args is not None else "stop")}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                      "total_tokens": prompt + completion}}, reply.headers)
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                      **({"cost_usd": reply.cost} if reply.cost is not None else {})}}, reply.headers)
 
     def _anthropic(self, request: dict, reply: Reply) -> None:
         if reply.status >= 400:
