@@ -16,10 +16,12 @@ from ._db import RunInfo, RunStore
 from ._inputs import InputTap, hash_inputs, trace_key, traces_from_inputs
 from ._load import load_run, load_traces
 from ._paths import ENV, default_store_path
+from ._prune import in_scope, prune_plan
 from ._record import RunRecorder
 from ._recording import record_evaluation
 
-__all__ = ["ENV", "InputTap", "RunInfo", "RunRecorder", "RunStore", "default_store_path", "hash_inputs",
-           "list_cards", "load_card", "load_run", "load_traces", "new_run_id", "read_results_file", "record_evaluation",
+__all__ = ["ENV", "InputTap", "RunInfo", "RunRecorder", "RunStore", "default_store_path", "hash_inputs", "in_scope",
+           "list_cards", "load_card", "load_run", "load_traces", "new_run_id", "prune_plan", "read_results_file",
+           "record_evaluation",
            "result_from_dict", "save_card", "trace_key",
            "traces_from_inputs"]
