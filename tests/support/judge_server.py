@@ -71,8 +71,10 @@ ENCODINGS: dict[str, Callable[[str], str]] = {
     "base64": lambda k: base64.b64encode(k.encode()).decode(),
     "base64url": lambda k: base64.urlsafe_b64encode(b"x" + k.encode()).decode(),  # at another alignment
     "basic": lambda k: base64.b64encode(f"user:{k}".encode()).decode(),
+    "hex": lambda k: k.encode().hex(),
+    "HEX": lambda k: f"0x{k.encode().hex().upper()}",
 }
-"""How a server may echo the request's key: as sent, JSON-escaped, URL-encoded, base64 (also inside longer text)."""
+"""How a server may echo the request's key: as sent, JSON-escaped, URL-encoded, base64 (also inside longer text), hex."""
 
 
 def echo(encoding: str, *, code: int = 200) -> Reply:
