@@ -110,7 +110,8 @@ class Server:
         """Written by the scorer thread only (an SQLite connection stays in its thread)."""
         self.run_id = self._run(spec)
         self.receiver = Receiver(self.journal, s.host, s.port, token=s.token, limits=s.limits,
-                                 pending=self._pending, on_spans=self._on_spans, log=self.log)
+                                 pending=self._pending, on_spans=self._on_spans, describe=self.status,
+                                 log=self.log)
         self._pending_spans = self.journal.counts()["pending_spans"]
         self._count_lock = threading.Lock()
         self.wake, self.stopping = threading.Event(), threading.Event()
@@ -209,14 +210,21 @@ class Server:
             self._pending_spans = max(0, self._pending_spans - n_spans)
         return len(ids)
 
-    def _score_loop(self) -> None:
+    def open_run(self) -> None:
+        """Take the live run for writing, in the thread that scores (``start`` does it in its own)."""
         self.recorder = self.store.resume(self.run_id)
+
+    def close_run(self) -> None:
+        self.recorder.abort("interrupted", "assay serve stopped: start it again with the same journal to resume")
+
+    def _score_loop(self) -> None:
+        self.open_run()
         try:
             self._scoring()
             while self.score_ready():  # stopping: what is ready now is scored
                 pass
         finally:
-            self.recorder.abort("interrupted", "assay serve stopped: start it again with the same journal to resume")
+            self.close_run()
 
     def _scoring(self) -> None:
         while not self.stopping.is_set():
@@ -238,8 +246,11 @@ class Server:
         shown = f"[{host}]" if ":" in str(host) else host
         return f"http://{shown}:{port}/v1/traces"
 
-    def start(self) -> None:
-        for target, name in ((self._score_loop, "assay-serve-scorer"), (self.receiver.serve_forever, "assay-serve-http")):
+    def start(self, *, score: bool = True) -> None:
+        """Receive in a thread, and score in another (``score=False``: the caller scores, by
+        ``open_run()``, ``score_ready()`` and ``close_run()`` in one thread)."""
+        threads = [(self._score_loop, "assay-serve-scorer")] if score else []
+        for target, name in (*threads, (self.receiver.serve_forever, "assay-serve-http")):
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
             self._threads.append(t)
@@ -262,4 +273,4 @@ class Server:
         if self._final is not None:
             return self._final
         return {**self.receiver.counters.as_dict(), **self.journal.counts(), "scored": self.scored,
-                "issues": self.issues}
+                "issues": self.issues, "run_id": self.run_id}

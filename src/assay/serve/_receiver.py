@@ -112,7 +112,7 @@ class Receiver(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, journal: Journal, host: str, port: int, *, token: str | None, limits: Limits | None = None,
-                 pending: Any = None, on_spans: Any = None, log: Any = None) -> None:
+                 pending: Any = None, on_spans: Any = None, describe: Any = None, log: Any = None) -> None:
         super().__init__((host, port), _Handler)
         self.journal, self.token = journal, token
         self.limits = limits or Limits()
@@ -120,6 +120,8 @@ class Receiver(ThreadingHTTPServer):
         self.pending = pending or (lambda: 0)
         """Spans waiting to be scored (the scorer's count)."""
         self.on_spans = on_spans or (lambda added, roots: None)
+        self.describe = describe or (lambda: {**self.counters.as_dict(), "pending_spans": self.pending()})
+        """What ``GET /health`` answers."""
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self.slots = threading.BoundedSemaphore(self.limits.concurrency)
         self._seq = 0
@@ -155,8 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         if self.path.split("?")[0] == "/health" and self._authorised():
-            counts = self.server.counters.as_dict()
-            self._reply(200, json.dumps({"status": "ok", **counts, "pending_spans": self.server.pending()}).encode())
+            self._reply(200, json.dumps({"status": "ok", **self.server.describe()}).encode())
             return
         self._error(404, f"not found: {self.path} (POST OTLP traces to {PATH})", drain=True)
 

@@ -1,0 +1,277 @@
+"""The receiver over real HTTP on 127.0.0.1, the journal in real SQLite, the protobuf reader
+against the protobuf library's own encoding of what the OpenTelemetry SDK exports."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.engine._spec import RunSpec
+from assay.errors import DataError
+from assay.serve import Limits, Server, Settings, decode_export, sampled
+from assay.serve._journal import OPEN, SCORED, SCORING
+from assay.store import RunStore
+
+METRICS = ["latency_score", "mcp_compliance"]
+TRACE = "5b8efff798038103d269b633813fc60c"
+
+
+def span(span_id: str, *, parent: str | None = None, trace: str = TRACE, end: int | None = 2_000_000_000,
+         **attrs: Any) -> dict[str, Any]:
+    s: dict[str, Any] = {"traceId": trace, "spanId": span_id, "name": "chat gpt-4o",
+                         "startTimeUnixNano": "1000000000",
+                         "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
+    if end is not None:
+        s["endTimeUnixNano"] = str(end)
+    if parent:
+        s["parentSpanId"] = parent
+    return s
+
+
+def export(*spans: dict[str, Any]) -> dict[str, Any]:
+    return {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "a"}}]},
+                               "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]}
+
+
+CHAT = {"gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Hi?"}]}]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Hello."}]}])}
+
+
+def post(url: str, body: bytes, ctype: str = "application/json", **headers: str) -> tuple[int, dict[str, str], bytes]:
+    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": ctype, **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+@pytest.fixture
+def make(tmp_path: Path) -> Any:
+    servers: list[Server] = []
+    lines: list[str] = []
+
+    def build(**settings: Any) -> Server:
+        server = Server(RunSpec(metrics=METRICS), tmp_path / "runs.sqlite3", tmp_path / "journal.sqlite3",
+                        Settings(port=0, **settings), log=lines.append)
+        server.start(score=False)  # the test scores, in its own thread
+        server.open_run()
+        servers.append(server)
+        return server
+
+    build.lines = lines  # type: ignore[attr-defined]
+    yield build
+    for s in servers:
+        s.receiver.shutdown()
+        s.receiver.server_close()
+        s.close_run()
+        s.journal.close()
+
+
+def stored(tmp_path: Path, run_id: str) -> list[Any]:
+    return RunStore(tmp_path / "runs.sqlite3").load(run_id).traces
+
+
+def test_json_gzip_export_is_journalled_then_scored_once_when_its_root_ends(make: Any, tmp_path: Path) -> None:
+    server = make()
+    root = span("00000000000000a1", **CHAT)
+    status, _, body = post(server.url, gzip.compress(json.dumps(export(root)).encode()), **{"Content-Encoding": "gzip"})
+    assert (status, json.loads(body)) == (200, {})
+    assert server.journal.counts()["open"] == 1  # durable before the reply
+    # the exporter retries the same export: journalled once
+    status, _, _ = post(server.url, json.dumps(export(root)).encode())
+    assert status == 200 and server.receiver.counters.duplicates == 1
+    assert server.score_ready() == 1 and server.score_ready() == 0
+    server.recorder.flush()
+    [result] = stored(tmp_path, server.run_id)
+    assert result.id == TRACE and result.source == "otlp: root span ended"
+    assert set(result.metrics) == set(METRICS) and result.metrics["latency_score"].score is not None
+
+
+def test_a_trace_whose_root_never_comes_is_scored_after_the_quiet_period(make: Any, tmp_path: Path) -> None:
+    server = make(quiet_s=0.01)
+    child = span("00000000000000b2", parent="00000000000000b1", **CHAT)
+    assert post(server.url, json.dumps(export(child)).encode())[0] == 200
+    while server.score_ready() == 0:  # ends once 10 ms have passed since the span came
+        server.wake.wait(0.01)
+    server.recorder.flush()
+    [result] = stored(tmp_path, server.run_id)
+    assert result.source == "otlp: no root span, 0.01s quiet"
+
+
+def test_malformed_spans_are_refused_located_and_counted_the_rest_kept(make: Any) -> None:
+    server = make()
+    bad = span("00000000000000c2", parent="00000000000000c1")
+    bad["startTimeUnixNano"] = "soon"
+    status, _, body = post(server.url, json.dumps(export(span("00000000000000c1", **CHAT), bad)).encode())
+    reply = json.loads(body)
+    assert status == 200 and reply["partialSuccess"]["rejectedSpans"] == 1
+    assert "resourceSpans[0].scopeSpans[0].spans[1].startTimeUnixNano" in reply["partialSuccess"]["errorMessage"]
+    assert server.receiver.counters.rejected_spans == 1 and server.journal.counts()["pending_spans"] == 1
+    assert any("spans[1].startTimeUnixNano" in line and "request 1" in line for line in make.lines)
+
+
+@pytest.mark.parametrize(("body", "ctype", "headers", "status", "says"), [
+    (b"{not json", "application/json", {}, 400, "cannot read the body"),
+    (b"\x0a\x05\x12", "application/x-protobuf", {}, 400, "malformed OTLP protobuf"),
+    (b"{}", "text/plain", {}, 415, "application/x-protobuf or application/json"),
+    (b"x" * 2000, "application/json", {}, 413, "limit is 1024"),
+    (gzip.compress(b"{" * 5000), "application/json", {"Content-Encoding": "gzip"}, 413, "decompresses to more"),
+    (b"{}", "application/json", {"Content-Encoding": "br"}, 400, "not supported"),
+], ids=["bad-json", "truncated-protobuf", "content-type", "too-large", "gzip-bomb", "encoding"])
+def test_bad_requests_are_answered_not_crashed_on(make: Any, body: bytes, ctype: str, headers: dict[str, str],
+                                                  status: int, says: str) -> None:
+    server = make(limits=Limits(max_body=1024))
+    got, _, reply = post(server.url, body, ctype, **headers)
+    assert got == status and says in json.loads(reply)["message"]
+    assert server.receiver.counters.bad_requests == 1
+    assert post(server.url, json.dumps(export(span("00000000000000d1"))).encode())[0] == 200  # still serving
+
+
+def test_too_many_spans_in_one_request_is_413(make: Any) -> None:
+    server = make(limits=Limits(max_spans=2))
+    spans = [span(f"00000000000000e{i}", parent="00000000000000ff") for i in range(3)]
+    status, _, reply = post(server.url, json.dumps(export(*spans)).encode())
+    assert status == 413 and "limit is 2" in json.loads(reply)["message"]
+    assert server.journal.counts()["pending_spans"] == 0
+
+
+def test_back_pressure_503_when_the_queue_is_full_and_429_when_busy(make: Any) -> None:
+    server = make(limits=Limits(max_pending=1, concurrency=1), quiet_s=3600)
+    assert post(server.url, json.dumps(export(span("00000000000000f2", parent="00000000000000f1"))).encode())[0] == 200
+    status, headers, _ = post(server.url, json.dumps(export(span("00000000000000f3", parent="00000000000000f1"))).encode())
+    assert status == 503 and headers["Retry-After"] == "2"
+    server.settings.limits = None
+    server.receiver.limits.max_pending = 10
+    assert server.receiver.slots.acquire(blocking=False)  # the one reading slot is taken
+    try:
+        status, headers, _ = post(server.url, json.dumps(export(span("00000000000000f4"))).encode())
+    finally:
+        server.receiver.slots.release()
+    assert status == 429 and headers["Retry-After"] == "2"
+    assert server.receiver.counters.refused_busy == 2 and server.journal.counts()["pending_spans"] == 1
+
+
+def test_a_token_is_required_when_one_is_set(make: Any) -> None:
+    server = make(token="s3cret")
+    body = json.dumps(export(span("0000000000000011"))).encode()
+    assert post(server.url, body)[0] == 401
+    assert post(server.url, body, Authorization="Bearer wrong")[0] == 401
+    assert post(server.url, body, Authorization="Bearer s3cret")[0] == 200
+
+
+def test_a_non_loopback_address_gets_a_token(tmp_path: Path) -> None:
+    server = Server(RunSpec(metrics=METRICS), tmp_path / "r.sqlite3", tmp_path / "j.sqlite3",
+                    Settings(host="0.0.0.0", port=0), log=lambda line: None)
+    try:
+        assert server.settings.token and server.receiver.token == server.settings.token
+    finally:
+        server.receiver.server_close()
+        server.journal.close()
+
+
+def test_restart_recovers_traces_taken_but_not_marked(make: Any, tmp_path: Path) -> None:
+    """A stop after the results were written but before the journal said so: not scored again;
+    a trace taken but not written: scored on restart."""
+    server = make()
+    for i in (1, 2):
+        trace = f"{i:032x}"
+        assert post(server.url, json.dumps(export(span(f"{i:016x}", trace=trace, **CHAT))).encode())[0] == 200
+    assert server.score_ready() == 2
+    server.journal.mark([f"{1:032x}"], SCORING)  # as if stopped between the store's commit and the mark
+    assert post(server.url, json.dumps(export(span("0000000000000003", trace=f"{3:032x}", **CHAT))).encode())[0] == 200
+    server.journal.mark([f"{3:032x}"], SCORING)  # taken by the scorer, never written
+    run_id = server.run_id
+    server.receiver.shutdown()
+    server.receiver.server_close()
+    server.close_run()
+    server.journal.close()
+    again = make()
+    assert again.run_id == run_id
+    counts = again.journal.counts()
+    assert (counts["scored"], counts["open"], counts["scoring"]) == (2, 1, 0)
+    assert again.score_ready() == 1
+    again.recorder.flush()
+    assert sorted(r.id for r in stored(tmp_path, run_id)) == [f"{i:032x}" for i in (1, 2, 3)]
+
+
+def test_sample_is_decided_by_trace_id() -> None:
+    ids = [f"{i:032x}" for i in range(2000)]
+    picked = [t for t in ids if sampled(t, 0.1)]
+    assert 120 <= len(picked) <= 280  # ~200: a share, not all or nothing
+    assert picked == [t for t in ids if sampled(t, 0.1)]
+    assert all(sampled(t, 1.0) for t in ids[:10]) and not any(sampled(t, 0.0) for t in ids[:10])
+
+
+# ---------------------------------------------------------------- protobuf
+
+def _sdk_request() -> tuple[bytes, dict[str, Any]]:
+    """What the SDK's OTLP exporter sends (its encoder, the protobuf library's serialisation) and the
+    protobuf library's own JSON reading of it."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.common")
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import StatusCode
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("t", "1.0")
+    with tracer.start_as_current_span("invoke_agent a") as root:
+        root.set_attributes({"s": "é", "i": -7, "f": 0.5, "b": True, "l": ["x", "y"], "n": [1, 2]})
+        with tracer.start_as_current_span("chat") as child:
+            child.add_event("gen_ai.user.message", {"content": "hi"})
+            child.set_status(StatusCode.ERROR, "boom")
+    request = encode_spans(memory.get_finished_spans())
+    return request.SerializeToString(), MessageToDict(request)
+
+
+def _normal(value: Any, key: str = "", b64: bool = True) -> Any:
+    """MessageToDict's shape made comparable: ids base64 -> hex, 64-bit integers as int, enums as numbers."""
+    import base64
+    if isinstance(value, dict):
+        return {k: _normal(v, k, b64) for k, v in value.items() if k not in ("scope", "schemaUrl", "flags", "kind")}
+    if isinstance(value, list):
+        return [_normal(v, key, b64) for v in value]
+    if key in ("traceId", "spanId", "parentSpanId") and b64:
+        return base64.b64decode(value).hex()
+    if key in ("startTimeUnixNano", "endTimeUnixNano", "timeUnixNano", "intValue"):
+        return int(value)
+    if key == "code":
+        return {"STATUS_CODE_ERROR": 2, "STATUS_CODE_OK": 1}.get(value, value)
+    return value
+
+
+def test_protobuf_reader_agrees_with_the_protobuf_library() -> None:
+    raw, expected = _sdk_request()
+    got = _normal(decode_export(raw), b64=False)
+    assert _drop_empty(got) == _drop_empty(_normal(expected))
+    chat, root = got["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert root["attributes"][1] == {"key": "i", "value": {"intValue": -7}}
+    assert chat["status"] == {"code": 2, "message": "boom"} and chat["parentSpanId"] == root["spanId"]
+
+
+def _drop_empty(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_empty(v) for k, v in value.items() if v not in ([], {}, None)}
+    if isinstance(value, list):
+        return [_drop_empty(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("cut", [1, 7, 40, -3])
+def test_a_truncated_protobuf_is_a_located_error(cut: int) -> None:
+    raw, _ = _sdk_request()
+    with pytest.raises(DataError, match="malformed OTLP protobuf") as err:
+        decode_export(raw[:cut] if cut > 0 else raw[:cut])
+    assert err.value.field and err.value.field.startswith("resourceSpans")
