@@ -91,7 +91,7 @@ def test_json_gzip_export_is_journalled_then_scored_once_when_its_root_ends(make
     assert server.score_ready() == 1 and server.score_ready() == 0
     server.recorder.flush()
     [result] = stored(tmp_path, server.run_id)
-    assert result.id == TRACE and result.source == "otlp: root span ended"
+    assert result.id == TRACE and result.source == f"otlp {TRACE}: root span ended"
     assert set(result.metrics) == set(METRICS) and result.metrics["latency_score"].score is not None
 
 
@@ -103,7 +103,7 @@ def test_a_trace_whose_root_never_comes_is_scored_after_the_quiet_period(make: A
         server.wake.wait(0.01)
     server.recorder.flush()
     [result] = stored(tmp_path, server.run_id)
-    assert result.source == "otlp: no root span, 0.01s quiet"
+    assert result.source == f"otlp {TRACE}: no root span, 0.01s quiet"
 
 
 def test_malformed_spans_are_refused_located_and_counted_the_rest_kept(make: Any) -> None:

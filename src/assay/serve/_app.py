@@ -2,7 +2,7 @@
 
 Spans go to the journal (``_journal``) before the exporter gets its ``200``; the scorer thread
 takes the traces that are complete - their root span has ended, or no span came for ``quiet_s``
-(said in each result's ``source``) - rebuilds each from its journalled spans with the importers'
+(said in each result's ``source``: ``otlp TRACE_ID: root span ended``) - rebuilds each from its journalled spans with the importers'
 span readers (``importers._otlp.otlp_spans`` and ``_spans.assemble``, the conversion
 ``assay run`` uses on OTLP files), scores them through the engine (``Evaluation.stream``) and
 writes the results to the run store as one run, ``running`` while the server is up. Judge metrics
@@ -183,7 +183,7 @@ class Server:
         for trace_id, by_root in ready:
             bodies = self.journal.spans(trace_id)
             n_spans += len(bodies)
-            how = "otlp: root span ended" if by_root else f"otlp: no root span, {s.quiet_s:g}s quiet"
+            how = f"otlp {trace_id}: " + ("root span ended" if by_root else f"no root span, {s.quiet_s:g}s quiet")
             try:
                 trace = rebuild(trace_id, bodies)
             except DataError as exc:

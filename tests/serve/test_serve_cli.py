@@ -1,0 +1,149 @@
+"""`assay serve` as a real subprocess on 127.0.0.1, fed by the OpenTelemetry SDK's OTLP/HTTP exporter."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.store import RunStore
+
+from ._agent import run_agent, tracer_provider
+
+pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+METRICS = ("-m", "latency_score", "-m", "mcp_compliance", "-m", "turn_efficiency")
+
+
+def start(store: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.Popen([sys.executable, "-m", "assay", "serve", "--store", str(store), "--port", "0", *METRICS,
+                             *args], env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:  # the URL line follows any recovery lines
+        lines.append(line)
+        m = re.search(r"(http://\S+/v1/traces)", line)
+        if m:
+            return proc, m[1]
+    proc.kill()
+    raise AssertionError(f"no URL printed: {lines!r}")
+
+
+def health(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url.replace("/v1/traces", "/health"), timeout=30) as r:
+        return json.load(r)
+
+
+def wait_scored(url: str, n: int) -> dict[str, Any]:
+    """Ask until ``n`` traces are scored: bounded by a count of answers, not by seconds."""
+    for _ in range(3000):
+        h = health(url)
+        if h["scored"] + h["issues"] >= n and h["open"] == 0 and h["scoring"] == 0:
+            return h
+        threading_wait(0.02)
+    raise AssertionError(f"not scored: {h}")
+
+
+def threading_wait(seconds: float) -> None:
+    import threading
+    threading.Event().wait(seconds)
+
+
+def exporter(url: str) -> Any:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    return OTLPSpanExporter(endpoint=url, timeout=30)
+
+
+def stop(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return err
+
+
+def test_sdk_exports_a_scripted_agent_and_the_store_holds_one_scored_trace_per_run(tmp_path: Path) -> None:
+    from opentelemetry.sdk.trace.export import SpanExportResult
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    store = tmp_path / "runs.sqlite3"
+    proc, url = start(store)
+    try:
+        exp = exporter(url)
+        memory = InMemorySpanExporter()
+        provider = tracer_provider(exp)
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+        ids = [run_agent(provider.get_tracer("agent"), i) for i in range(5)]
+        provider.force_flush()
+        h = wait_scored(url, 5)
+        assert h["spans"] == 20 and h["rejected_spans"] == 0 and h["bad_requests"] == 0
+        # the exporter retries an export it thinks failed: journalled as duplicates, not scored again
+        assert exp.export(memory.get_finished_spans()) == SpanExportResult.SUCCESS
+        h = health(url)
+        assert h["duplicates"] == 20 and h["scored"] == 5
+        listed = subprocess.run([sys.executable, "-m", "assay", "runs", "--store", str(store), "--json"],
+                                env={**os.environ, "PYTHONPATH": SRC}, capture_output=True, text=True, timeout=120)
+        [live] = json.loads(listed.stdout)
+        assert live["status"] == "running" and live["n_traces"] == 5  # a live run, listed while it grows
+    finally:
+        err = stop(proc)
+    assert "5 traces scored this time" in err
+    result = RunStore(store).load("latest")
+    assert sorted(t.id for t in result.traces) == sorted(ids)
+    for t in result.traces:
+        assert t.source == f"otlp {t.id}: root span ended"
+        assert set(t.metrics) == {"latency_score", "mcp_compliance", "turn_efficiency"}
+        assert t.metrics["latency_score"].score is not None and t.metrics["turn_efficiency"].score is not None
+    stored = RunStore(store).traces("latest")
+    trace = stored[f"otlp {ids[0]}: root span ended"]
+    assert trace.turns[0].tool_calls[0].name == "get_weather" and trace.turns[0].output == "It is 10 C in Paris."
+
+
+def test_sigkill_mid_stream_loses_no_acknowledged_span_and_scores_none_twice(tmp_path: Path) -> None:
+    from opentelemetry.sdk.trace.export import SpanExportResult, SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+
+    store = tmp_path / "runs.sqlite3"
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    ids = [run_agent(provider.get_tracer("agent"), i) for i in range(40)]
+    spans = memory.get_finished_spans()
+    proc, url = start(store)
+    exp = exporter(url)
+    sent = 0
+    for i in range(0, 48, 8):  # 6 exports of 8 spans (a trace's spans straddle exports), each answered 200
+        assert exp.export(spans[i:i + 8]) == SpanExportResult.SUCCESS
+        sent = i + 8
+    proc.send_signal(signal.SIGKILL)  # mid-stream: the scorer may be anywhere
+    proc.wait(timeout=60)
+    proc, url = start(store)  # the same store, so the same journal
+    try:
+        exp = exporter(url)
+        for i in range(sent, len(spans), 8):  # the rest: what was acknowledged is not sent again
+            assert exp.export(spans[i:i + 8]) == SpanExportResult.SUCCESS
+        h = wait_scored(url, 0)
+        assert (h["spans"], h["duplicates"]) == (len(spans) - sent, 0)
+        assert exp.export(spans[:8]) == SpanExportResult.SUCCESS  # a late retry of an acknowledged export
+        assert health(url)["duplicates"] == 8
+    finally:
+        stop(proc)
+    runs = RunStore(store).runs()
+    assert len(runs) == 1 and runs[0].status == "interrupted"  # one live run, resumed after the kill
+    result = RunStore(store).load(runs[0].id)
+    scored = [t.id for t in result.traces]
+    assert sorted(scored) == sorted(ids)  # every trace once: none lost, none twice
+    for trace in RunStore(store).traces(runs[0].id).values():  # every span of every trace: 2 chats, 1 tool
+        assert len(trace.turns) == 1 and trace.turns[0].output.startswith("It is")
+        assert [c.name for c in trace.turns[0].tool_calls] == ["get_weather"]
