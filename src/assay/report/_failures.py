@@ -83,6 +83,7 @@ def failures(result: RunResult, viewed: Sequence[int], traces: Mapping[str, Any]
                 else h("span", t.id, title="trace view not included (over the report's limit)"))
         entries.append(h("li", h("div", h("span", st, class_=f"badge {st}"), " ", h("strong", link), " ",
                                   h("span", where, class_="meta"), class_="failure-head"),
+                         h("p", t.outcome_reason, class_="meta") if t.outcome == "failed" else None,
                          h("ul", _items(t, trace_for(t, traces), evidence), class_="failure-items"), class_="failure", data_i=i + 1))
     n_more = n_bad - len(entries)
     note = (more or h("p", f"{n_more} more failed traces not listed; filter the traces table by verdict to see them.",

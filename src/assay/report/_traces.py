@@ -46,7 +46,8 @@ def trace_for(t: TraceResult, traces: Mapping[str, Any] | None) -> Trace | None:
 def table(result: RunResult, shown: list[int], hidden: int, total: int | None = None) -> Markup:
     names = list(result.summary) or sorted({n for t in result.traces for n in t.metrics})
     options = [h("option", "any metric (trace verdict)", value="")] + [h("option", n, value=n) for n in names]
-    statuses = [("", "all"), ("pass", "passed"), ("fail", "failed"), ("error", "errored"), ("null", "no score")]
+    statuses = [("", "all"), ("pass", "passed"), ("fail", "failed"), ("error", "errored"), ("null", "no score"),
+                ("excluded", "excluded (harness fault)")]
     controls = h("div",
                  h("label", "metric ", h("select", options, id="f-metric")),
                  h("label", "verdict ", h("select", [h("option", lab, value=v) for v, lab in statuses], id="f-status")),
@@ -141,7 +142,11 @@ def trace_body(t: TraceResult, trace: Trace | None) -> Markup:
     convo = conversation(trace, quotes, found) if trace is not None else None
     dims = ", ".join(f"{d} {fmt(s.score, 2)}" + ("" if s.passed else f" < {fmt(s.threshold, 2)}")
                      for d, s in t.dimensions.items())
+    outcome = h("p", ("The agent's run failed: a failed trial whatever its metrics say. " if t.outcome == "failed"
+                      else "Excluded from every statistic (a harness fault). ") + t.outcome_reason,
+                class_="meta") if t.outcome is not None else None
     return join([h("div", "overall ", h("strong", fmt(t.overall)), f" · {dims}" if dims else None, class_="stat"),
+                 outcome,
                  metric_table(t, found if trace is not None else None),
                  _trace_diff(trace),
                  convo if convo is not None else h("p", "The input trace is not available: it was not stored "
