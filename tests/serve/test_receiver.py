@@ -15,7 +15,7 @@ import pytest
 from assay.engine._spec import RunSpec
 from assay.errors import DataError
 from assay.serve import Limits, Server, Settings, decode_export, sampled
-from assay.serve._journal import OPEN, SCORED, SCORING
+from assay.serve._journal import SCORING
 from assay.store import RunStore
 
 METRICS = ["latency_score", "mcp_compliance"]
@@ -220,7 +220,9 @@ def _sdk_request() -> tuple[bytes, dict[str, Any]]:
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+        InMemorySpanExporter,
+    )
     from opentelemetry.trace import StatusCode
 
     memory = InMemorySpanExporter()
@@ -273,5 +275,5 @@ def _drop_empty(value: Any) -> Any:
 def test_a_truncated_protobuf_is_a_located_error(cut: int) -> None:
     raw, _ = _sdk_request()
     with pytest.raises(DataError, match="malformed OTLP protobuf") as err:
-        decode_export(raw[:cut] if cut > 0 else raw[:cut])
+        decode_export(raw[:cut])
     assert err.value.field and err.value.field.startswith("resourceSpans")

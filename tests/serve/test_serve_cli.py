@@ -73,7 +73,9 @@ def stop(proc: subprocess.Popen[str]) -> str:
 
 def test_sdk_exports_a_scripted_agent_and_the_store_holds_one_scored_trace_per_run(tmp_path: Path) -> None:
     from opentelemetry.sdk.trace.export import SpanExportResult
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+        InMemorySpanExporter,
+    )
 
     store = tmp_path / "runs.sqlite3"
     proc, url = start(store)
@@ -92,7 +94,7 @@ def test_sdk_exports_a_scripted_agent_and_the_store_holds_one_scored_trace_per_r
         h = health(url)
         assert h["duplicates"] == 20 and h["scored"] == 5
         listed = subprocess.run([sys.executable, "-m", "assay", "runs", "--store", str(store), "--json"],
-                                env={**os.environ, "PYTHONPATH": SRC}, capture_output=True, text=True, timeout=120)
+                                env={**os.environ, "PYTHONPATH": SRC}, capture_output=True, text=True, timeout=120, check=True)
         [live] = json.loads(listed.stdout)
         assert live["status"] == "running" and live["n_traces"] == 5  # a live run, listed while it grows
     finally:
@@ -110,9 +112,11 @@ def test_sdk_exports_a_scripted_agent_and_the_store_holds_one_scored_trace_per_r
 
 
 def test_sigkill_mid_stream_loses_no_acknowledged_span_and_scores_none_twice(tmp_path: Path) -> None:
-    from opentelemetry.sdk.trace.export import SpanExportResult, SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+        InMemorySpanExporter,
+    )
 
     store = tmp_path / "runs.sqlite3"
     memory = InMemorySpanExporter()

@@ -94,7 +94,7 @@ class Server:
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self.full = Evaluation.from_spec(spec, attach_traces=True)
         judged = {n for n, m in self.full.instances.items() if m.spec.needs_judge}
-        self.plain = self.full
+        self.plain: Evaluation | None = self.full
         if judged and s.sample < 1:
             plain = {n: m for n, m in self.full.instances.items() if n not in judged}
             self.plain = Evaluation(plain, weights=spec.weights, attach_traces=True) if plain else None
@@ -243,7 +243,8 @@ class Server:
     @property
     def url(self) -> str:
         host, port = self.receiver.server_address[:2]
-        shown = f"[{host}]" if ":" in str(host) else host
+        host = host.decode() if isinstance(host, bytes) else str(host)
+        shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}/v1/traces"
 
     def start(self, *, score: bool = True) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import DataError
@@ -38,8 +39,9 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
             raise _Bad("varint longer than 10 bytes")
 
 
-def _fields(buf: bytes, pos: int, end: int) -> Any:
+def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, Any, int]]:
     """(field number, wire type, value, offset) of each field in buf[pos:end]; LEN values as (start, stop)."""
+    value: Any
     while pos < end:
         at = pos
         key, pos = _varint(buf, pos, end)
@@ -77,7 +79,8 @@ def _signed(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def _any(buf: bytes, start: int, end: int, depth: int) -> dict[str, Any]:
+def _any(buf: bytes, at: tuple[int, int], depth: int) -> dict[str, Any]:
+    start, end = at
     if depth > 32:
         raise _Bad(f"values nested more than 32 deep at byte {start}")
     out: dict[str, Any] = {}
@@ -91,7 +94,7 @@ def _any(buf: bytes, start: int, end: int, depth: int) -> dict[str, Any]:
         elif number == 4 and wire == _I64:
             out = {"doubleValue": struct.unpack("<d", value)[0]}
         elif number == 5 and wire == _LEN:
-            out = {"arrayValue": {"values": [_any(buf, *v, depth + 1) for n, w, v, _ in _fields(buf, *value)
+            out = {"arrayValue": {"values": [_any(buf, v, depth + 1) for n, w, v, _ in _fields(buf, *value)
                                              if n == 1 and w == _LEN]}}
         elif number == 6 and wire == _LEN:
             out = {"kvlistValue": {"values": _kvs(buf, value, depth + 1)}}
@@ -100,18 +103,19 @@ def _any(buf: bytes, start: int, end: int, depth: int) -> dict[str, Any]:
     return out
 
 
-def _kv(buf: bytes, start: int, end: int, depth: int) -> dict[str, Any]:
+def _kv(buf: bytes, at: tuple[int, int], depth: int) -> dict[str, Any]:
+    start, end = at
     kv: dict[str, Any] = {"key": "", "value": {}}
     for number, wire, value, _ in _fields(buf, start, end):
         if number == 1 and wire == _LEN:
             kv["key"] = _text(buf, value)
         elif number == 2 and wire == _LEN:
-            kv["value"] = _any(buf, *value, depth)
+            kv["value"] = _any(buf, value, depth)
     return kv
 
 
 def _kvs(buf: bytes, span: tuple[int, int], depth: int) -> list[dict[str, Any]]:
-    return [_kv(buf, *v, depth) for n, w, v, _ in _fields(buf, *span) if n == 1 and w == _LEN]
+    return [_kv(buf, v, depth) for n, w, v, _ in _fields(buf, *span) if n == 1 and w == _LEN]
 
 
 def _u64(value: bytes) -> int:
@@ -127,7 +131,7 @@ def _event(buf: bytes, start: int, end: int) -> dict[str, Any]:
         elif number == 2 and wire == _LEN:
             e["name"] = _text(buf, value)
         elif number == 3 and wire == _LEN:
-            attrs.append(_kv(buf, *value, 0))
+            attrs.append(_kv(buf, value, 0))
     e["attributes"] = attrs
     return e
 
@@ -148,7 +152,7 @@ def _span(buf: bytes, start: int, end: int) -> dict[str, Any]:
         elif number in (7, 8) and wire == _I64:
             s["startTimeUnixNano" if number == 7 else "endTimeUnixNano"] = _u64(value)
         elif number == 9 and wire == _LEN:
-            attrs.append(_kv(buf, *value, 0))
+            attrs.append(_kv(buf, value, 0))
         elif number == 11 and wire == _LEN:
             events.append(_event(buf, *value))
         elif number == 15 and wire == _LEN:
@@ -176,12 +180,12 @@ def decode_export(buf: bytes) -> dict[str, Any]:
             rs: dict[str, Any] = {"resource": {"attributes": []}, "scopeSpans": []}
             for n, w, v, _ in _fields(buf, *value):
                 if n == 1 and w == _LEN:
-                    rs["resource"]["attributes"] = [_kv(buf, *kv, 0) for m, x, kv, _ in _fields(buf, *v)
+                    rs["resource"]["attributes"] = [_kv(buf, kv, 0) for m, x, kv, _ in _fields(buf, *v)
                                                     if m == 1 and x == _LEN]
                 elif n == 2 and w == _LEN:
                     j = len(rs["scopeSpans"])
                     where = f"resourceSpans[{i}].scopeSpans[{j}]"
-                    spans = []
+                    spans: list[dict[str, Any]] = []
                     for m, x, sv, _ in _fields(buf, *v):
                         if m == 2 and x == _LEN:
                             where = f"resourceSpans[{i}].scopeSpans[{j}].spans[{len(spans)}]"

@@ -17,7 +17,6 @@ import threading
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -137,7 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: Receiver
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def _reply(self, status: int, body: bytes = b"", ctype: str = "application/json",
@@ -155,7 +154,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the body was not read: the connection cannot be reused
         self._reply(status, json.dumps({"code": status, "message": message}).encode(), headers=headers)
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         if self.path.split("?")[0] == "/health" and self._authorised():
             self._reply(200, json.dumps({"status": "ok", **self.server.describe()}).encode())
             return
@@ -172,7 +171,7 @@ class _Handler(BaseHTTPRequestHandler):
                         drain=True)
         return ok
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         srv = self.server
         if self.path.split("?")[0] != PATH:
             self._error(404, f"not found: {self.path} (POST OTLP traces to {PATH})", drain=True)
