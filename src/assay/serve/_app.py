@@ -2,9 +2,9 @@
 
 Spans go to the journal (``_journal``) before the exporter gets its ``200``; the scorer thread
 takes the traces that are complete - their root span has ended, or no span came for ``quiet_s``
-(said in each result's ``source``: ``otlp TRACE_ID: root span ended``) - rebuilds each from its journalled spans with the importers'
-span readers (``importers._otlp.otlp_spans`` and ``_spans.assemble``, the conversion
-``assay run`` uses on OTLP files), scores them through the engine (``Evaluation.stream``) and
+(said in each result's ``source``: ``otlp TRACE_ID: root span ended``) - rebuilds each from its journalled spans (read once, on arrival, by
+``importers._otlp.otlp_spans``) with ``importers._spans.assemble``, as ``assay run`` reads OTLP
+files, scores them through the engine (``Evaluation.stream``) and
 writes the results to the run store as one run, ``running`` while the server is up. Judge metrics
 are scored on a sample of the traces (``sample``: a share, decided by the trace id, so a restart
 decides the same); deterministic metrics on all of them.
@@ -27,8 +27,7 @@ from typing import Any
 from ..engine import Evaluation
 from ..engine._spec import RunSpec
 from ..errors import ConfigError, DataError
-from ..importers._otlp import otlp_spans
-from ..importers._spans import Span, assemble
+from ..importers._spans import assemble
 from ..importers.openinference import OpenInferenceConvention
 from ..importers.otel import OtelConvention
 from ..model import InputIssue, Trace, TraceResult
@@ -36,7 +35,7 @@ from ..store import RunStore
 from ..store._recording import InputBudget, metric_specs, run_config
 from ..view import is_loopback
 from ._journal import OPEN, SCORED, SCORING, Journal
-from ._receiver import Limits, Receiver
+from ._receiver import Limits, Receiver, load_span
 
 _OTEL, _OPENINFERENCE = OtelConvention(), OpenInferenceConvention()
 
@@ -66,17 +65,9 @@ def sampled(trace_id: str, rate: float) -> bool:
     return h / 2**64 < rate
 
 
-def rebuild(trace_id: str, bodies: list[dict[str, Any]]) -> Trace:
-    """One trace from its journalled spans, by the span readers OTLP files go through."""
-    spans: list[Span] = []
-    for i, body in enumerate(bodies):
-        rs = {"resource": body.get("r") or {}, "scopeSpans": [{"spans": [body["s"]]}]}
-        for item in otlp_spans(rs, f"trace {trace_id} span {i}", 0):
-            if isinstance(item, Span):
-                item.order = i
-                spans.append(item)
-            else:  # journalled spans were read once already: this is not expected
-                raise item[1]
+def rebuild(trace_id: str, bodies: list[str]) -> Trace:
+    """One trace from its journalled spans, assembled as the OTLP importers assemble a file's."""
+    spans = [load_span(body, i) for i, body in enumerate(bodies)]
     conv = _OPENINFERENCE if any("openinference.span.kind" in s.attrs for s in spans) else _OTEL
     return assemble(trace_id, spans, conv)
 
@@ -180,8 +171,9 @@ class Server:
         plain: list[tuple[Trace, str]] = []
         issues: list[InputIssue] = []
         n_spans = 0
+        spans = self.journal.spans(ids)
         for trace_id, by_root in ready:
-            bodies = self.journal.spans(trace_id)
+            bodies = spans[trace_id]
             n_spans += len(bodies)
             how = f"otlp {trace_id}: " + ("root span ended" if by_root else f"no root span, {s.quiet_s:g}s quiet")
             try:

@@ -1,8 +1,8 @@
 """The receiver's journal: every accepted span, durable before the exporter is told ``200``.
 
 One SQLite file (WAL, ``synchronous=FULL``: a committed export survives the process being killed
-and the machine losing power). ``spans`` holds each span as the OTLP JSON it arrived as (with its
-resource), keyed by (trace id, span id), so an exporter's retry of the same spans adds nothing.
+and the machine losing power). ``spans`` holds each span as the span readers read it (``importers._otlp.otlp_spans``;
+JSON), keyed by (trace id, span id), so an exporter's retry of the same spans adds nothing.
 ``traces`` holds each trace's state: ``open`` (spans arriving), ``scoring`` (handed to the scorer,
 under ``run_id``) and ``scored``; a restart finds the ``scoring`` ones in the run store to tell
 which were written before the stop (scored once, never twice).
@@ -10,13 +10,11 @@ which were written before the stop (scored once, never twice).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 OPEN, SCORING, SCORED = 0, 1, 2
 
@@ -103,10 +101,17 @@ class Journal:
         with self._lock:
             return [r[0] for r in self._conn.execute("SELECT trace_id FROM traces WHERE state = ?", (state,))]
 
-    def spans(self, trace_id: str) -> list[dict[str, Any]]:
+    def spans(self, trace_ids: list[str]) -> dict[str, list[str]]:
+        """The journalled spans of each trace (as ``_receiver.dump_span`` wrote them), in one query."""
+        out: dict[str, list[str]] = {t: [] for t in trace_ids}
         with self._lock:
-            rows = self._conn.execute("SELECT body FROM spans WHERE trace_id = ?", (trace_id,)).fetchall()
-        return [json.loads(r[0]) for r in rows]
+            for start in range(0, len(trace_ids), 500):
+                part = trace_ids[start:start + 500]
+                rows = self._conn.execute(f"SELECT trace_id, body FROM spans WHERE trace_id IN ({','.join('?' * len(part))})",
+                                          part).fetchall()
+                for trace_id, body in rows:
+                    out[trace_id].append(body)
+        return out
 
     def counts(self) -> dict[str, int]:
         """Traces per state and spans not yet scored (the queue the receiver bounds)."""

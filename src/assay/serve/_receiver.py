@@ -15,15 +15,16 @@ import json
 import sys
 import threading
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import msgspec
+
 from ..errors import DataError
 from ..importers._common import join
 from ..importers._otlp import otlp_spans
-from ..importers._spans import Span
+from ..importers._spans import Event, Span
 from ._journal import Journal
 from ._protobuf import decode_export, encode_partial_success
 
@@ -77,32 +78,32 @@ def journal_rows(export: Any, request: str) -> tuple[list[tuple[str, str, bool, 
         return rows, [f"{request}: {key}: expected an array"]
     for i, rs in enumerate(items):
         path = join(key, i)
-        raw = dict(_raw_spans(rs, path))
-        resource = rs.get("resource") if isinstance(rs, dict) else None
         for item in otlp_spans(rs, path, 0):
             if isinstance(item, Span):
-                body = json.dumps({"r": resource, "s": raw[item.field]}, separators=(",", ":"))
-                rows.append((item.trace_id, item.span_id, item.parent_id is None and item.end_ns is not None, body))
+                rows.append((item.trace_id, item.span_id, item.parent_id is None and item.end_ns is not None,
+                             dump_span(item)))
             else:
                 _, exc = item
                 problems.append(f"{request}: {exc.field or path}: {exc.detail}")
     return rows, problems
 
 
-def _raw_spans(rs: Any, path: str) -> Iterator[tuple[str, Any]]:
-    """Each span's dict by the field path ``otlp_spans`` gives it."""
-    if not isinstance(rs, dict):
-        return
-    key = next((k for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans",
-                            "instrumentation_library_spans") if k in rs), "scopeSpans")
-    scopes = rs.get(key)
-    if not isinstance(scopes, list):
-        return
-    for i, ss in enumerate(scopes):
-        spans = ss.get("spans") if isinstance(ss, dict) else None
-        if isinstance(spans, list):
-            for j, sp in enumerate(spans):
-                yield join(join(join(join(path, key), i), "spans"), j), sp
+_encode, _decode = msgspec.json.Encoder().encode, msgspec.json.Decoder().decode
+_SPAN_FIELDS = ("trace_id", "span_id", "parent_id", "name", "start_ns", "end_ns", "attrs", "status", "status_message",
+                "resource", "field")
+
+
+def dump_span(span: Span) -> str:
+    """A span as read (``otlp_spans``: the one conversion), as the journal keeps it."""
+    d = {k: getattr(span, k) for k in _SPAN_FIELDS}
+    d["events"] = [(e.name, e.time_ns, e.attrs) for e in span.events]
+    return _encode(d).decode()
+
+
+def load_span(body: str, order: int) -> Span:
+    d = _decode(body)
+    events = [Event(name, time_ns, attrs) for name, time_ns, attrs in d.pop("events")]
+    return Span(**d, events=events, line=0, order=order)
 
 
 class Receiver(ThreadingHTTPServer):
