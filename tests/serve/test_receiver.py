@@ -72,7 +72,7 @@ def make(tmp_path: Path) -> Any:
         s.receiver.shutdown()
         s.receiver.server_close()
         s.close_run()
-        s.journal.close()
+        s.close()
 
 
 def stored(tmp_path: Path, run_id: str) -> list[Any]:
@@ -192,7 +192,7 @@ def test_restart_recovers_traces_taken_but_not_marked(make: Any, tmp_path: Path)
     server.receiver.shutdown()
     server.receiver.server_close()
     server.close_run()
-    server.journal.close()
+    server.close()
     again = make()
     assert again.run_id == run_id
     counts = again.journal.counts()
@@ -277,3 +277,36 @@ def test_a_truncated_protobuf_is_a_located_error(cut: int) -> None:
     with pytest.raises(DataError, match="malformed OTLP protobuf") as err:
         decode_export(raw[:cut])
     assert err.value.field and err.value.field.startswith("resourceSpans")
+
+
+def test_judge_metrics_score_the_sample_deterministic_metrics_every_trace(tmp_path: Path, judge_server: Any) -> None:
+    from assay.engine._spec import JudgeSpec
+    from tests.support.judge_server import obj
+
+    judge_server.default = obj({"evidence": [], "reasoning": "warm and clear", "score": 5})
+    spec = RunSpec(metrics=["latency_score", "agent_tone"],
+                   judge=JudgeSpec.of(f"openai-compatible:m@{judge_server.url}", {"cache": False}))
+    server = Server(spec, tmp_path / "runs.sqlite3", tmp_path / "j.sqlite3", Settings(port=0, sample=0.5),
+                    log=lambda line: None)
+    server.start(score=False)
+    server.open_run()
+    try:
+        ids = [f"{i:032x}" for i in range(1, 13)]
+        for i, trace in enumerate(ids):
+            assert post(server.url, json.dumps(export(span(f"{i + 1:016x}", trace=trace, **CHAT))).encode())[0] == 200
+        assert server.score_ready() == 12
+    finally:
+        server.receiver.shutdown()
+        server.receiver.server_close()
+        server.close_run()
+        server.close()
+    results = {r.id: r for r in stored(tmp_path, server.run_id)}
+    judged = {t for t in ids if sampled(t, 0.5)}
+    assert 0 < len(judged) < 12 and set(results) == set(ids)
+    for trace_id, r in results.items():
+        assert r.metrics["latency_score"].score is not None
+        if trace_id in judged:
+            assert r.metrics["agent_tone"].score == 1.0 and r.metrics["agent_tone"].judge_calls == 1
+        else:
+            assert "agent_tone" not in r.metrics
+    assert len(judge_server.requests) == len(judged)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Evaluation
+from ..engine._run import _shutdown
 from ..engine._spec import RunSpec
 from ..errors import ConfigError, DataError
 from ..importers._spans import assemble
@@ -92,7 +93,8 @@ class Server:
         self.loop: asyncio.AbstractEventLoop | None = None
         if self.full.plan.is_async:  # one loop for the server's life: the judge stack's clients live on it
             self.loop = asyncio.new_event_loop()
-            threading.Thread(target=self.loop.run_forever, name="assay-serve-judge", daemon=True).start()
+            self._loop_thread = threading.Thread(target=self._run_loop, name="assay-serve-judge", daemon=True)
+            self._loop_thread.start()
             self.full.loop = self.loop
         self.store = RunStore(store)
         self.journal = Journal(journal)
@@ -257,9 +259,19 @@ class Server:
         for t in self._threads:
             t.join()
         self._final = self.status()
+        self.close()
+
+    def close(self) -> None:
+        """Close the journal and the judge's event loop (``stop`` does; after ``start(score=False)``, the caller)."""
         self.journal.close()
-        if self.loop is not None:
+        if self.loop is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self.loop.stop)
+            self._loop_thread.join()
+
+    def _run_loop(self) -> None:
+        assert self.loop is not None
+        self.loop.run_forever()
+        _shutdown(self.loop)  # the judge clients close on their own loop, as after asyncio.run
 
     def status(self) -> dict[str, Any]:
         """The receiver's counters, the journal's traces by state, and what this process scored."""
