@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.serve._agent import run_agent  # noqa: E402
+from tests.serve._agent import run_agent
 
 METRICS = ["latency_score", "mcp_compliance", "turn_efficiency", "token_efficiency", "agent_utilization"]
 
@@ -48,7 +48,9 @@ def template(runs: int = 128) -> tuple[bytes, list[bytes]]:
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+        InMemorySpanExporter,
+    )
 
     memory = InMemorySpanExporter()
     provider = TracerProvider()

@@ -167,6 +167,13 @@ def test_a_token_is_required_when_one_is_set(make: Any) -> None:
     assert post(server.url, body, Authorization="Bearer s3cret")[0] == 200
 
 
+def test_on_loopback_the_host_header_must_name_it(make: Any) -> None:
+    server = make()
+    status, _, reply = post(server.url, json.dumps(export(span("0000000000000012"))).encode(), Host="evil.example:80")
+    assert status == 421 and "Host" in json.loads(reply)["message"]
+    assert server.journal.counts()["pending_spans"] == 0
+
+
 def test_a_non_loopback_address_gets_a_token(tmp_path: Path) -> None:
     server = Server(RunSpec(metrics=METRICS), tmp_path / "r.sqlite3", tmp_path / "j.sqlite3",
                     Settings(host="0.0.0.0", port=0), log=lambda line: None)

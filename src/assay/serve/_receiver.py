@@ -4,8 +4,9 @@ As the OpenTelemetry Collector's receiver answers: ``200`` with an ``ExportTrace
 (``partialSuccess`` naming the spans refused), ``400`` for a body that cannot be read, ``413`` for
 one too large, ``415`` for another content type, ``429``/``503`` with ``Retry-After`` when the
 receiver is busy or its queue of unscored spans is full (the exporter retries those). The ``200``
-is sent only once the spans are committed to the journal. Bound to a loopback address by default;
-on any other address every request needs ``Authorization: Bearer TOKEN``.
+is sent only once the spans are committed to the journal. Bound to a loopback address by default,
+where the Host header must name that address (no DNS rebinding from a web page); on any other
+address every request needs ``Authorization: Bearer TOKEN``.
 """
 
 from __future__ import annotations
@@ -163,8 +164,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _authorised(self) -> bool:
         token = self.server.token
-        if token is None:
-            return True
+        if token is None:  # loopback: a web page cannot reach the receiver by rebinding a DNS name to 127.0.0.1
+            port = self.server.server_address[1]
+            if self.headers.get("Host", "") in {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}:
+                return True
+            self._error(421, "unexpected Host header: send to 127.0.0.1, localhost or [::1] with the port",
+                        drain=True)
+            return False
         given = self.headers.get("Authorization", "")
         ok = given.startswith("Bearer ") and hmac.compare_digest(given[7:].strip().encode(), token.encode())
         if not ok:
