@@ -89,6 +89,9 @@ def test_json_gzip_export_is_journalled_then_scored_once_when_its_root_ends(make
     status, _, _ = post(server.url, json.dumps(export(root)).encode())
     assert status == 200 and server.receiver.counters.duplicates == 1
     assert server.score_ready() == 1 and server.score_ready() == 0
+    assert server.journal.counts()["scored"] == 1
+    assert post(server.url, json.dumps(export(root)).encode())[0] == 200  # a late retry: still a duplicate
+    assert server.receiver.counters.duplicates == 2 and server.score_ready() == 0
     server.recorder.flush()
     [result] = stored(tmp_path, server.run_id)
     assert result.id == TRACE and result.source == f"otlp {TRACE}: root span ended"

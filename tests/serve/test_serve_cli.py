@@ -26,8 +26,8 @@ METRICS = ("-m", "latency_score", "-m", "mcp_compliance", "-m", "turn_efficiency
 
 def start(store: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": SRC}
-    proc = subprocess.Popen([sys.executable, "-m", "assay", "serve", "--store", str(store), "--port", "0", *METRICS,
-                             *args], env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "assay", "serve", "--store", str(store), "--port", "0",
+                             *(args or METRICS)], env=env, stderr=subprocess.PIPE, text=True, cwd=store.parent)
     assert proc.stderr is not None
     lines = []
     for line in proc.stderr:  # the URL line follows any recovery lines
@@ -124,7 +124,9 @@ def test_sigkill_mid_stream_loses_no_acknowledged_span_and_scores_none_twice(tmp
     provider.add_span_processor(SimpleSpanProcessor(memory))
     ids = [run_agent(provider.get_tracer("agent"), i) for i in range(40)]
     spans = memory.get_finished_spans()
-    proc, url = start(store)
+    config = tmp_path / "live.toml"
+    config.write_text('metrics = ["latency_score", "turn_efficiency:threshold=0.5"]\n')
+    proc, url = start(store, "--config", str(config))
     exp = exporter(url)
     sent = 0
     for i in range(0, 48, 8):  # 6 exports of 8 spans (a trace's spans straddle exports), each answered 200
@@ -132,7 +134,7 @@ def test_sigkill_mid_stream_loses_no_acknowledged_span_and_scores_none_twice(tmp
         sent = i + 8
     proc.send_signal(signal.SIGKILL)  # mid-stream: the scorer may be anywhere
     proc.wait(timeout=60)
-    proc, url = start(store)  # the same store, so the same journal
+    proc, url = start(store, "--config", str(config))  # the same store, so the same journal
     try:
         exp = exporter(url)
         for i in range(sent, len(spans), 8):  # the rest: what was acknowledged is not sent again
@@ -147,6 +149,8 @@ def test_sigkill_mid_stream_loses_no_acknowledged_span_and_scores_none_twice(tmp
     assert len(runs) == 1 and runs[0].status == "interrupted"  # one live run, resumed after the kill
     result = RunStore(store).load(runs[0].id)
     scored = [t.id for t in result.traces]
+    assert {m for t in result.traces for m in t.metrics} == {"latency_score", "turn_efficiency"}  # the config's
+    assert {t.metrics["turn_efficiency"].threshold for t in result.traces} == {0.5}
     assert sorted(scored) == sorted(ids)  # every trace once: none lost, none twice
     for trace in RunStore(store).traces(runs[0].id).values():  # every span of every trace: 2 chats, 1 tool
         assert len(trace.turns) == 1 and trace.turns[0].output.startswith("It is")

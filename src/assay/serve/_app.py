@@ -122,7 +122,8 @@ class Server:
             try:
                 self.store.resume(run_id).close()
             except KeyError:
-                self.log(f"assay serve: run {run_id} of this journal is not in {self.store.path}: starting a new run")
+                self.log(f"assay serve: run {run_id} of this journal is not in {self.store.path}: starting a new run "
+                         "(with the traces not scored yet)")
             else:
                 self._recover(run_id)
                 self.log(f"assay serve: resuming run {run_id}")
@@ -135,7 +136,6 @@ class Server:
                                     judge=None if self.full.judge is None else {"model": self.full.judge.model})
         recorder.close()
         self.journal.put("run_id", recorder.run_id)
-        self.journal.mark(self.journal.in_state(SCORED), OPEN)  # a journal moved to a new store scores again
         return recorder.run_id
 
     def _recover(self, run_id: str) -> None:
