@@ -320,3 +320,25 @@ def test_judge_metrics_score_the_sample_deterministic_metrics_every_trace(tmp_pa
         else:
             assert "agent_tone" not in r.metrics
     assert len(judge_server.requests) == len(judged)
+
+
+def test_a_failed_write_is_recovered_as_after_a_crash(make: Any, tmp_path: Path) -> None:
+    """The store refuses a batch (disk full, locked): nothing buffered is written later on top of the
+    rescored traces, and nothing is lost."""
+    server = make()
+    for i in (1, 2, 3):
+        assert post(server.url, json.dumps(export(span(f"{i:016x}", trace=f"{i:032x}", **CHAT))).encode())[0] == 200
+    server.settings.batch = 2
+    assert server.score_ready() == 2  # written
+    def refuse(**columns: Any) -> None:
+        raise OSError("disk full")
+
+    server.recorder.flush = refuse
+    with pytest.raises(OSError):
+        server.score_ready()  # the third trace: scored, buffered, not written
+    assert server.journal.counts()["scoring"] == 1
+    server._reset()  # what the scorer thread does after a failed pass
+    assert server.journal.counts()["open"] == 1
+    assert server.score_ready() == 1
+    server.recorder.flush()
+    assert sorted(r.id for r in stored(tmp_path, server.run_id)) == [f"{i:032x}" for i in (1, 2, 3)]

@@ -164,6 +164,8 @@ class Server:
     def score_ready(self) -> int:
         """Score the traces ready now (at most ``batch``); returns how many were taken."""
         s = self.settings
+        if self.recorder is None:
+            self.open_run()
         ready = self.journal.ready(s.quiet_s, s.batch)
         if not ready:
             return 0
@@ -209,7 +211,17 @@ class Server:
         self.recorder = self.store.resume(self.run_id)
 
     def close_run(self) -> None:
-        self.recorder.abort("interrupted", "assay serve stopped: start it again with the same journal to resume")
+        if self.recorder is not None:
+            self.recorder.abort("interrupted", "assay serve stopped: start it again with the same journal to resume")
+            self.recorder = None
+
+    def _reset(self) -> None:
+        """After a failed pass: drop what the recorder buffered and recover as after a crash (the traces
+        taken are looked up in the run), so a trace is neither lost nor written twice."""
+        if self.recorder is not None:
+            self.recorder.close()
+            self.recorder = None
+        self._recover(self.run_id)
 
     def _score_loop(self) -> None:
         self.open_run()
@@ -225,9 +237,13 @@ class Server:
             try:
                 taken = self.score_ready()
             except Exception as exc:  # noqa: BLE001 - the server stays up; the traces stay in the journal
-                self.log(f"assay serve: scoring failed: {type(exc).__name__}: {exc}")
+                self.log(f"assay serve: scoring failed (will retry): {type(exc).__name__}: {exc}")
                 taken = 0
                 self.stopping.wait(self.settings.tick_s * 4)
+                try:
+                    self._reset()
+                except Exception as again:  # noqa: BLE001 - the store may still be unavailable: next pass
+                    self.log(f"assay serve: recovering failed: {type(again).__name__}: {again}")
             if not taken:
                 self.wake.wait(self.settings.tick_s)
                 self.wake.clear()
