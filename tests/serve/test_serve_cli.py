@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -155,3 +156,42 @@ def test_sigkill_mid_stream_loses_no_acknowledged_span_and_scores_none_twice(tmp
     for trace in RunStore(store).traces(runs[0].id).values():  # every span of every trace: 2 chats, 1 tool
         assert len(trace.turns) == 1 and trace.turns[0].output.startswith("It is")
         assert [c.name for c in trace.turns[0].tool_calls] == ["get_weather"]
+
+
+def test_off_loopback_a_token_is_printed_and_required(tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite3"
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.Popen([sys.executable, "-m", "assay", "serve", "--store", str(store), "--host", "0.0.0.0",
+                             "--port", "0", "-m", "latency_score"], env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    try:
+        port = int(re.search(r":(\d+)/v1/traces", proc.stderr.readline())[1])  # type: ignore[index]
+        token = re.search(r"Bearer (\S+)'", proc.stderr.readline())[1]  # type: ignore[index]
+        url = f"http://127.0.0.1:{port}/v1/traces"
+
+        def send(**headers: str) -> int:
+            req = urllib.request.Request(url, data=b'{"resourceSpans": []}', method="POST",
+                                         headers={"Content-Type": "application/json", **headers})
+            try:
+                with urllib.request.urlopen(req, timeout=30) as r:
+                    return r.status
+            except urllib.error.HTTPError as e:
+                return e.code
+
+        assert send() == 401 and send(Authorization="Bearer nope") == 401
+        assert send(Authorization=f"Bearer {token}") == 200
+    finally:
+        stop(proc)
+
+
+def test_a_busy_port_is_an_error_and_leaves_no_run(tmp_path: Path) -> None:
+    import socket
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "assay", "serve", "--store", str(tmp_path / "r.sqlite3"),
+                               "--port", str(port), "-m", "latency_score"], env={**os.environ, "PYTHONPATH": SRC},
+                              capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert not (tmp_path / "r.sqlite3").exists() or RunStore(tmp_path / "r.sqlite3").runs() == []

@@ -101,10 +101,14 @@ class Server:
         self.keep_input = InputBudget()
         self.recorder: Any = None
         """Written by the scorer thread only (an SQLite connection stays in its thread)."""
+        try:  # the port first: a busy one leaves no run behind
+            self.receiver = Receiver(self.journal, s.host, s.port, token=s.token, limits=s.limits,
+                                     pending=self._pending, on_spans=self._on_spans, describe=self.status,
+                                     log=self.log)
+        except BaseException:
+            self.journal.close()
+            raise
         self.run_id = self._run(spec)
-        self.receiver = Receiver(self.journal, s.host, s.port, token=s.token, limits=s.limits,
-                                 pending=self._pending, on_spans=self._on_spans, describe=self.status,
-                                 log=self.log)
         self._pending_spans = self.journal.counts()["pending_spans"]
         self._count_lock = threading.Lock()
         self.wake, self.stopping = threading.Event(), threading.Event()
