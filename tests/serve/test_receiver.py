@@ -342,3 +342,17 @@ def test_a_failed_write_is_recovered_as_after_a_crash(make: Any, tmp_path: Path)
     assert server.score_ready() == 1
     server.recorder.flush()
     assert sorted(r.id for r in stored(tmp_path, server.run_id)) == [f"{i:032x}" for i in (1, 2, 3)]
+
+
+def test_openinference_spans_are_assembled_by_their_convention(make: Any, tmp_path: Path) -> None:
+    server = make()
+    llm = span("00000000000000a9", **{"openinference.span.kind": "LLM",
+                                      "llm.input_messages.0.message.role": "user",
+                                      "llm.input_messages.0.message.content": "Capital of France?",
+                                      "llm.output_messages.0.message.role": "assistant",
+                                      "llm.output_messages.0.message.content": "Paris."})
+    assert post(server.url, json.dumps(export(llm)).encode())[0] == 200
+    assert server.score_ready() == 1
+    server.recorder.flush()
+    [trace] = RunStore(tmp_path / "runs.sqlite3").traces(server.run_id).values()
+    assert [(t.input, t.output) for t in trace.turns] == [("Capital of France?", "Paris.")]
