@@ -65,8 +65,8 @@ def exporter(url: str) -> Any:
     return OTLPSpanExporter(endpoint=url, timeout=30)
 
 
-def stop(proc: subprocess.Popen[str]) -> str:
-    proc.send_signal(signal.SIGINT)
+def stop(proc: subprocess.Popen[str], how: signal.Signals = signal.SIGINT) -> str:
+    proc.send_signal(how)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     return err
@@ -145,7 +145,7 @@ def test_sigkill_mid_stream_loses_no_acknowledged_span_and_scores_none_twice(tmp
         assert exp.export(spans[:8]) == SpanExportResult.SUCCESS  # a late retry of an acknowledged export
         assert health(url)["duplicates"] == 8
     finally:
-        stop(proc)
+        stop(proc, signal.SIGTERM)  # as a service manager stops it
     runs = RunStore(store).runs()
     assert len(runs) == 1 and runs[0].status == "interrupted"  # one live run, resumed after the kill
     result = RunStore(store).load(runs[0].id)

@@ -1,7 +1,7 @@
 """``assay serve``: score agents' spans as they arrive (OTLP/HTTP), into a live run of the run store.
 
 ```python
-from assay.engine import RunSpec
+from assay.engine._spec import RunSpec
 from assay.serve import Server, Settings
 server = Server(RunSpec(metrics=["tool_success_rate"]), "runs.sqlite3", "serve.journal",
                 Settings(port=4318))
