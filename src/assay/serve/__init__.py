@@ -3,7 +3,7 @@
 ```python
 from assay.engine._spec import RunSpec
 from assay.serve import Server, Settings
-server = Server(RunSpec(metrics=["tool_success_rate"]), "runs.sqlite3", "serve.journal",
+server = Server(RunSpec(metrics=["latency_score", "mcp_compliance"]), "runs.sqlite3", "serve.journal",
                 Settings(port=4318))
 server.start()            # POST /v1/traces (OTLP JSON or protobuf) to server.url
 ...; server.stop()        # the run is left `interrupted`; a restart with the journal resumes it
