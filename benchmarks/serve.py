@@ -16,6 +16,7 @@ process's peak resident memory (VmHWM). Target (issue #45): 2,000 spans/s scored
 
     python benchmarks/serve.py                  # 30 s, as fast as it goes
     python benchmarks/serve.py --rate 2000      # the target rate: does the scorer keep up?
+    python benchmarks/serve.py --decode         # assay's protobuf reader vs the protobuf library
 
 Needs the ``test`` extra (opentelemetry-sdk, opentelemetry-exporter-otlp-proto-http) to make the
 template; the server itself needs neither.
@@ -68,13 +69,46 @@ def vm(pid: int) -> dict[str, int]:
     return out
 
 
+def decoding() -> None:
+    """assay's protobuf reader against the protobuf library (upb) on the template export."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from assay.serve import decode_export
+
+    body, ids = template()
+
+    def best(f: object, n: int = 20) -> float:
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            for _ in range(n):
+                f()  # type: ignore[operator]
+            times.append((time.perf_counter() - t) / n)
+        return min(times)
+
+    ours = best(lambda: decode_export(body))
+    parse = best(lambda: ExportTraceServiceRequest.FromString(body))
+    as_dict = best(lambda: MessageToDict(ExportTraceServiceRequest.FromString(body)))
+    print(f"one export of {4 * len(ids)} spans, {len(body):,} bytes:")
+    print(f"  assay's reader -> OTLP JSON shape:     {ours * 1e3:6.1f} ms ({4 * len(ids) / ours:,.0f} spans/s)")
+    print(f"  protobuf (upb) parse only:             {parse * 1e3:6.2f} ms")
+    print(f"  protobuf parse + MessageToDict:        {as_dict * 1e3:6.1f} ms ({as_dict / ours:.2f}x assay's)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--decode", action="store_true", help="only compare the protobuf readers, then stop")
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--warmup", type=float, default=5.0)
     ap.add_argument("--rate", type=float, default=0.0, help="spans/s to offer (0: as fast as answered)")
     ap.add_argument("--clients", type=int, default=2)
     args = ap.parse_args()
+    if args.decode:
+        decoding()
+        return
 
     body, ids = template()
     n_spans = 4 * len(ids)
