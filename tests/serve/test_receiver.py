@@ -3,6 +3,7 @@ against the protobuf library's own encoding of what the OpenTelemetry SDK export
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import urllib.error
@@ -11,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from assay.engine._spec import RunSpec
 from assay.errors import DataError
 from assay.serve import Limits, Server, Settings, decode_export, sampled
 from assay.serve._journal import SCORING
+from assay.serve._receiver import journal_rows
 from assay.store import RunStore
 
 METRICS = ["latency_score", "mcp_compliance"]
@@ -356,3 +360,44 @@ def test_openinference_spans_are_assembled_by_their_convention(make: Any, tmp_pa
     server.recorder.flush()
     [trace] = RunStore(tmp_path / "runs.sqlite3").traces(server.run_id).values()
     assert [(t.input, t.output) for t in trace.turns] == [("Capital of France?", "Paris.")]
+
+
+@functools.cache
+def _base() -> bytes:
+    return _sdk_request()[0]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_bytes_are_read_or_refused_with_a_located_error(data: Any) -> None:
+    """Random bytes, and valid exports with bytes flipped, cut or inserted: a DataError or spans, nothing else."""
+    base = _base()
+    if data.draw(st.booleans()):
+        buf = bytearray(base)
+        for _ in range(data.draw(st.integers(1, 8))):
+            i = data.draw(st.integers(0, len(buf) - 1))
+            buf[i] = data.draw(st.integers(0, 255))
+        raw = bytes(buf[:data.draw(st.integers(0, len(buf)))])
+    else:
+        raw = data.draw(st.binary(max_size=300))
+    try:
+        export_ = decode_export(raw)
+    except DataError as exc:
+        assert exc.field and exc.field.startswith("resourceSpans")
+        return
+    journal_rows(export_, "request 1")  # readable or refused span by span: never raises
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                         st.sampled_from(["resourceSpans", "scopeSpans", "spans", "traceId", "spanId", "resource",
+                                          "attributes", "key", "value", "stringValue", "events", "status", "x"]),
+                         inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON)
+def test_any_json_is_read_or_refused_span_by_span(value: Any) -> None:
+    rows, problems = journal_rows(value, "request 1")
+    assert all(p.startswith("request 1: ") for p in problems)
+    assert all(len(r[0]) == 32 and len(r[1]) == 16 for r in rows)
