@@ -401,3 +401,11 @@ def test_any_json_is_read_or_refused_span_by_span(value: Any) -> None:
     rows, problems = journal_rows(value, "request 1")
     assert all(p.startswith("request 1: ") for p in problems)
     assert all(len(r[0]) == 32 and len(r[1]) == 16 for r in rows)
+
+
+def test_one_journal_serves_one_running_receiver(make: Any, tmp_path: Path) -> None:
+    from assay.errors import ConfigError
+
+    first = make()
+    with pytest.raises(ConfigError, match=f"in use by a running assay serve \\(run {first.run_id}\\)"):
+        make()

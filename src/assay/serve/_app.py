@@ -89,7 +89,8 @@ class Server:
         self.plain: Evaluation | None = self.full
         if judged and s.sample < 1:
             plain = {n: m for n, m in self.full.instances.items() if n not in judged}
-            self.plain = Evaluation(plain, weights=spec.weights, attach_traces=True) if plain else None
+            self.plain = Evaluation(plain, weights=spec.weights, thresholds=spec.thresholds,
+                                    attach_traces=True) if plain else None
         self.loop: asyncio.AbstractEventLoop | None = None
         if self.full.plan.is_async:  # one loop for the server's life: the judge stack's clients live on it
             self.loop = asyncio.new_event_loop()
@@ -106,9 +107,14 @@ class Server:
                                      pending=self._pending, on_spans=self._on_spans, describe=self.status,
                                      log=self.log)
         except BaseException:
-            self.journal.close()
+            self.close()
             raise
-        self.run_id = self._run(spec)
+        try:
+            self.run_id = self._run(spec)
+        except BaseException:
+            self.receiver.server_close()
+            self.close()
+            raise
         self._pending_spans = self.journal.counts()["pending_spans"]
         self._count_lock = threading.Lock()
         self.wake, self.stopping = threading.Event(), threading.Event()
@@ -123,6 +129,10 @@ class Server:
         """The live run's id: this journal's run when the store has it (recovered), else a new one."""
         run_id = self.journal.get("run_id")
         if run_id is not None:
+            running = [r for r in self.store.runs() if r.id == run_id and r.status == "running"]
+            if running:  # its process is alive: two scorers on one journal would score traces twice
+                raise ConfigError(f"the journal {str(self.journal.path)!r} is in use by a running assay serve "
+                                  f"(run {run_id}); stop it, or pass another --journal")
             try:
                 self.store.resume(run_id).close()
             except KeyError:
