@@ -201,7 +201,7 @@ class Server:
                 self.log(f"assay serve: trace {trace_id} not scored: {exc.field or ''}: {exc.detail}")
                 continue
             (judged if self.plain is None or sampled(trace_id, s.sample) else plain).append((trace, how))
-        for evaluation, group in ((self.full, judged), (self.plain, plain)):
+        for evaluation, group in ((self.plain, plain), (self.full, judged)):  # the quick ones first
             if not group or evaluation is None:
                 continue
             hows = [how for _, how in group]
