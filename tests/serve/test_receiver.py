@@ -409,3 +409,89 @@ def test_one_journal_serves_one_running_receiver(make: Any, tmp_path: Path) -> N
     first = make()
     with pytest.raises(ConfigError, match=f"in use by a running assay serve \\(run {first.run_id}\\)"):
         make()
+
+
+class _Hook:
+    """A webhook receiver on 127.0.0.1 that records each POST."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        hook = self
+        self.bodies: list[dict[str, Any]] = []
+        self.got = threading.Event()
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                hook.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(204)
+                self.end_headers()
+                hook.got.set()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+
+def _baseline(tmp_path: Path) -> str:
+    """A finished run in the store with 8 of 10 traces passing latency_score."""
+    import assay
+    traces = [{"id": f"b{i}", "turns": [{"input": "q", "output": "a"}], "latency_ms": 100 if i < 8 else 20_000}
+              for i in range(10)]
+    result = assay.evaluate(traces, ["latency_score"], store=tmp_path / "runs.sqlite3", name="baseline")
+    assert (result.run.n_passed, result.run.n_failed) == (8, 2)
+    return result.run.run_id
+
+
+def _send(server: Server, first: int, n: int, latency_ns: int) -> None:
+    for i in range(first, first + n):
+        sp = span(f"{i:016x}", trace=f"{i:032x}", end=1_000_000_000 + latency_ns, **CHAT)
+        assert post(server.url, json.dumps(export(sp)).encode())[0] == 200
+
+
+def test_an_alert_fires_once_when_the_live_pass_rate_falls_below_the_baseline(make: Any, tmp_path: Path) -> None:
+    baseline = _baseline(tmp_path)
+    hook = _Hook()
+    try:
+        server = make(alert_baseline=baseline, alert_webhook=hook.url)
+        _send(server, 1, 3, 10**8)  # passing: no alert
+        server.score_ready()
+        assert server.alert is not None and server.alert.fired is None
+        fired_at = None
+        for k in range(40):  # then every trace fails (10 s against a 2 s budget)
+            _send(server, 100 + k, 1, 10 * 10**9)
+            server.score_ready()
+            if server.alert.fired is not None and fired_at is None:
+                fired_at = server.alert.seq.n
+        assert fired_at is not None and fired_at < 43
+        assert hook.got.wait(60) and len(hook.bodies) == 1  # once, not on every later batch
+        body = hook.bodies[0]
+        assert body["baseline_run_id"] == baseline and body["baseline_pass_rate"] == 0.8
+        assert body["n_traces"] == fired_at and body["interval"][1] < 0.8
+        assert any("ALERT" in line for line in make.lines)
+        server.receiver.shutdown()
+        server.receiver.server_close()
+        server.close_run()
+        server.close()
+        again = make(alert_baseline=baseline, alert_webhook=hook.url)  # a restart: remembered, not repeated
+        assert again.alert is not None and again.alert.fired == body
+        _send(again, 500, 3, 10 * 10**9)
+        again.score_ready()
+        assert len(hook.bodies) == 1 and again.alert.seq.n == 46
+    finally:
+        hook.server.shutdown()
+        hook.server.server_close()
+
+
+def test_no_alert_while_the_pass_rate_holds(make: Any, tmp_path: Path) -> None:
+    baseline = _baseline(tmp_path)
+    server = make(alert_baseline=baseline)
+    for k in range(60):  # 4 of 5 passing, as the baseline, checked after every trace
+        _send(server, k + 1, 1, 10**8 if k % 5 else 10 * 10**9)
+        server.score_ready()
+    assert server.alert is not None and server.alert.fired is None and server.alert.seq.n == 60
+    assert server.status()["alert"]["fired"] is None

@@ -30,11 +30,18 @@ from ._common import debug_option, handle_errors
 @click.option("--max-pending", type=click.IntRange(1), default=200_000, show_default=True, metavar="SPANS",
               help="Spans received but not yet scored; past it, exporters get 503 with Retry-After.")
 @click.option("--name", "run_name", default="serve", show_default=True, help="The live run's name in the run store.")
+@click.option("--alert-baseline", metavar="RUN", default=None,
+              help="A stored run (id, prefix, latest~N): alert when the live pass rate falls below its pass rate, "
+                   "by an anytime-valid test (watching all day does not raise the false-alarm rate).")
+@click.option("--alert-alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="The alert's false-alarm rate, over the server's whole life.")
+@click.option("--alert-webhook", metavar="URL", default=None, help="POST the alert here as JSON.")
 @debug_option
 @handle_errors
 def command(store: str | None, journal: str | None, host: str, port: int, metrics: tuple[str, ...],
             config_path: str | None, judge: str | None, sample: float, quiet_s: float, max_pending: int,
-            run_name: str, debug: bool) -> None:
+            run_name: str, alert_baseline: str | None, alert_alpha: float, alert_webhook: str | None,
+            debug: bool) -> None:
     """Receive OTLP traces at http://HOST:PORT/v1/traces and score each as it completes, into a live run."""
     import signal
 
@@ -58,7 +65,10 @@ def command(store: str | None, journal: str | None, host: str, port: int, metric
     path = store or default_store_path()
     if path is None:
         raise ConfigError("the run store is off (ASSAY_STORE=off): pass --store PATH")
-    settings = Settings(host=host, port=port, sample=sample, quiet_s=quiet_s, limits=Limits(max_pending=max_pending))
+    if alert_webhook and not alert_baseline:
+        raise ConfigError("--alert-webhook needs --alert-baseline RUN (the run the live pass rate is compared with)")
+    settings = Settings(host=host, port=port, sample=sample, quiet_s=quiet_s, limits=Limits(max_pending=max_pending),
+                        alert_baseline=alert_baseline, alert_alpha=alert_alpha, alert_webhook=alert_webhook)
     try:
         server = Server(spec, path, journal or f"{path}.serve-journal", settings)
     except OSError as exc:

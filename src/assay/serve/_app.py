@@ -35,6 +35,7 @@ from ..model import InputIssue, Trace, TraceResult
 from ..store import RunStore
 from ..store._recording import InputBudget, metric_specs, run_config
 from ..view import is_loopback
+from ._alerts import PassRateAlert
 from ._journal import OPEN, SCORED, SCORING, Journal
 from ._receiver import Limits, Receiver, load_span
 
@@ -54,6 +55,10 @@ class Settings:
     """Traces scored per pass of the scorer."""
     tick_s: float = 0.5
     limits: Limits | None = None
+    alert_baseline: str | None = None
+    """A stored run (id, prefix, ``latest~N``): alert when the live pass rate falls below its pass rate."""
+    alert_alpha: float = 0.05
+    alert_webhook: str | None = None
 
 
 def sampled(trace_id: str, rate: float) -> bool:
@@ -115,6 +120,14 @@ class Server:
             self.receiver.server_close()
             self.close()
             raise
+        self.alert: PassRateAlert | None = None
+        if s.alert_baseline is not None:
+            try:
+                self.alert = self._alert(s)
+            except BaseException:
+                self.receiver.server_close()
+                self.close()
+                raise
         self._pending_spans = self.journal.counts()["pending_spans"]
         self._count_lock = threading.Lock()
         self.wake, self.stopping = threading.Event(), threading.Event()
@@ -151,6 +164,21 @@ class Server:
         recorder.close()
         self.journal.put("run_id", recorder.run_id)
         return recorder.run_id
+
+    def _alert(self, s: Settings) -> PassRateAlert:
+        """The alert against the baseline run, with the live run's verdicts so far replayed into it."""
+        assert s.alert_baseline is not None
+        info = self.store.info(s.alert_baseline)
+        if info.id == self.run_id or info.pass_rate is None:
+            raise ConfigError(f"--alert-baseline {s.alert_baseline!r}: run {info.id} "
+                              + ("is this live run" if info.id == self.run_id else "has no pass rate (no verdicts)")
+                              + "; name a finished run to compare with")
+        alert = PassRateAlert(self.journal, self.run_id, info.id, info.pass_rate, alpha=s.alert_alpha,
+                              webhook=s.alert_webhook, log=self.log)
+        verdicts: list[bool | None] = []
+        self.store.load(self.run_id, each=lambda r: verdicts.append(r.passed))
+        alert.add(verdicts)  # fires now if it should have and had not (a stop in between)
+        return alert
 
     def _recover(self, run_id: str) -> None:
         """Traces taken by the scorer before a stop: scored if the run holds them, else open again."""
@@ -201,6 +229,7 @@ class Server:
                 self.log(f"assay serve: trace {trace_id} not scored: {exc.field or ''}: {exc.detail}")
                 continue
             (judged if self.plain is None or sampled(trace_id, s.sample) else plain).append((trace, how))
+        verdicts: list[bool | None] = []
         for evaluation, group in ((self.plain, plain), (self.full, judged)):  # the quick ones first
             if not group or evaluation is None:
                 continue
@@ -210,12 +239,15 @@ class Server:
                 trace = result.trace
                 kept = result.replace(source=how, trace=None)
                 self.recorder.add(kept, trace if trace is not None and self.keep_input(kept) else None)
+                verdicts.append(kept.passed)
                 self.scored += 1
         for issue in issues:
             self.recorder.add(issue)
             self.issues += 1
         self.recorder.flush()  # the results are in the store ...
         self.journal.mark(ids, SCORED)  # ... before the journal says so (a stop in between: _recover)
+        if self.alert is not None:
+            self.alert.add(verdicts)
         with self._count_lock:
             self._pending_spans = max(0, self._pending_spans - n_spans)
         return len(ids)
@@ -308,4 +340,5 @@ class Server:
         if self._final is not None:
             return self._final
         return {**self.receiver.counters.as_dict(), **self.journal.counts(), "scored": self.scored,
-                "issues": self.issues, "run_id": self.run_id}
+                "issues": self.issues, "run_id": self.run_id,
+                **({"alert": self.alert.status()} if self.alert is not None else {})}
