@@ -195,3 +195,16 @@ def test_a_busy_port_is_an_error_and_leaves_no_run(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert not (tmp_path / "r.sqlite3").exists() or RunStore(tmp_path / "r.sqlite3").runs() == []
+
+
+def test_alert_options_are_checked_before_serving(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    base = [sys.executable, "-m", "assay", "serve", "--store", str(tmp_path / "r.sqlite3"), "--port", "0",
+            "-m", "latency_score"]
+    done = subprocess.run([*base, "--alert-webhook", "http://127.0.0.1:9/x"], env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 2 and "--alert-webhook needs --alert-baseline" in done.stderr
+    done = subprocess.run([*base, "--alert-baseline", "nope"], env=env, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 2 and "no run 'nope'" in done.stderr
+    assert not (tmp_path / "r.sqlite3").exists() or RunStore(tmp_path / "r.sqlite3").runs() == []

@@ -114,20 +114,16 @@ class Server:
         except BaseException:
             self.close()
             raise
+        self.alert: PassRateAlert | None = None
         try:
+            baseline = self.store.info(s.alert_baseline) if s.alert_baseline is not None else None  # before a run
             self.run_id = self._run(spec)
+            if baseline is not None:
+                self.alert = self._alert(s, baseline)
         except BaseException:
             self.receiver.server_close()
             self.close()
             raise
-        self.alert: PassRateAlert | None = None
-        if s.alert_baseline is not None:
-            try:
-                self.alert = self._alert(s)
-            except BaseException:
-                self.receiver.server_close()
-                self.close()
-                raise
         self._pending_spans = self.journal.counts()["pending_spans"]
         self._count_lock = threading.Lock()
         self.wake, self.stopping = threading.Event(), threading.Event()
@@ -165,10 +161,8 @@ class Server:
         self.journal.put("run_id", recorder.run_id)
         return recorder.run_id
 
-    def _alert(self, s: Settings) -> PassRateAlert:
+    def _alert(self, s: Settings, info: Any) -> PassRateAlert:
         """The alert against the baseline run, with the live run's verdicts so far replayed into it."""
-        assert s.alert_baseline is not None
-        info = self.store.info(s.alert_baseline)
         if info.id == self.run_id or info.pass_rate is None:
             raise ConfigError(f"--alert-baseline {s.alert_baseline!r}: run {info.id} "
                               + ("is this live run" if info.id == self.run_id else "has no pass rate (no verdicts)")
