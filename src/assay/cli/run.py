@@ -46,7 +46,8 @@ Exit status:
                    "names another format is an error. junit: JUnit XML, one test case per trace x metric; "
                    "csv: one row per trace x metric; html: the report (needs -o).")
 @click.option("-q", "--quiet", is_flag=True,
-              help="Print no results table or failed-trace list, only the one-line count (on stderr).")
+              help="Print only the one-line count (on stderr): no table, failed traces, judge summary, "
+                   "progress or file list; a run that could not be evaluated says why on the same line.")
 @click.option("--input-format", default=None, help="Input format (default: detected).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input record.")
 @click.option("--judge", "judge", multiple=True, envvar="ASSAY_JUDGE",
@@ -110,7 +111,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
 
     limits = limits_from(judge_flags)
     cfg = load_config(config_path) if config_path else discover_config()
-    if cfg.source is not None and not config_path:
+    if cfg.source is not None and not config_path and not quiet:
         click.echo(f"config: {cfg.source}", err=True)
     load_plugins([*cfg.plugins, *plugins])
     if cfg.criteria:
@@ -134,13 +135,21 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     stdout_fmt, files = plan_outputs(outputs, fmt, html, quiet)
     dry = spec.dry_run
     store_file = None if dry else store_path(store, no_store)  # a dry run is a plan, not a run
+    if quiet and progress is None:
+        progress = False  # -q: the one line, nothing else
     with reading_limits(limits), input_warnings():
-        result = run_session(list(paths), spec, outputs=files, fmt=stdout_fmt, progress=progress,
+        # a dry run is a plan: no -o or --html file is written (an existing one stays as it was)
+        result = run_session(list(paths), spec, outputs=[] if dry else files, fmt=stdout_fmt, progress=progress,
                              progress_every=progress_every, store=store_file, judge_cards=judge_cards)
     exit_quickly()  # the store, the judge cache and the output files are closed
     if result.run.interrupted:
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])
+    status, why = run_status(result)
+    if quiet and not dry:  # exactly the documented one line; why it could not evaluate goes on it
+        line = _render.one_line(result)
+        click.echo(shown(f"{line}; could not evaluate: {why}" if status == "could_not_evaluate" else line), err=True)
+        sys.exit(EXIT_STATUS[status])
     if dry:
         result.run.dry_run = True
         click.echo(dry_run_plan(result.run), err=stdout_fmt not in ("table", None))  # stdout stays the results'
@@ -157,7 +166,9 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if result.run.run_id:
         click.echo(f"run {result.run['run_id']} stored in {store_file} (assay runs show {result.run['run_id']})",
                    err=True)
-    if files:
+    if files and dry:
+        click.echo("dry run: " + ", ".join(path for path, _, _ in files) + " not written", err=True)
+    elif files:
         click.echo("; ".join(f"report written to {path}" if f == "html" else f"{f} results written to {path}"
                              for path, f, _ in files), err=True)
     for issue in result.input_issues[:20]:
@@ -167,7 +178,6 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if result.input_issues:
         rest = "the others were scored" if result.run.n_traces else "no trace could be read"
         click.echo(f"{len(result.input_issues)} input record(s) skipped; {rest}.", err=True)
-    status, why = run_status(result)
     if dry and status != "invalid_input":
         sys.exit(EXIT_OK)  # nothing was meant to be scored
     if status == "could_not_evaluate":

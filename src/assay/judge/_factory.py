@@ -286,7 +286,6 @@ def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float 
         raise ConfigError(f"judge {spec.provider}:{spec.model} needs an API key: set {names} or pass api_key=...")
     price = resolve_price(spec.model, local=local, overrides=prices)
     if info.kind == "anthropic":
-        backend_options.pop("max_reply_mb", None)  # the anthropic SDK reads replies itself
         return AnthropicJudge(spec.model, api_key=api_key, base_url=base_url, timeout=timeout, price=price,
                                 **backend_options)
     if spec.provider == "azure":
