@@ -69,4 +69,6 @@ def test_a_gzip_bomb_costs_megabytes_not_gigabytes(judge_server):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     error, peak_mb = out.stdout.strip().splitlines()[-2:]
     assert "reply over the 4 MiB limit" in error, out.stdout + out.stderr
-    assert int(peak_mb) < 400, peak_mb  # unbounded, the SDK held the 2 GiB reply decompressed
+    # unbounded, the SDK held the 2 GiB reply decompressed; bounded, 90 MB here, but one clean-clone
+    # run beside the whole suite peaked at 400 MB (not reproduced): the bound rules out the GiBs only
+    assert int(peak_mb) < 1000, peak_mb
