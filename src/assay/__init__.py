@@ -38,7 +38,11 @@ def __getattr__(name: str) -> object:
             from .analysis import calibrate
 
             return calibrate
-        from . import _api, engine
+        if name in ("evaluate", "aevaluate"):  # the session floor: config, outputs, the run store
+            from . import session
 
-        return getattr(_api if name in ("evaluate", "aevaluate") else engine, name)  # _api: evaluate with store=
+            return getattr(session, name)
+        from . import engine
+
+        return getattr(engine, name)
     raise AttributeError(f"module 'assay' has no attribute {name!r}")

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ._common import EXIT_NOT_EVALUATED, EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, \
-    load_plugins, plugin_option
+    open_session, plugin_option
 from ._progress import RunProgress
 
 EPILOG = """\b
@@ -89,11 +89,11 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
 
     from .._collect import collect, load_tasks
     from ..errors import ConfigError
-    from ._session import _stop_on_signals
+    from ..session import stop_on_signals
 
     if not score and (metrics or results or store or no_store):
         raise ConfigError("-m, --results, --store and --no-store go with --score")
-    load_plugins(plugins)
+    open_session(None, plugins)
     options: dict[str, Any] = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("timeout", timeout),
                                                  ("retries", retries), ("budget_usd", budget_usd)) if v is not None}
     if no_cache:
@@ -105,7 +105,7 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
     total = len(task_list) * trials
     tracker = _TrialProgress(total, tty=sys.stderr.isatty(), interval=progress_every) \
         if progress is not False else None
-    with _stop_on_signals(cancel):
+    with stop_on_signals(cancel):
         if tracker is not None:
             tracker.__enter__()
         try:

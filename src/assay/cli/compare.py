@@ -39,9 +39,9 @@ def command(run_a: str, run_b: str, alpha: float, delta: float, seed: int, holm_
             duplicates: str | None, fmt: str, store_path: str | None, debug: bool) -> None:
     """Compare RUN_B against RUN_A (result files from `assay run --output`, or run ids)."""
     from ..analysis._compare import compare_runs
-    from ._loading import load_result
+    from ..session import load_result
     from ._render_compare import comparison_table
-    from ._session import dumps
+    from ..session import dumps
 
     a, b = load_result(run_a, store_path), load_result(run_b, store_path)
     result = compare_runs(a, b, alpha=alpha, delta=delta, seed=seed, holm_overall=holm_overall, duplicates=duplicates)

@@ -23,7 +23,7 @@ def command(ctx: click.Context, limit: int, as_json: bool, store: str | None, de
     if ctx.invoked_subcommand is not None:
         return
     from . import _render
-    from ._session import dumps, open_store
+    from ..session import dumps, open_store
 
     infos = open_store(store).runs(limit=limit or None)
     if as_json:
@@ -43,7 +43,7 @@ def show(ctx: click.Context, ref: str, as_json: bool, store: str | None, debug: 
     """Show run REF (an id, a unique prefix, latest or latest~N): its information and summary table."""
     from . import _render
     from ..model import encode_run
-    from ._session import open_store
+    from ..session import open_store
 
     st = open_store(store or ctx.obj.get("store"))
     info, result = st.info(ref), st.load(ref)
@@ -61,7 +61,7 @@ def show(ctx: click.Context, ref: str, as_json: bool, store: str | None, debug: 
 @handle_errors
 def rm(ctx: click.Context, refs: tuple[str, ...], store: str | None, debug: bool) -> None:
     """Delete runs REFS from the store."""
-    from ._session import open_store
+    from ..session import open_store
 
     st = open_store(store or ctx.obj.get("store"))
     for ref in refs:
@@ -78,7 +78,7 @@ def rm(ctx: click.Context, refs: tuple[str, ...], store: str | None, debug: bool
 @handle_errors
 def prune(ctx: click.Context, keep: int | None, dry_run: bool, store: str | None, debug: bool) -> None:
     """Delete runs that did not complete (failed, interrupted, incomplete); with --keep N, old completed ones too."""
-    from ._session import open_store
+    from ..session import open_store
 
     st = open_store(store or ctx.obj.get("store"))
     infos = st.runs()

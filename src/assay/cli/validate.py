@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ._common import EXIT_OK, EXIT_USAGE, debug_option, handle_errors, load_plugins, plugin_option
+from ._common import EXIT_OK, EXIT_USAGE, debug_option, handle_errors, config_option, open_session, plugin_option
 from ._input_options import input_options, input_warnings, limits_from
 
 
@@ -14,13 +14,14 @@ from ._input_options import input_options, input_warnings, limits_from
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--input-format", default=None, help="Input format (default: detected).")
 @input_options
+@config_option
 @plugin_option
 @debug_option
 @handle_errors
-def command(paths: tuple[str, ...], input_format: str | None, plugins: tuple[str, ...], debug: bool,
+def command(paths: tuple[str, ...], input_format: str | None, config_path: str | None, plugins: tuple[str, ...], debug: bool,
             **flags: object) -> None:
     """Check PATHS against the trace format; exit 2 if any record is bad."""
-    load_plugins(plugins)
+    open_session(config_path, plugins)
     from ..importers import read_traces
     from ..model import InputIssue, negative_values
 
