@@ -5,9 +5,10 @@ machine word; a shuffled 20,000-call trace takes about a tenth of a second.
 
 tool_sequence_correctness (LCS) and parameter_quality (argument matching) were quadratic: one
 trace with 8,000 calls took 7.9 s and 1.85 s, and 1M calls would have taken hours. Now the LCS
-runs bit-parallel on what differs after the common start and end, parameter matching skips
-used calls, and each has a documented cap (MAX_LCS_CELLS, MAX_ARGUMENT_COMPARISONS) beyond
-which it scores invalid_data. This prints CPU seconds per trace for each shape and size, and
+runs bit-parallel on what differs after the common start and end (beyond MAX_LCS_CELLS it scores
+invalid_data), and parameter matching finds exact matches through an index and weighs at most
+MATCH_CANDIDATES calls per shared argument value otherwise: linear, never refused (it refused
+beyond 300,000 comparisons before, and cost 3.8 -> 30 us per call from 100 to 5,000 calls). This prints CPU seconds per trace for each shape and size, and
 the ratio to the 1,000-call time: bounded means the largest sizes stay within a few seconds.
 
 Shapes: 'same' (calls exactly as expected), 'one-off' (one wrong call in the middle),

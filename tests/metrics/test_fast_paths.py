@@ -91,3 +91,36 @@ def test_the_view_tools_are_the_trace_tools(pair, turns, on_trace):
     assert v.tools() == (t.expected_tool_calls(), t.all_tool_calls())
     assert v.names() == (None if t.expected_tool_calls() is None else [c.name for c in t.expected_tool_calls()],
                          [c.name for c in t.all_tool_calls()])
+
+
+def _reference_matching(expected, actual):
+    """parameter_quality's matching as specified: each expected call, in order, takes the best-scoring
+    unused same-name call (the first of the best), by comparing it with every one of them."""
+    used = [False] * len(actual)
+    per_call, notes = [], []
+    for e in expected:
+        best_i, best = -1, -1.0
+        for i, a in enumerate(actual):
+            if not used[i] and a.name == e.name:
+                sc = 1.0 if e.arguments is None else key_score(e.arguments, a.arguments)
+                if sc > best:
+                    best_i, best = i, sc
+        if best_i < 0:
+            per_call.append(0.0)
+            notes.append(f"{e.name}: not called")
+            continue
+        used[best_i] = True
+        per_call.append(best)
+        if best < 1.0:
+            notes.append(f"{e.name}: {best:.2f} of arguments match")
+    return per_call, notes
+
+
+@settings(max_examples=600, deadline=None)
+@given(call_pairs())
+def test_indexed_matching_is_the_exhaustive_matching(pair):
+    # fewer same-name calls than MATCH_CANDIDATES: the index and bounded search find what comparing
+    # every pair finds, NaNs, 1 == 1.0, True != 1 and nested values included
+    expected, actual = pair
+    called = [c.name for c in actual]
+    assert match_arguments(expected, actual, called) == _reference_matching(expected, actual)

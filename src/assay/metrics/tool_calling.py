@@ -79,10 +79,14 @@ MAX_LCS_CELLS = 1_000_000_000_000
 the common start and end are set aside: 1,000,000 x 1,000,000 calls. The bit-parallel LCS does them
 64 to a machine word (20,000 x 20,000 calls in ~0.1 s; the largest allowed take minutes); beyond
 it the metric scores ``invalid_data`` instead of stalling the run."""
-MAX_ARGUMENT_COMPARISONS = 300_000
-"""parameter_quality makes at most this many argument comparisons per trace beyond one per
-expected call (~0.3 s; e.g. 500 same-name calls, none with the expected arguments); beyond it
-the metric scores ``invalid_data``. Calls made as expected, in order, need one comparison each."""
+MATCH_CANDIDATES = 16
+"""parameter_quality's bound on its search for an expected call without an exact match: it weighs at
+most this many unused same-name calls from each list of calls sharing one of the expected call's
+argument values (a call sharing none scores 0: then the first unused call is taken). While no such
+list is longer (the usual trace), this is the best-scoring unused same-name call, as in UAEF;
+beyond, the best of those weighed. Exact
+matches are found through an index whatever their number, so the cost per call stays constant: a
+trace of 1,000,000 calls is scored, never refused (benchmarks/metric_cost.py)."""
 
 
 def _trim(a: Sequence[str], b: Sequence[str]) -> tuple[int, Sequence[str], Sequence[str]]:
@@ -294,11 +298,6 @@ class ParameterQuality:
             return ctx.result(1.0, _all_arguments(len(expected)),
                               details={"per_call": [1.0] * len(expected), "extra_call_scale": 1.0})
         matched = match_arguments(expected, actual, v.names()[1], done)
-        if matched is None:
-            return ctx.null(Warning.INVALID_DATA,
-                            f"matching {len(expected)} expected to {len(actual)} called tools needs more than "
-                            f"{MAX_ARGUMENT_COMPARISONS:,} argument comparisons (many same-name calls with "
-                            "differing arguments); over what this metric does per trace")
         per_call, notes = matched
         mean = sum(per_call) / len(per_call)
         scale = len(expected) / len(actual) if len(actual) > len(expected) else 1.0
@@ -329,44 +328,25 @@ def _all_arguments(n: int) -> str:
 
 
 def match_arguments(expected: Sequence[Any], actual: Sequence[ToolCall], called: Sequence[str],
-                    done: int = 0) -> tuple[list[float], list[str]] | None:
-    """parameter_quality's matching: (score per expected call, notes), None beyond the comparison cap.
+                    done: int = 0) -> tuple[list[float], list[str]]:
+    """parameter_quality's matching: (score per expected call, notes).
 
-    Each expected call takes the best-scoring unused same-name call (the first of the best). ``done``:
-    the first ``done`` calls were made as expected, in order (``_as_expected``), and take one comparison
-    each: expected call i takes call i (every earlier call is used, and call i scores 1.0).
+    Each expected call takes the first unused same-name call with all its arguments (an index on the
+    arguments finds it), else the best-scoring unused same-name call among those ``MATCH_CANDIDATES``
+    bounds (the first of the best). ``done``: the first ``done`` calls were made as expected, in
+    order (``_as_expected``): expected call i takes call i. Linear in the calls and arguments.
     """
-    by_name: dict[str, list[int]] = {}
-    for i, n in enumerate(called):
-        if n in by_name:
-            by_name[n].append(i)
-        else:
-            by_name[n] = [i]
-    first_free = dict.fromkeys(by_name, 0)  # per name: candidates before it are all used
+    pools: dict[str, _Pool | None] = {}
     used = [True] * done + [False] * (len(actual) - done)
     per_call: list[float] = [1.0] * done
     notes: list[str] = []
-    budget = MAX_ARGUMENT_COMPARISONS + len(expected) - done  # the cap counts comparisons beyond one per call
     for e in expected[done:]:
         name, args = e.name, e.arguments
-        best_i, best = -1, -1.0
-        candidates = by_name.get(name, ())
-        if candidates:
-            k = first_free[name]
-            while k < len(candidates) and used[candidates[k]]:
-                k += 1
-            first_free[name] = k
-            for c in range(k, len(candidates)):
-                i = candidates[c]
-                if not used[i]:
-                    budget -= 1
-                    if budget < 0:
-                        return None
-                    sc = 1.0 if args is None else key_score(args, actual[i].arguments)
-                    if sc > best:
-                        best_i, best = i, sc
-                        if sc == 1.0:
-                            break
+        pool = pools.get(name, _MISSING)
+        if pool is _MISSING:
+            idx = [i for i in range(done, len(called)) if called[i] == name]
+            pool = pools[name] = _Pool(idx, actual) if idx else None
+        best_i, best = (-1, -1.0) if pool is None else pool.take(args, actual, used)
         if best_i < 0:
             per_call.append(0.0)
             notes.append(f"{name}: not called")
@@ -376,6 +356,148 @@ def match_arguments(expected: Sequence[Any], actual: Sequence[ToolCall], called:
         if best < 1.0:
             notes.append(f"{name}: {best:.2f} of arguments match")
     return per_call, notes
+
+
+_MISSING: Any = object()
+_BOOL, _LIST, _DICT = object(), object(), object()
+
+
+class _Opaque:
+    """The form of a value that ``values_equal`` does not compare by parts (a NaN, a tuple or other
+    non-list sequence, a mapping that is not a dict, another type): equal to nothing through the
+    index, so calls holding one are weighed by ``key_score`` itself."""
+
+    __slots__ = ()
+
+
+def _form(args: Mapping[str, Any]) -> tuple[list[tuple[str, Any]], bool]:
+    """(the (key, value form) items of an argument dict, whether every value has an exact form)."""
+    opaque: list[bool] = []
+    items = [(k, _canon(x, opaque)) for k, x in args.items()]
+    return items, not opaque
+
+
+def _canon(v: Any, opaque: list[bool]) -> Any:
+    """A hashable form of an argument value, equal for two values exactly when ``values_equal`` is true.
+
+    ``1`` and ``1.0`` share a form (as in Python); a bool is tagged apart from 0 and 1; lists compare
+    element-wise, dicts by items. Values compared otherwise get an ``_Opaque`` form (noted in ``opaque``).
+    """
+    t = type(v)
+    if t is str or t is int or v is None:
+        return v
+    if t is float and v == v:
+        return v
+    if t is bool:
+        return (_BOOL, v)
+    if t is dict:
+        return (_DICT, frozenset([(k, _canon(x, opaque)) for k, x in v.items()]))
+    if t is list:
+        return (_LIST, tuple([_canon(x, opaque) for x in v]))
+    opaque.append(True)
+    return _Opaque()
+
+
+class _Pool:
+    """The calls of one tool name, indexed for parameter_quality's matching.
+
+    ``exact``: full argument form -> positions; ``pairs``: (key, value form) -> positions; both in call
+    order, each with a head that skips used positions. ``nxt`` finds the first unused call in order
+    (a disjoint-set 'next free' array over the pool, so skipping used calls costs amortised O(1)).
+    """
+
+    __slots__ = ("idx", "pos", "nxt", "exact", "pairs", "odd", "heads")
+
+    def __init__(self, idx: list[int], actual: Sequence[ToolCall]) -> None:
+        self.idx = idx
+        self.pos = {i: p for p, i in enumerate(idx)}
+        self.nxt = list(range(len(idx) + 1))
+        exact: dict[Any, list[int]] = {}
+        pairs: dict[Any, list[int]] = {}
+        self.odd: list[int] = []  # calls with a value of no exact form: weighed whatever their values
+        for i in idx:
+            items, clean = _form(actual[i].arguments)
+            if not clean:
+                self.odd.append(i)
+            for item in items:
+                if item in pairs:
+                    pairs[item].append(i)
+                else:
+                    pairs[item] = [i]
+            key = frozenset(items)
+            if key in exact:
+                exact[key].append(i)
+            else:
+                exact[key] = [i]
+        self.exact, self.pairs = exact, pairs
+        self.heads: dict[int, int] = {}  # id(list) -> its first position not known to be used
+
+    def _free(self, p: int) -> int:
+        """The first unused position at or after ``p`` (len(idx) if none)."""
+        nxt = self.nxt
+        root = p
+        while nxt[root] != root:
+            root = nxt[root]
+        while nxt[p] != root:  # path compression
+            nxt[p], p = root, nxt[p]
+        return root
+
+    def _unused(self, lst: list[int], used: list[bool], limit: int) -> list[int]:
+        """Up to ``limit`` unused calls of ``lst`` from its head, looking at most 4 x ``limit`` entries."""
+        h = self.heads.get(id(lst), 0)
+        while h < len(lst) and used[lst[h]]:
+            h += 1
+        self.heads[id(lst)] = h
+        out: list[int] = []
+        for j in range(h, min(len(lst), h + 4 * limit)):
+            if not used[lst[j]]:
+                out.append(lst[j])
+                if len(out) == limit:
+                    break
+        return out
+
+    def take(self, args: dict[str, Any] | None, actual: Sequence[ToolCall], used: list[bool]) -> tuple[int, float]:
+        """(call index, score) for one expected call, marking the call used; (-1, -1.0) when none is left."""
+        first = self._free(0)
+        if first == len(self.idx):
+            return -1, -1.0
+        if args is None:
+            return self._use(self.idx[first]), 1.0
+        items, clean = _form(args)
+        same = self.exact.get(frozenset(items))
+        if same is not None:
+            hit = self._unused(same, used, 1)
+            if hit:
+                return self._use(hit[0]), 1.0
+        seen: set[int] = set()  # the calls sharing a value with it: the only ones scoring above 0
+        for item in items:
+            lst = self.pairs.get(item)
+            if lst is not None:
+                seen.update(self._unused(lst, used, MATCH_CANDIDATES))
+        if self.odd:
+            seen.update(self._unused(self.odd, used, MATCH_CANDIDATES))
+        if not clean:  # a value of no exact form: weigh the first unused calls too
+            p = first
+            for _ in range(MATCH_CANDIDATES):
+                if p == len(self.idx):
+                    break
+                seen.add(self.idx[p])
+                p = self._free(p + 1)
+        if not seen:  # every unused call scores 0 (an exact match of no arguments was found above)
+            i = self.idx[first]
+            return self._use(i), key_score(args, actual[i].arguments)
+        seen.add(self.idx[first])  # the first of the calls scoring 0, should no other score more
+        best_i, best = -1, -1.0
+        for i in sorted(seen):
+            sc = key_score(args, actual[i].arguments)
+            if sc > best:
+                best_i, best = i, sc
+        return self._use(best_i), best
+
+    def _use(self, i: int) -> int:
+        p = self.pos[i]
+        self.nxt[p] = p + 1
+        return i
 
 
 def _as_expected(expected: Sequence[Any], actual: Sequence[ToolCall]) -> int:
