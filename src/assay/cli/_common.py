@@ -8,12 +8,15 @@ import gc
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .._secrets import redact
 from ..errors import AssayError, ConfigError, DataError, ProviderError
+
+if TYPE_CHECKING:
+    from ..session import Session
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_EVALUATED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_STATUS = {"passed": EXIT_OK, "failed": EXIT_FAILED, "invalid_input": EXIT_USAGE,
@@ -60,15 +63,20 @@ def exit_quickly() -> None:
         atexit.register(gc.freeze)
 
 
-def open_session(config_path: str | None, plugins: tuple[str, ...] = ()) -> Any:
+def open_session(config_path: str | None, plugins: tuple[str, ...] = ()) -> Session:
     """The command's :class:`assay.session.Session` (-c, else the nearest config file, and --plugin);
     a config file found rather than named is announced on stderr."""
     from ..session import Session
 
     session = Session.open(config_path, plugins=plugins)
+    announce(session, config_path)
+    return session
+
+
+def announce(session: Session, config_path: str | None) -> None:
+    """Say on stderr which config file was found (not when -c named it)."""
     if session.source is not None and not config_path:
         click.echo(f"config: {session.source}", err=True)
-    return session
 
 
 def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:

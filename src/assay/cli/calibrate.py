@@ -7,7 +7,7 @@ import sys
 import click
 
 from ._common import EXIT_NOT_EVALUATED, EXIT_OK, debug_option, handle_errors, config_option, open_session, plugin_option
-from ._judge_options import judge_options, pop_judge_flags
+from ._judge_options import judge_options
 
 EPILOG = """\b
 Labels: a CSV (header trace_id,metric,label or trace_id,metric,score) or JSON Lines file
@@ -57,12 +57,11 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], labels: str | None
     from ._input_options import input_warnings
 
     session = open_session(config_path, plugins)
-    flags = pop_judge_flags(judge_flags)
-    if session.judge_options(flags).dry_run:
+    if session.judge_options(judge_flags).dry_run:
         raise ConfigError("--dry-run: a calibration needs the judge's verdicts; `assay run --dry-run` estimates cost")
     store_file = store_path(store, no_store)
     check_writable(output, "-o")
-    judge_obj = session.judge(judge, flags, needed_by="calibrating")
+    judge_obj = session.judge(judge, judge_flags, needed_by="calibrating")
     with input_warnings():
         card = calibrate(list(paths), list(metrics) or None, judge=judge_obj, labels=labels,
                          input_format=input_format)

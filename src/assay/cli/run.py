@@ -7,10 +7,13 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, config_option, open_session, plugin_option, shown
+from ._common import EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, announce, config_option, plugin_option, shown
 from ._input_options import input_options, input_warnings, limits_from
-from ._judge_options import judge_options, pop_judge_flags
+from ._judge_options import judge_options
 from ._progress import progress_display
+from ..session._outputs import plan_outputs
+from ..session._run import store_path
+from ..session._session import Session
 
 OUTPUT_FORMATS = ("table", "json", "jsonl", "junit", "csv", "html")
 
@@ -95,30 +98,27 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     3 if the evaluation could not be done, 130 when interrupted."""
     from ..importers import reading_limits
     from ..model._status import run_status
-    from ..session import plan_outputs, run_files, store_path
     from . import _render
     from ._summary import dry_run_plan, judge_summary
 
     limits = limits_from(judge_flags)
-    session = open_session(config_path, plugins)
-    judge_spec = session.judge_spec(judge, pop_judge_flags(judge_flags), weights=list(judge_weights) or None,
-                                    scores=jury_scores)
-    spec = session.run_spec(metrics=metrics, judge=judge_spec, weights=weights, repeats=repeats, intervals=intervals,
-                            input_format=input_format, strict=strict, limits=limits, max_errors=max_errors,
-                            name=run_name, tags=_parse_tags(tags), executor=executor)
+    session = Session.open(config_path, plugins=plugins)
+    announce(session, config_path)
     stdout_fmt, files = plan_outputs(outputs, fmt, html, quiet)
-    dry = spec.dry_run
-    store_file = None if dry else store_path(store, no_store)  # a dry run is a plan, not a run
+    store_file = store_path(store, no_store)
     with reading_limits(limits), input_warnings():
-        result = run_files(list(paths), spec, outputs=files, fmt=stdout_fmt, store=store_file,
-                           judge_cards=judge_cards, progress=progress_display(progress, progress_every),
-                           table=_render.table_text)
+        result = session.run(paths, judge=judge, judge_flags=judge_flags, jury_weights=list(judge_weights) or None,
+                             jury_scores=jury_scores, metrics=metrics, weights=weights, repeats=repeats,
+                             intervals=intervals, input_format=input_format, strict=strict, limits=limits,
+                             max_errors=max_errors, name=run_name, tags=_parse_tags(tags), executor=executor,
+                             outputs=files, fmt=stdout_fmt, store=store_file, judge_cards=judge_cards,
+                             progress=progress_display(progress, progress_every), table=_render.table_text)
     exit_quickly()  # the store, the judge cache and the output files are closed
     if result.run.interrupted:
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])
+    dry = bool(result.run.dry_run)
     if dry:
-        result.run.dry_run = True
         click.echo(dry_run_plan(result.run), err=stdout_fmt not in ("table", None))  # stdout stays the results'
     elif stdout_fmt == "table":
         _render.table(result, judge_line=False)

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ._common import EXIT_NOT_EVALUATED, EXIT_OK, debug_option, handle_errors, config_option, open_session, plugin_option
-from ._judge_options import judge_options, pop_judge_flags
+from ._judge_options import judge_options
 
 EPILOG = """\b
 Every match judges two runs on the trace ids both scored, as `assay versus` does (anonymous
@@ -59,8 +59,7 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
 
     session = open_session(config_path, plugins)
     m = pairwise_from_options(metric, criteria)
-    flags = pop_judge_flags(judge_flags)
-    j = session.judge(judge, flags, needed_by="assay tournament")
+    j = session.judge(judge, judge_flags, needed_by="assay tournament")
     if len(runs) < 2:
         raise ConfigError(f"assay tournament needs at least 2 runs, got {len(runs)}")
     for flag, path in (("-o", output), ("--html", html)):
@@ -70,7 +69,7 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
     keyed = pair_by_task([r for r, _ in sides])
     entrants = [Entrant(run_label(r, ref), r, traces) for ref, r, (_, traces) in zip(runs, keyed, sides)]
     result = tournament(entrants, m, j, schedule=schedule, rounds=rounds, n_boot=n_boot, seed=stat_seed)
-    if session.judge_options(flags).dry_run:
+    if session.judge_options(judge_flags).dry_run:
         j = result["judge"]
         click.echo(f"dry run: nothing was sent; {len([x for x in result['matches'] if not x.get('bye')])} matches, "
                    f"{result['planned_judge_calls']} judge calls planned, {j.get('estimated_calls', 0)} not in the "

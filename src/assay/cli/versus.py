@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ._common import EXIT_FAILED, EXIT_NOT_EVALUATED, EXIT_OK, debug_option, handle_errors, config_option, open_session, plugin_option
-from ._judge_options import judge_options, pop_judge_flags
+from ._judge_options import judge_options
 
 EPILOG = """\b
 Each trace id both runs have is one pair (trace files of two agents that share no id pair by
@@ -59,8 +59,7 @@ def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: st
 
     session = open_session(config_path, plugins)
     m = pairwise_from_options(metric, criteria)
-    flags = pop_judge_flags(judge_flags)
-    j = session.judge(judge, flags, needed_by="assay versus")
+    j = session.judge(judge, judge_flags, needed_by="assay versus")
     for flag, path in (("-o", output), ("--html", html)):
         if path:
             check_writable(path, flag)
@@ -68,7 +67,7 @@ def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: st
     a, b = pair_by_task([a, b])
     result = versus(a, b, ta, tb, m, j, alpha=alpha, seed=stat_seed,
                     names=(run_label(a, run_a), run_label(b, run_b)))
-    if session.judge_options(flags).dry_run:
+    if session.judge_options(judge_flags).dry_run:
         click.echo(dry_run_line(result), err=fmt == "json")
         if fmt == "json":
             click.echo(dumps(result, indent=2))

@@ -18,7 +18,9 @@ from typing import Any
 from ..engine._config import RunConfig, discover_config, load_config, parse_weight
 from ..engine._spec import JudgeSpec, RunSpec
 from ..errors import ConfigError
+from ..model import RunResult
 from ..model._options import JudgeOptions
+from ._outputs import Output
 
 
 class Session:
@@ -54,8 +56,11 @@ class Session:
 
     # -- the judge ---------------------------------------------------------------------------------
     def judge_options(self, flags: Mapping[str, Any] | None = None) -> JudgeOptions:
-        """The config's ``[judge]`` options with ``flags`` (JudgeOptions fields; None: not given) over them."""
-        given = {k: v for k, v in (flags or {}).items() if v is not None}
+        """The config's ``[judge]`` options with ``flags`` over them: JudgeOptions fields as the judge flags give
+        them (None or an unset switch: not given; ``no_cache=True``: ``cache=False``)."""
+        given = {k: v for k, v in (flags or {}).items() if v is not None and v is not False and k != "no_cache"}
+        if (flags or {}).get("no_cache"):
+            given["cache"] = False
         return JudgeOptions.of(self.config.options(), **given)
 
     def judge_spec(self, judge: str | Sequence[str] | None = None, flags: Mapping[str, Any] | None = None, *,
@@ -103,3 +108,22 @@ class Session:
             merged.update(parse_weight(w) for w in weights)
         settings.setdefault("thresholds", self.config.thresholds)
         return RunSpec(metrics=self.metrics(metrics), judge=judge, weights=merged, **settings)
+
+    def run(self, paths: Sequence[str], *, judge: str | Sequence[str] | None = None,
+            judge_flags: Mapping[str, Any] | None = None, jury_weights: Sequence[float] | None = None,
+            jury_scores: str = "mean", outputs: Iterable[Output] = (), fmt: str | None = None,
+            store: Path | None = None, judge_cards: tuple[str, ...] = (), progress: Any = None,
+            table: Any = None, **spec: Any) -> RunResult:
+        """Score ``paths``: the judge of :meth:`judge_spec`, the RunSpec of :meth:`run_spec` (``spec``: its
+        settings), then :func:`~assay.session.run_files` into the store and the outputs. A dry run is a plan:
+        it is not stored, and its record says ``dry_run``."""
+        from ._run import run_files
+
+        judge_spec = self.judge_spec(judge, judge_flags, weights=jury_weights, scores=jury_scores)
+        run_spec = self.run_spec(judge=judge_spec, **spec)
+        result = run_files(list(paths), run_spec, outputs=outputs, fmt=fmt,
+                           store=None if run_spec.dry_run else store, judge_cards=judge_cards, progress=progress,
+                           table=table)
+        if run_spec.dry_run:
+            result.run.dry_run = True
+        return result
