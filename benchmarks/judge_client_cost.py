@@ -21,6 +21,7 @@ cache off, server still in its own process, so only client work shows).
 
     python benchmarks/judge_client_cost.py [--conversations 100 1000] [--baseline REV | --no-baseline]
     python benchmarks/judge_client_cost.py --profile failure_rate [--style full]
+    python benchmarks/judge_client_cost.py --in-process --turns 200 --conversations 10 40   # a long conversation
 """
 
 from __future__ import annotations
@@ -53,13 +54,21 @@ _CLEARED = ("ASSAY_STORE", "ASSAY_CACHE_DIR", "ASSAY_JUDGE", "ASSAY_JUDGE_BASE_U
             "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 
 
+TURNS = 2
+"""Turns per conversation (``--turns``): 200 measures what a long conversation's prompt costs per call."""
+
+
 def conversations(n: int) -> list[dict]:
-    """Two-turn booking conversations in assay's trace format."""
-    return [{"id": f"conv-{i}", "turns": [
-        {"input": f"Book a table for {i % 6 + 2} people on day {i}.",
-         "output": f"Which restaurant would you like for day {i}?"},
-        {"input": "The Italian place near the station, 7 pm.",
-         "output": f"Done: table for {i % 6 + 2} at 7 pm on day {i}, ref R{i:04d}."}]} for i in range(n)]
+    """Booking conversations in assay's trace format (``TURNS`` turns: a request, then exchanges)."""
+    out = []
+    for i in range(n):
+        turns = [{"input": f"Book a table for {i % 6 + 2} people on day {i}.",
+                  "output": f"Which restaurant would you like for day {i}?"}]
+        for t in range(1, TURNS):
+            turns.append({"input": "The Italian place near the station, 7 pm." if t == 1 else f"And change {t}, please.",
+                          "output": f"Done: table for {i % 6 + 2} at 7 pm on day {i}, ref R{i:04d}-{t}."})
+        out.append({"id": f"conv-{i}", "turns": turns})
+    return out
 
 
 def verdict_for(request: dict) -> Reply:
@@ -175,7 +184,7 @@ def measure(args: argparse.Namespace) -> int:
 def in_process(source: Path, metric: str, style: str, url: str, n: int, repeat: int) -> float:
     """CPU seconds per call of ``Evaluation.run`` in a child importing assay from *source*."""
     env = {k: v for k, v in os.environ.items() if k not in _CLEARED} | {"PYTHONPATH": str(source)}
-    done = subprocess.run([sys.executable, __file__, "--child", metric, style, url, str(n), str(repeat)], env=env,
+    done = subprocess.run([sys.executable, __file__, "--child", metric, style, url, str(n), str(repeat), str(TURNS)], env=env,
                           capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"the in-process run failed:\n{done.stderr[-2000:]}")
@@ -239,14 +248,18 @@ def main() -> int:
                         help="time Evaluation.run in a child process instead (judge built and warmed up outside the "
                              "clock; the LARGE size, new ids per repeat; steadier than the marginal figure on a busy "
                              "machine)")
-    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--turns", type=int, default=2, help="turns per conversation (200: a long conversation's prompt)")
     parser.add_argument("--profile", metavar="METRIC", default=None)
     parser.add_argument("--style", default="full", choices=("full", "compact"))
     parser.add_argument("--sort", default="tottime")
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
+    global TURNS
+    TURNS = args.turns
     if args.child:
-        metric, style, url, n, repeat = args.child
+        metric, style, url, n, repeat, turns = args.child
+        TURNS = int(turns)
         child(metric, style, url, int(n), int(repeat))
         return 0
     return profile(args) if args.profile else measure(args)

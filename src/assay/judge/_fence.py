@@ -25,6 +25,7 @@ import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 _OPEN, _CLOSE = "<<<", ">>>"
 _LABEL = re.compile(r"[^A-Z0-9_]+")
@@ -202,6 +203,13 @@ def neutralise(text: str, nonce: str = "", _depth: int = 0) -> str:
     return neutralise(result, nonce, _depth + 1) if _depth < 2 and _dirty(result, nonce) else result
 
 
+def _may_forge(view: str) -> bool:
+    """Whether a lowercased view may hold a ``_FORGED`` match: each alternative needs a bracket, a
+    blank line or the announcement's first word, which str's own search finds faster than the regex."""
+    return ("<" in view or ">" in view or "[" in view or "\n\n" in view or "fence" in view) and \
+        _FORGED.search(view) is not None
+
+
 def _plain(text: str) -> bool:
     """ASCII without control characters or character references: its view is itself, lowercased."""
     return text.isascii() and ("&" not in text or not _ENTITY.search(text)) and not _CONTROL.search(text)
@@ -244,6 +252,21 @@ class Fence:
         """*text* between this fence's delimiters, neutralised so it stays inside them."""
         return f"{self.open(label)}\n{_escape_controls(neutralise(text, self.nonce))}\n{self.close(label)}"
 
+    def wrap_all(self, pieces: "list[tuple[str, str]]") -> list[str]:
+        """``[self.wrap(text, label) for text, label in pieces]``, with one scan for the usual request.
+
+        A long conversation is hundreds of sections per request. When their texts, joined, are plain
+        ASCII with no forged delimiter and no copy of the nonce, neither is any one of them (a match
+        in one text is a match in the join; the join can only add false alarms, which fall back to
+        the per-text path), so each is fenced as it is.
+        """
+        joined = "\n".join([text for text, _ in pieces])
+        if _plain(joined):
+            view = joined.lower()
+            if not _may_forge(view) and self.nonce.lower() not in view:
+                return [f"{self.open(label)}\n{text}\n{self.close(label)}" for text, label in pieces]
+        return [self.wrap(text, label) for text, label in pieces]
+
     def notice(self) -> str:
         """The rubric sentence telling the judge that fenced text is data (the same for every request)."""
         return NOTICE.format(open=_OPEN, close=_CLOSE)
@@ -253,6 +276,7 @@ class Fence:
         return f"Fence code for this request: {self.nonce}"
 
 
+@lru_cache(maxsize=4096)
 def _label(label: str) -> str:
     return _LABEL.sub("_", label.upper()).strip("_") or "DATA"
 

@@ -398,13 +398,13 @@ class Session:
         system = string.Template(self.rubric.prompt(prompt or call, self.style)).safe_substitute(
             {**fixed, "fence_notice": fence.notice()}) + "\n\n" + field_guide(model_of(schema))
         parts, content = [fence.code_line()], [system]
-        for s in sections:
-            text = clip(s.text)
+        texts = [clip(s.text) for s in sections]
+        for s, text, wrapped in zip(sections, texts, fence.wrap_all([(t, s.label) for s, t in zip(sections, texts)])):
             if s.source:
                 self.seen.append(text)
             self.shown.append((s.label, text, fence.nonce))
             content += (s.heading, s.label, text)
-            parts.append(f"{s.heading}\n{fence.wrap(text, s.label)}" if s.heading else fence.wrap(text, s.label))
+            parts.append(f"{s.heading}\n{wrapped}" if s.heading else wrapped)
         parts += options
         content += options
         # The compact form bounds the reply by its schema (what the grammar of a local judge allows).
