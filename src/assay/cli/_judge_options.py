@@ -39,7 +39,8 @@ def judge_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Most tokens a judge may write per verdict (default: the server's)."),
         click.option("--max-reply-mb", type=click.FloatRange(min=0, min_open=True), default=None,
                      help="Largest judge reply accepted, in MiB once decompressed (default 16); a larger "
-                          "one is refused as an error, not retried."),
+                          "one is refused as an error, not retried. Backends that cannot enforce it refuse "
+                          "the option (an in-process local: judge: use --max-tokens)."),
         click.option("--temperature", type=click.FloatRange(min=0), default=None,
                      help="Judge sampling temperature (default 0)."),
         click.option("--seed", type=click.INT, default=None, help="Judge sampling seed, where the provider has one."),

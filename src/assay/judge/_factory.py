@@ -23,6 +23,7 @@ from assay.model._options import JudgeOptions
 
 from ._adapters import CallableJudge, ClientJudge, LangChainJudge
 from ._anthropic import AnthropicJudge
+from ._backend_options import check_factory, check_options
 from ._base import Backend
 from ._breaker import Tripping
 from ._budget import Budget, DryRun, Metered
@@ -140,7 +141,9 @@ class _Backends:
 
 def _lazy(ep: Any) -> BackendFactory:
     def factory(model: str, **options: Any) -> Any:
-        return _plugins.load(ep)(model, **options)
+        target = _plugins.load(ep)
+        check_factory(target, f"{ep.name}:{model}", options)
+        return target(model, **options)
     return factory
 
 
@@ -219,6 +222,11 @@ def build_backend(spec: Spec, **options: Any) -> Backend:
         raise ConfigError.unknown("judge provider", spec.provider, _BACKENDS.origins())
     if spec.base_url:
         options["base_url"] = spec.base_url
+    label = f"{spec.provider}:{spec.model}"
+    if entry.origin == "built-in":  # a built-in backend's options class says what it takes
+        check_options("local" if spec.provider == "local" else PROVIDERS[spec.provider].kind, label, options)
+    elif entry.origin == "registered":  # a plugin's (lazy) factory is checked once loaded
+        check_factory(entry.factory, label, options)
     backend = entry.factory(spec.model, **options)
     return backend if isinstance(backend, Backend) else adapt(backend, prices=options.get("prices"))
 
@@ -262,7 +270,6 @@ def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float 
         raise ConfigError(f"judge {spec.provider}:{spec.model} needs an API key: set {names} or pass api_key=...")
     price = resolve_price(spec.model, local=local, overrides=prices)
     if info.kind == "anthropic":
-        backend_options.pop("max_reply_mb", None)  # the anthropic SDK reads replies itself
         return AnthropicJudge(spec.model, api_key=api_key, base_url=base_url, timeout=timeout, price=price,
                                 **backend_options)
     if spec.provider == "azure":
