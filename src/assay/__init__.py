@@ -9,7 +9,7 @@ on first use of ``evaluate``/``aevaluate``/``Evaluation``/``calibrate``.
 it would shadow the builtin; ``MetricWarning`` is the same enum.
 """
 
-from .errors import AssayError, ConfigError, DataError, MetricError, ProviderError
+from .errors import AssayError, ConfigError, DataError, ProviderError
 from .importers import load_traces, read_traces
 from .metrics import DEFAULT_METRICS, Metric, MetricContext, Requirement, metric
 from .model import Expected, JudgeCard, MetricResult, RunResult, ToolCall, Trace, TraceResult, Turn, Usage, Warning
@@ -19,7 +19,7 @@ from ._version import __version__
 
 __all__ = [
     "AssayError", "ConfigError", "DEFAULT_METRICS", "DataError", "Evaluation", "Expected", "JudgeCard", "Metric",
-    "MetricContext", "MetricError", "MetricResult", "MetricWarning", "ProviderError", "Requirement", "RunResult",
+    "MetricContext", "MetricResult", "MetricWarning", "ProviderError", "Requirement", "RunResult",
     "ToolCall", "Trace", "TraceResult", "Turn", "Usage", "__version__", "aevaluate", "calibrate", "collect", "evaluate", "load_traces",
     "metric", "read_traces",
 ]

@@ -442,39 +442,3 @@ def _shutdown(loop: asyncio.AbstractEventLoop) -> None:
     finally:
         asyncio.set_event_loop(None)
         loop.close()
-
-
-def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
-             weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
-             input_format: str | None = None, strict: bool = False, executor: Any = None,
-             **judge_options: Any) -> RunResult:
-    """Score traces (paths, Trace objects or dicts) with metrics; returns a RunResult.
-
-    ``judge`` is a model string (``"openai:gpt-4o-mini"``), a client object or an
-    ``assay.judge.Judge``; ``judge_options`` go to ``assay.judge.make_judge``. A list of them is a
-    jury (``assay.engine.Jury``: equal weights; build a Jury for weights or medians).
-    ``executor="dask"`` (or ``"dask:tcp://HOST:8786"``, a ``distributed.Client``) scores on a Dask
-    cluster: see ``Evaluation.run``.
-    """
-    spec = RunSpec(metrics=metrics, judge=JudgeSpec.of(judge, judge_options), weights=weights or {},
-                   thresholds=thresholds or {}, input_format=input_format, strict=strict, executor=executor)
-    return Evaluation.from_spec(spec).run_spec(traces, spec)
-
-
-def resolve_judge(judge: Any, judge_options: Mapping[str, Any]) -> Any:
-    """``evaluate``'s ``judge`` argument as a judge: a model string, client, Judge, or a list of them (a jury)."""
-    spec = JudgeSpec.of(judge, judge_options)
-    return None if spec is None else spec.build()
-
-
-async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
-                    weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
-                    input_format: str | None = None, strict: bool = False, executor: Any = None,
-                    **judge_options: Any) -> RunResult:
-    """``evaluate`` for async code: awaitable without blocking the caller's event loop.
-
-    The run happens in a worker thread with its own event loop (judge calls included): an async
-    client object you pass as ``judge`` is used from that loop, not yours.
-    """
-    return await asyncio.to_thread(evaluate, traces, metrics, judge=judge, weights=weights, thresholds=thresholds,
-                                   input_format=input_format, strict=strict, executor=executor, **judge_options)

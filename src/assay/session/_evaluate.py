@@ -48,7 +48,7 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
         judge_spec = session.judge_spec(None, judge_options)
     else:
         judge_spec = JudgeSpec.of(judge, session.judge_options(judge_options))
-    spec = session.run_spec(metrics=list(metrics) if metrics is not None else None, judge=judge_spec,
+    spec = session.run_spec(metrics=metrics, judge=judge_spec,
                             weights=dict(weights or {}), thresholds={**session.config.thresholds, **(thresholds or {})},
                             input_format=input_format, strict=strict, name=name, tags=tags or {}, executor=executor)
     if (store is False or store is None) and (name is not None or tags):

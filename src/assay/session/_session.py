@@ -92,11 +92,14 @@ class Session:
         return spec.build()
 
     # -- the run -----------------------------------------------------------------------------------
-    def metrics(self, given: Sequence[Any] | None = None) -> list[Any] | None:
-        """The metric selection: ``given`` (``-m``), else the config's (None: every metric the data supports)."""
-        return list(given) if given else self.config.metrics
+    def metrics(self, given: Any = None) -> Any:
+        """The metric selection: ``given`` (``-m``; names, tables, classes, instances, or a mapping of instance
+        name -> item) when it names any, else the config's (None: every metric the data supports)."""
+        if given is None or (isinstance(given, (tuple, list)) and not given):
+            return self.config.metrics
+        return list(given) if isinstance(given, tuple) else given
 
-    def run_spec(self, *, metrics: Sequence[Any] | None = None, judge: JudgeSpec | None = None,
+    def run_spec(self, *, metrics: Any = None, judge: JudgeSpec | None = None,
                  weights: Iterable[str] | Mapping[str, float] = (), **settings: Any) -> RunSpec:
         """The run's RunSpec: ``metrics`` else the config's, ``judge`` (see :meth:`judge_spec`), the config's
         weights with ``weights`` over them (``DIMENSION=W`` texts or a mapping), its thresholds, and
