@@ -19,7 +19,7 @@ from typing import Any
 
 from assay import _plugins
 from assay.errors import ConfigError
-from assay.model._options import JudgeOptions
+from assay.model._options import GROWTH, LOCAL_TIMEOUT, REMOTE_TIMEOUT, JudgeOptions
 
 from ._adapters import CallableJudge, ClientJudge, LangChainJudge
 from ._anthropic import AnthropicJudge
@@ -28,7 +28,7 @@ from ._base import Backend
 from ._breaker import Tripping
 from ._budget import Budget, DryRun, Metered
 from ._cache import Cached, JudgeCache
-from ._limits import GROWTH, Limited
+from ._limits import Limited
 from ._local import local_backend
 from ._openai import OpenAICompatible, endpoint_identity
 from ._prices import Price, is_local_url, resolve_price
@@ -237,8 +237,6 @@ def _builtin(provider: str) -> BackendFactory:
     return factory
 
 
-REMOTE_TIMEOUT, LOCAL_TIMEOUT = 60.0, 600.0
-"""Default seconds per call: a local server on a CPU often needs minutes for one verdict."""
 
 
 def provider_base_url(spec: Spec) -> str | None:

@@ -27,11 +27,13 @@ from urllib.parse import urlencode, urlsplit
 
 from assay.errors import ConfigError, ProviderError
 
+from assay.model._options import MAX_REPLY_MB
+
 from ._base import status_error
 
 USER_AGENT = "assay (OpenAI-compatible chat completions)"
-DEFAULT_MAX_REPLY = 16 * 2**20
-"""Bytes of one reply, decompressed: a verdict is a few KB; a 16 MiB one is already a broken server."""
+DEFAULT_MAX_REPLY = MAX_REPLY_MB * 2**20
+"""Bytes of one reply, decompressed (``assay.model._options.MAX_REPLY_MB``)."""
 MAX_HEADERS, MAX_HEADER_BYTES = 100, 64 * 1024
 _SLICE = 2**20  # decompressed bytes per step: a gzip bomb yields the loop between steps
 _READ = 64 * 1024
