@@ -12,7 +12,8 @@ it would shadow the builtin; ``MetricWarning`` is the same enum.
 from .errors import AssayError, ConfigError, DataError, ProviderError
 from .importers import load_traces, read_traces
 from .metrics import DEFAULT_METRICS, Metric, MetricContext, Requirement, metric
-from .model import Expected, JudgeCard, MetricResult, RunResult, ToolCall, Trace, TraceResult, Turn, Usage, Warning
+from .model import Expected, JudgeCard, MetricResult, RunResult, ToolCall, Trace, TraceResult, Turn, Usage
+from .model import Warning as Warning  # importable by name, kept out of __all__ (see above)
 from .model import Warning as MetricWarning
 
 from ._version import __version__

@@ -20,7 +20,6 @@ import dataclasses
 import inspect
 import json
 import shlex
-import time
 from dataclasses import dataclass
 from typing import Any
 

@@ -325,7 +325,7 @@ class _Text:
             if p < n or not self.fill():
                 return self.buf[self.pos:self.pos + 1]
 
-    def value(self, decoder: json.JSONDecoder = json.JSONDecoder(parse_constant=_limits.reject_constant)) -> Any:
+    def value(self, decoder: json.JSONDecoder = json.JSONDecoder(parse_constant=_limits.reject_constant)) -> Any:  # noqa: B008 - one decoder, built once
         """Decode the value at the current position (after whitespace), within the limits.
 
         A value over a limit is skipped without being held, and raises RecordError: the reading

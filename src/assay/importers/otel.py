@@ -17,6 +17,7 @@ Message content is read from ``gen_ai.input.messages`` / ``gen_ai.output.message
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import IO, Any
 

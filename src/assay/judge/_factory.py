@@ -27,7 +27,7 @@ from ._backend_options import check_factory, check_options
 from ._base import Backend
 from ._breaker import Tripping
 from ._budget import Budget, DryRun, Metered
-from ._cache import Cached, JudgeCache
+from ._cache import Cached
 from ._limits import Limited
 from ._local import local_backend
 from ._openai import OpenAICompatible, endpoint_identity

@@ -507,7 +507,7 @@ def _coerce(metric_name: str, key: str, value: Any, hint: Any) -> Any:
             raise ValueError
         return json.loads(value)
     except ValueError:
-        if typing.get_origin(hint) in (typing.Union, getattr(__import__("types"), "UnionType")) and str in typing.get_args(hint):
+        if typing.get_origin(hint) in (typing.Union, __import__("types").UnionType) and str in typing.get_args(hint):
             return value
         raise ConfigError(f"metric {metric_name!r}: parameter {key}: cannot read {value!r} as {getattr(hint, '__name__', hint)}") from None
 

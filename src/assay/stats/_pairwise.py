@@ -114,7 +114,7 @@ def _mm(np, wins, games, iters: int = 10_000, tol: float = 1e-10):
     n = w + w.T
     total = w.sum(axis=1)
     p = np.ones(k)
-    for it in range(1, iters + 1):
+    for it in range(1, iters + 1):  # noqa: B007 - read after the loop (the iterations used)
         denom = (n / (p[:, None] + p[None, :])).sum(axis=1)
         new = np.where(denom > 0, total / np.where(denom > 0, denom, 1.0), p)
         new = new / np.exp(np.log(new).mean())
