@@ -299,7 +299,7 @@ def assay_session(pytestconfig: pytest.Config) -> Any:
     """The :class:`assay.session.Session` the fixtures start from: the config file read once, its plugins
     and ``[[criteria]]`` loaded (the same file ``assay run`` reads from the rootdir)."""
     from .errors import ConfigError
-    from .session import Session
+    from .session._session import Session
 
     path = pytestconfig.getoption("--assay-config", None) or pytestconfig.getini("assay_config") or None
     try:

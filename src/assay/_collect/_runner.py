@@ -179,7 +179,7 @@ class _Trial:
         while True:
             n = len(self.turns)
             if n < len(self.scripted):
-                text = self.scripted[n]
+                text: str | None = self.scripted[n]
             elif self.user is None:
                 return "scripted", None, None
             elif n >= self.max_turns:

@@ -16,7 +16,7 @@ from .._secrets import redact
 from ..errors import AssayError, ConfigError, DataError, ProviderError
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from ..session._session import Session
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_EVALUATED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_STATUS = {"passed": EXIT_OK, "failed": EXIT_FAILED, "invalid_input": EXIT_USAGE,
@@ -66,7 +66,7 @@ def exit_quickly() -> None:
 def open_session(config_path: str | None, plugins: tuple[str, ...] = ()) -> Session:
     """The command's :class:`assay.session.Session` (-c, else the nearest config file, and --plugin);
     a config file found rather than named is announced on stderr."""
-    from ..session import Session
+    from ..session._session import Session
 
     session = Session.open(config_path, plugins=plugins)
     announce(session, config_path)

@@ -14,7 +14,7 @@ import datetime as _dt
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +49,12 @@ def resolve_metrics(metrics: Iterable[Any] | Mapping[str, Any] | None, *, regist
     """
     if metrics is None:
         chosen, skipped = {}, {}
-        for name in registry.default_names():
-            spec = registry.get(name).spec
+        for default in registry.default_names():
+            spec = registry.get(default).spec
             if spec.needs_judge and not judge:
-                skipped[name] = NO_JUDGE
+                skipped[default] = NO_JUDGE
             else:
-                chosen[name] = registry.create(name)
+                chosen[default] = registry.create(default)
         return chosen, skipped
     items = list(metrics.items()) if isinstance(metrics, Mapping) else [(None, item) for item in metrics]
     out: dict[str, Any] = {}
@@ -151,7 +151,7 @@ class Evaluation:
                            trace if self.attach_traces else None)
 
     async def astream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
-                      tap: Any = None, totals: RunTotals | None = None) -> AsyncIterator[TraceResult | InputIssue]:
+                      tap: Any = None, totals: RunTotals | None = None) -> AsyncGenerator[TraceResult | InputIssue, None]:
         """Results (and input issues) in input order, scored concurrently within a window."""
         pending: deque[asyncio.Future[Any]] = deque()
         loop = asyncio.get_running_loop()
@@ -188,9 +188,9 @@ class Evaluation:
                 return
             records = iter(_records(source, input_format, strict, tap))
             while not cancel.is_set():  # type: ignore[union-attr]
-                item = next(records, None) if len(pending) < self.window else None
-                if item is not None:
-                    loc, record = item
+                got = next(records, None) if len(pending) < self.window else None
+                if got is not None:
+                    loc, record = got
                     if isinstance(record, InputIssue):
                         fut = loop.create_future()
                         fut.set_result(record)
@@ -363,7 +363,7 @@ def _judge_info(judge: Any) -> dict[str, Any]:
     return info
 
 
-def _drive(factory: Callable[[], AsyncIterator[Any]],
+def _drive(factory: Callable[[], AsyncGenerator[Any, None]],
            loop: asyncio.AbstractEventLoop | None = None) -> Iterator[Any]:
     """Iterate an async generator from sync code: on *loop* (running in another thread) when given,
     else on a new loop, in a worker thread if a loop is already running in this one."""

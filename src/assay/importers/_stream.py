@@ -113,8 +113,8 @@ def _sniff_mode(chunks: Iterator[bytes], unwrap: tuple[str, ...] = ()) -> tuple[
     eof = False
     while len(data) < CHUNK:
         stripped = data.lstrip(_BOM).lstrip(b" \t\r\n")
-        nl = stripped.find(b"\n")
-        if nl >= 0 and stripped.count(b"\n", nl + 1) >= 8:
+        at = stripped.find(b"\n")
+        if at >= 0 and stripped.count(b"\n", at + 1) >= 8:
             break  # enough lines to see the shape
         chunk = next(chunks, b"")
         if not chunk:

@@ -100,7 +100,7 @@ def import_httpx() -> Any:
         import httpx2 as httpx  # imported here so that assay works without the extra
     except ImportError:
         try:
-            import httpx
+            import httpx  # type: ignore[no-redef]  # the older name of the same client
         except ImportError:
             raise ConfigError.missing_extra("an OpenAI-compatible judge", "openai", "openai") from None
     return httpx
@@ -155,13 +155,13 @@ class HttpxClient:
         try:
             async with self._client.stream("POST", self._base + path, content=data, params=self._query,
                                            headers={"Content-Type": "application/json"}) as response:
-                body = Body(response.headers.get("content-encoding", ""), self.max_reply)
+                reply = Body(response.headers.get("content-encoding", ""), self.max_reply)
                 length = response.headers.get("content-length", "")
                 if length.isdigit():
-                    body.check_length(int(length))
+                    reply.check_length(int(length))
                 async for chunk in response.aiter_raw():
-                    await body.feed(chunk)
-                text = body.text()
+                    await reply.feed(chunk)
+                text = reply.text()
         except TooLarge as exc:
             raise too_large(exc, self.max_reply, backend=self.backend, model=self.model) from None
         except ValueError as exc:

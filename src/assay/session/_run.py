@@ -92,10 +92,11 @@ def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = ()
     report = [s for s in written if isinstance(s, ReportSink)]
     sinks += [s for s in written if s not in report]
     if progress is not None:
-        bar = ContextSink(progress(stats=stats, model=getattr(judge_obj, "model", None),
-                                   planned_calls=planned.total if planned is not None else None,
-                                   read=(tap.bytes_read, tap.total_bytes())))
-        sinks += [bar, Each(lambda _item: bar.value.trace_done())]  # each trace on the progress line
+        display = progress(stats=stats, model=getattr(judge_obj, "model", None),
+                           planned_calls=planned.total if planned is not None else None,
+                           read=(tap.bytes_read, tap.total_bytes()))
+        bar = ContextSink(display)
+        sinks += [bar, Each(lambda _item: display.trace_done())]  # each trace on the progress line
     sinks += report  # the report last: after the progress line is gone
 
     def complete(result: RunResult) -> None:
