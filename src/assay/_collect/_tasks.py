@@ -101,10 +101,6 @@ class Task(_Struct):
             return [self.input]
         return [m["content"] for m in self.input if m["role"] == "user"]
 
-    def simulated(self) -> bool:
-        """Whether a simulated user has something to play (else the task is its fixed user turns)."""
-        return any((self.goal, self.scenario, self.instructions, self.persona))
-
 
 def load_tasks(source: str | os.PathLike[str] | Iterable[Any]) -> list[Task]:
     """Tasks from a JSONL file, or from Task objects and dicts; errors are located (file:line: field)."""
