@@ -62,7 +62,13 @@ def failures(result: Any, *, allow_null: bool = True) -> list[str]:
     problems = [f"input {issue}" for issue in result.input_issues]
     for tr in result.traces:
         where = f"{tr.id}" + (f" ({tr.source})" if tr.source and not tr.source.startswith("<input>") else "")
+        if tr.outcome == "failed":  # a failed trial fails as itself, whatever its metrics say
+            problems.append(f"{where}: {tr.outcome_reason or 'the agent run failed'}")
+        elif tr.outcome == "excluded":
+            problems.append(f"{where}: excluded, a harness fault ({tr.outcome_reason})")
         for name, r in tr.metrics.items():
+            if r.details and r.details.get("failed_trial"):  # passed only by its metric: said above
+                continue
             if r.passed is False:
                 head = f"{where}: {name} scored {_below(r.score, r.threshold)}"
             elif r.errored:

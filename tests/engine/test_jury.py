@@ -52,7 +52,9 @@ def test_majority_with_a_failing_juror_dropped_and_alpha_across_jurors():
     assert list(one["failed"]) == ["openai-compatible:j3"] and "juror down" in one["failed"]["openai-compatible:j3"]
     assert one["weights"] == {"openai-compatible:j1": 0.5, "openai-compatible:j2": 0.5}  # j3's third redistributed
     assert r["t01"].details["jury_disagree"] is False
-    assert r["t02"].score == 0.5 and r["t02"].details["jury"]["aggregate"] == "mean (tied vote)"
+    # a tied vote goes to the lower-weight label (never a mean no juror chose)
+    assert r["t02"].score == 0.0 and r["t02"].details["jury"]["verdict"] == "unresolved"
+    assert r["t02"].details["jury"]["tie"] and r["t02"].details["jury"]["verdicts"] == ["resolved", "unresolved", None]
     assert r["t02"].details["jury_disagree"] is True and r["t02"].passed is False
     assert r["t03"].score == 0.0 and r["t03"].details["jury"]["verdict"] == "unresolved"
     assert r["t04"].score == 0.5 and r["t04"].details["jury_disagree"] is False

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from assay.engine._statistics import task_key
 
 TOOLS = ("search", "lookup", "weather", "book", "cancel", "refund", "email")
@@ -80,8 +82,10 @@ def test_passk_curve_uses_one_common_task_set_by_default():
     every = passk_curve(tasks, ok, task_set="all")
     assert [r["n_tasks"] for r in every] == [4, 4, 4, 3]  # task 1 drops out at k = 4 ...
     common = passk_curve(tasks, ok)
-    assert [r["n_tasks"] for r in common] == [3, 3, 3, 3] and [r["n_undefined"] for r in common] == [1] * 4
-    pow_k = [r["pass_pow_k"] for r in common]
+    # k = 1 rests on every task (the weak task 1 does not drop out of it); k >= 2 on the common set
+    assert [r["n_tasks"] for r in common] == [4, 3, 3, 3] and [r["n_undefined"] for r in common] == [0, 1, 1, 1]
+    assert common[0]["pass_at_k"] == pytest.approx((1 + 1 / 3 + 0.5 + 0.5) / 4)
+    pow_k = [r["pass_pow_k"] for r in common[1:]]
     assert pow_k == sorted(pow_k, reverse=True)  # ... so on one task set pass^k can only fall with k
     assert all(r["pass_pow_k_ci_low"] < r["pass_pow_k_ci_high"] for r in common)
 

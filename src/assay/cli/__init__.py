@@ -18,6 +18,7 @@ _COMMANDS = {
     "report": ("assay.cli.report", "Write a self-contained HTML report of a run."),
     "tournament": ("assay.cli.tournament", "Rank N runs by pairwise judging (all pairs or Swiss, Bradley-Terry)."),
     "versus": ("assay.cli.versus", "Judge two runs head to head: win rate, sign test, position bias."),
+    "view": ("assay.cli.view", "Browse the run store in a local, read-only web viewer."),
 }
 
 

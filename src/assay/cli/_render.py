@@ -31,8 +31,58 @@ def _pct_ci(ci: Any) -> str:
 
 def one_line(result: RunResult) -> str:
     r = result.run
-    return (f"{r['n_traces']} traces: {r['n_passed']} passed, {r['n_failed']} failed, "
-            f"{r['n_traces'] - r['n_passed'] - r['n_failed']} unscored; {r['n_input_issues']} input record{'' if r['n_input_issues'] == 1 else 's'} skipped")
+    runs = f" ({r.n_failed_runs} failed run{'s' if r.n_failed_runs != 1 else ''})" if r.n_failed_runs else ""
+    excluded = r.n_excluded or 0
+    unscored = r['n_traces'] - r['n_passed'] - r['n_failed'] - excluded
+    return (f"{r['n_traces']} traces: {r['n_passed']} passed, {r['n_failed']} failed{runs}, "
+            f"{unscored} unscored" + (f", {excluded} excluded (harness faults)" if excluded else "")
+            + f"; {r['n_input_issues']} input record{'' if r['n_input_issues'] == 1 else 's'} skipped")
+
+
+def outcome_lines(result: RunResult) -> list[str]:
+    """What failed runs and harness faults did to the counts: never silent."""
+    r, out = result.run, []
+    if r.n_failed_runs:
+        out.append(f"{r.n_failed_runs} trial(s) failed because the agent's run failed (trace status 'failed'): "
+                   "counted as failed trials whatever their metrics say")
+    for kind, e in (r.excluded or {}).items():
+        why = str(e.get("reason") or "").removeprefix(f"{kind}:").strip()
+        out.append(f"{e.get('n')} trial(s) excluded from every statistic: harness fault '{kind}'"
+                   + (f" (first: {why[:200]})" if why else "") + "; they count against --max-errors")
+    return out
+
+
+TASKS_SHOWN = 20
+"""Tasks listed in the terminal's per-task table (the results file has every task)."""
+
+
+def task_lines(result: RunResult) -> list[str]:
+    """The per-task reliability table (``statistics.trials.tasks``): flaky and weakest tasks first."""
+    trials = (result.statistics or {}).get("trials") or {}
+    tasks = trials.get("tasks") or []
+    if not tasks:
+        return []
+    k = trials.get("per_task_k") or 0
+    ranked = sorted(tasks, key=lambda t: (not t.get("flaky"), t["pass_rate"] if t.get("pass_rate") is not None else 2))
+    width = min(40, max(4, *(len(str(t["task_id"])) for t in ranked[:TASKS_SHOWN])))
+    head = f"{'task':<{width}}  trials  passed  pass rate [CI]    pass^{k}  notes"
+    lines = [f"per task ({len(tasks)} tasks, {trials.get('n_flaky', 0)} flaky; pass^{k}: at the largest k every "
+             f"task has):", head]
+    for t in ranked[:TASKS_SHOWN]:
+        rate = "—" if t.get("pass_rate") is None else f"{t['pass_rate']:.2f}{_ci(t.get('pass_rate_ci'))}"
+        notes = [n for n in ("flaky" if t.get("flaky") else "",
+                             f"{t['failed_runs']} failed run{'s' if t['failed_runs'] != 1 else ''}"
+                             if t.get("failed_runs") else "",
+                             f"{t['excluded']} excluded" if t.get("excluded") else "",
+                             f"{t['unscored']} unscored" if t.get("unscored") else "") if n]
+        name = str(t["task_id"])
+        name = name if len(name) <= width else name[:width - 1] + "…"
+        lines.append(f"{name:<{width}}  {t['trials']:>6}  {t['passed']:>6}  {rate:<16}  "
+                     f"{_fmt(t.get('pass_pow_k'), 2):>6}  {', '.join(notes)}")
+    if len(tasks) > TASKS_SHOWN:
+        lines.append(f"... and {len(tasks) - TASKS_SHOWN} more tasks (every task in the results file: "
+                     "statistics.trials.tasks)")
+    return lines
 
 
 def plain_console(**kw: Any) -> Any:
@@ -102,13 +152,22 @@ def table(result: RunResult, console: Any = None, *, judge_line: bool = True) ->
     line = passk_line(result)
     if line:
         console.print(_text(line))
+    for note in outcome_lines(result):
+        console.print(_text((note, "yellow")))
+    if line and (rows := task_lines(result)):
+        console.print()
+        for row in rows:
+            console.print(_text(row))
     failed = [tr for tr in result.traces if tr.passed is False] or result.failed
     n_failed = len(failed) if result.traces else result.run.get("n_failed", len(failed))
     if failed:
         console.print()
         console.print(_text((f"{n_failed} trace(s) failed", "bold red")))
         for tr in failed[:10]:
-            bad = [f"{n} {_below(r.score, r.threshold)}" for n, r in tr.metrics.items() if r.passed is False]
+            bad = [f"{n} {_below(r.score, r.threshold)}" for n, r in tr.metrics.items()
+                   if r.passed is False and not (r.details and r.details.get("failed_trial"))]
+            if tr.outcome is not None:
+                bad.insert(0, tr.outcome_reason or "the agent's run failed")
             dims = [f"{d} {_below(v.score, v.threshold)}" for d, v in tr.dimensions.items() if v.passed is False]
             console.print(Padding(_text((str(tr.id), "bold"), *((" ", (str(tr.source), "dim")) if tr.source else ())),
                                   (0, 0, 0, 2), expand=False))
@@ -133,8 +192,13 @@ def passk_line(result: RunResult) -> str | None:
 
     def fmt(v: Any) -> str:
         return "—" if v is None else f"{v:.2f}"
-    shown = ", ".join(f"k={r['k']} {fmt(r.get('pass_at_k'))} / {fmt(r.get('pass_pow_k'))}" for r in rows)
-    return f"pass@k / pass^k over {trials.get('n_tasks')} tasks x {n} trials (a trial passes when its trace does): {shown}"
+    total = trials.get("n_tasks")
+    uneven = any(r.get("n_tasks") != total for r in rows)
+
+    def on(r: Any) -> str:  # how many tasks the row rests on, when not all of them
+        return f" ({r.get('n_tasks')} tasks)" if uneven else ""
+    shown = ", ".join(f"k={r['k']} {fmt(r.get('pass_at_k'))} / {fmt(r.get('pass_pow_k'))}{on(r)}" for r in rows)
+    return f"pass@k / pass^k over {total} tasks x {n} trials (a trial passes when its trace does): {shown}"
 
 
 def _when(iso: str | None) -> str:

@@ -22,10 +22,11 @@ OUTPUT_FORMATS = ("table", "json", "jsonl", "junit", "csv", "html")
 EPILOG = """\b
 Exit status:
   0    every trace passed (and something was scored)
-  1    a threshold failed
+  1    a threshold failed, or a trial failed (a trace with status "failed": the agent's run failed)
   2    usage or input error (bad options, invalid input records)
   3    could not evaluate: nothing scored, more errored or unevaluated results than
-       --max-errors tolerates (default: none), the judge refused every call, or an internal error
+       --max-errors tolerates (default: none; a trial excluded for a harness fault counts as
+       one unevaluated result per metric), the judge refused every call, or an internal error
   130  interrupted (Ctrl-C, SIGTERM); rerun the same command to resume from the judge cache"""
 
 
@@ -48,7 +49,9 @@ Exit status:
 @click.option("--strict", is_flag=True, help="Stop at the first bad input record.")
 @click.option("--judge", "judge", multiple=True, envvar="ASSAY_JUDGE",
               help="Judge model, e.g. openai:gpt-4o-mini. Repeat it for a jury: every judge scores every judge "
-                   "metric and their results are combined (majority for labels, --jury-scores for scores).")
+                   "metric and their results are combined: a label metric (failure_rate, goal_achievement_rate, a "
+                   "[[criteria]] label set) by the majority label, a tie going to the lowest-weight (more "
+                   "conservative) label, its score that label's weight; score metrics by --jury-scores.")
 @click.option("--judge-weight", "judge_weights", multiple=True, type=click.FloatRange(min=0), metavar="W",
               help="A jury member's weight, one per --judge in the same order (default: equal).")
 @click.option("--jury-scores", type=click.Choice(["mean", "median"]), default="mean", show_default=True,

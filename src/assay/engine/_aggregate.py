@@ -239,9 +239,12 @@ class RunTotals(SummaryBuilder):
     def _new(self, name: str) -> MetricSummary:
         return self._slot(name)[0]
 
-    def add_trace(self, metrics: Mapping[str, MetricResult],
-                  task_id: str) -> tuple[dict[str, DimensionScore], float | None, bool | None]:
-        """Account one trace's results; its (dimensions, overall, passed)."""
+    def add_trace(self, metrics: Mapping[str, MetricResult], task_id: str,
+                  outcome: str | None = None) -> tuple[dict[str, DimensionScore], float | None, bool | None]:
+        """Account one trace's results; its (dimensions, overall, passed).
+
+        ``outcome`` (``assay.model._outcome``): a ``"failed"`` trial goes to the statistics as a failure,
+        an ``"excluded"`` one as excluded, whatever the verdict of its metrics."""
         slots, collector = self._slots, self._collector
         pos = 0 if collector is None else collector.position()
         sums: dict[str, list[float]] = {}
@@ -276,7 +279,10 @@ class RunTotals(SummaryBuilder):
                 self._rare(slot[0], r)
         verdict = _verdict(sums, any_failed, self._dims)
         if collector is not None:
-            collector.add_trace(task_id, verdict[2])
+            if outcome is None:
+                collector.add_trace(task_id, verdict[2])
+            else:
+                collector.add_trace(task_id, False if outcome == "failed" else None, outcome)
         else:
             self._traces += 1
             if not self._traces % self.FLUSH:

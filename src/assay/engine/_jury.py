@@ -2,9 +2,12 @@
 
 Each juror is a composed judge of its own (its calls cached and accounted separately). Per trace
 and metric every juror scores the metric; a juror whose verdict failed (judge error, or a backend
-that refused) is dropped for that item and the weights of the others are renormalised. Labels
-are combined by weighted majority (a tie falls back to the weighted mean of the scores), scores by
-the weighted mean or the weighted median. ``details['jury']`` keeps each juror's score and label,
+that refused) is dropped for that item and the weights of the others are renormalised. A label
+metric (one with ``weights``: failure_rate, goal_achievement_rate, a ``[[criteria]]`` label set) is
+decided by the weighted majority label, a tie going to the tied label of lowest weight; its score is
+that label's weight (goal_achievement_rate: the mean score of the jurors who chose it, penalties
+included) and ``details['verdict']`` the label. Scores are combined by the weighted mean or the
+weighted median. ``details['jury']`` keeps each juror's score and label,
 the jurors dropped and why; ``details['jury_disagree']`` is set when the jurors' pass/fail
 verdicts (or labels) differ. The run's ``statistics['jury']`` holds per metric Krippendorff's
 alpha across jurors (nominal on labels and pass/fail, interval on scores) and the counts.
@@ -12,7 +15,7 @@ alpha across jurors (nominal on labels and pass/fail, interval on scores) and th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError, ProviderError
@@ -64,8 +67,9 @@ class Jury:
                         **(s.as_dict() if s is not None and hasattr(s, "as_dict") else {})})
         return out
 
-    async def score(self, run_one: Any) -> MetricResult:
-        """Every juror's result from ``await run_one(juror)``, combined. A refusing backend drops its juror."""
+    async def score(self, run_one: Any, labels: Mapping[str, float] | None = None) -> MetricResult:
+        """Every juror's result from ``await run_one(juror)``, combined (``combine``). A refusing backend
+        drops its juror."""
         import asyncio
 
         async def guarded(j: Any) -> MetricResult:
@@ -77,9 +81,11 @@ class Jury:
         parts = list(await asyncio.gather(*(guarded(j) for j in self.jurors)))
         if all(p.score is None and p.reason.startswith("judge refused: ") for p in parts):
             raise ProviderError(f"every juror refused: {parts[0].reason}")
-        return self.combine(parts)
+        return self.combine(parts, labels)
 
-    def combine(self, parts: Sequence[MetricResult]) -> MetricResult:
+    def combine(self, parts: Sequence[MetricResult], labels: Mapping[str, float] | None = None) -> MetricResult:
+        """The jurors' results as one. ``labels``: a label metric's label -> weight (its ``weights``):
+        the verdict is then the weighted majority label (``majority_label``), jurors' labels kept."""
         models = [str(getattr(j, "model", type(j).__name__)) for j in self.jurors]
         ok = [(p, w, m) for p, w, m in zip(parts, self.weights, models) if p.score is not None]
         failed = {m: p.reason for p, m in zip(parts, models) if p.score is None and p.errored}
@@ -98,21 +104,26 @@ class Jury:
         total = sum(w for _, w, _ in ok)
         weights = [w / total if total > 0 else 1 / len(ok) for _, w, _ in ok]
         jury["weights"] = dict(zip([m for _, _, m in ok], weights))
-        labelled = all(p.details.get("verdict") is not None and "label_weights" in p.details for p, _, _ in ok)
+        if labels is None and all("label_weights" in p.details for p, _, _ in ok):
+            labels = ok[0][0].details["label_weights"]
+        labelled = bool(labels) and all(p.details.get("verdict") in labels for p, _, _ in ok)  # type: ignore[operator]
+        extra: dict[str, Any] = {}
         if labelled:
             votes: dict[str, float] = {}
             for (p, _, _), w in zip(ok, weights):
                 votes[p.details["verdict"]] = votes.get(p.details["verdict"], 0.0) + w
-            best = max(votes.values())
-            winners = [v for v, n in votes.items() if abs(n - best) < 1e-12]
-            if len(winners) == 1:
-                label = winners[0]
-                score = float(ok[0][0].details["label_weights"][label])
-                jury["aggregate"] = "majority"
-                jury["verdict"] = label
-            else:
-                score = sum(p.score * w for (p, _, _), w in zip(ok, weights))  # type: ignore[operator]
-                jury["aggregate"] = "mean (tied vote)"
+            label = majority_label(votes, labels)  # type: ignore[arg-type]
+            chosen = [(p.score, w) for (p, _, _), w in zip(ok, weights) if p.details["verdict"] == label]
+            mass = sum(w for _, w in chosen)
+            # the label's weight (a metric that lowers it, as goal_achievement_rate's penalty does: the
+            # mean score of the jurors who chose the label), never a mean across labels
+            score = sum(sc * w for sc, w in chosen) / mass if mass > 0 else float(labels[label])  # type: ignore[index,operator]
+            jury["aggregate"] = "majority"
+            jury["verdict"] = label
+            jury["votes"] = votes
+            if sum(1 for v in votes.values() if abs(v - votes[label]) < 1e-12) > 1:
+                jury["tie"] = "broken toward the lowest-weight label"
+            extra = {"verdict": label, "label_weights": dict(labels)}  # type: ignore[arg-type]
             disagree = len(votes) > 1
         else:
             scored = [(p.score, w) for (p, _, _), w in zip(ok, weights)]
@@ -125,7 +136,7 @@ class Jury:
             disagree = threshold is not None and len({s >= threshold for s, _ in scored}) > 1  # type: ignore[operator]
         reason = " | ".join(f"{m}: {p.reason}" for p, _, m in ok if p.reason)
         evidence = [e for p, _, _ in ok for e in p.evidence]
-        details = {"jury": jury, "jury_disagree": disagree}
+        details = {**extra, "jury": jury, "jury_disagree": disagree}
         return MetricResult(score=min(1.0, max(0.0, score)), reason=reason, evidence=evidence, details=details,
                             judge_calls=calls, tokens=tokens, cost_usd=cost)
 
@@ -170,6 +181,15 @@ def jury_of(specs: Sequence[Any], weights: Sequence[float] | None, scores: str, 
     if len(specs) == 1 and not weights:
         return build_judge(specs[0], options)
     return Jury([build_judge(s, options) for s in specs], weights, scores=scores)
+
+
+def majority_label(votes: Mapping[str, float], labels: Mapping[str, float]) -> str:
+    """The label with the most (weighted) votes; a tie goes to the tied label of lowest weight (the
+    more conservative verdict: ``stall`` over ``honest_fallback``), then to the one listed first."""
+    best = max(votes.values())
+    tied = [v for v in votes if abs(votes[v] - best) < 1e-12]
+    order = {label: i for i, label in enumerate(labels)}
+    return min(tied, key=lambda v: (labels[v], order.get(v, len(order))))
 
 
 def _weighted_median(scored: list[tuple[float, float]]) -> float:

@@ -34,6 +34,10 @@ class RunPartial:
     n: int = 0
     n_passed: int = 0
     n_failed: int = 0
+    n_failed_runs: int = 0
+    """Traces whose run failed (``status: "failed"``), counted in n_failed too."""
+    excluded: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Harness faults by kind: ``{"n": count, "reason": the first one's}`` (excluded from every statistic)."""
     interrupted: bool = False
     judge: JudgeStats | None = None
     """Counters of the judge that scored this part, for parts scored elsewhere (``JudgeStats.merge`` adds them)."""
@@ -54,6 +58,13 @@ class RunPartial:
         self.n += other.n
         self.n_passed += other.n_passed
         self.n_failed += other.n_failed
+        self.n_failed_runs += other.n_failed_runs
+        for kind, e in other.excluded.items():
+            mine = self.excluded.get(kind)
+            if mine is None:
+                self.excluded[kind] = dict(e)
+            else:
+                mine["n"] += e["n"]
         self.interrupted |= other.interrupted
         if other.judge is not None:
             self.judge = other.judge if self.judge is None else self.judge.merge(other.judge)

@@ -23,6 +23,7 @@ from ..errors import ConfigError
 from ..metrics import DEFAULT_SET_VERSION, Registry, parse_metric_arg
 from ..metrics._base import REGISTRY, build, check_instance_name, split_instance
 from ..model import InputIssue, RunRecord, RunResult, Trace, TraceResult
+from ..model._outcome import EXCLUDED, FAILED, fault_kind, trial_outcome
 from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions, RunTotals, group
 from ._config import check_dimensions
 from ._jury import Jury, JuryTotals
@@ -142,13 +143,25 @@ class Evaluation:
         return self.run(source, input_format=spec.input_format, strict=spec.strict, intervals=spec.intervals,
                         executor=spec.executor, **kwargs)
 
-    def _result(self, trace: Trace, loc: str, metrics: dict[str, Any], totals: RunTotals | None = None) -> TraceResult:
+    def _result(self, trace: Trace, loc: str, metrics: dict[str, Any], totals: RunTotals | None = None,
+                outcome: str | None = None, why: str = "") -> TraceResult:
+        if outcome is None:
+            if totals is None:
+                dimensions, overall, passed = group(metrics, self.dimension_of, self.dims)
+            else:
+                dimensions, overall, passed = totals.add_trace(metrics, trace.task)
+            return TraceResult(trace.id, trace.task, trace.trial, metrics, dimensions, overall, passed, loc,
+                               trace if self.attach_traces else None)
+        if outcome == FAILED:  # a failed trial fails every metric it would have passed (its scores are kept)
+            metrics = {name: r.replace(passed=False, details={**r.details, "failed_trial": True}) if r.passed else r
+                       for name, r in metrics.items()}
         if totals is None:
-            dimensions, overall, passed = group(metrics, self.dimension_of, self.dims)
+            dimensions, overall, _ = group(metrics, self.dimension_of, self.dims)
         else:
-            dimensions, overall, passed = totals.add_trace(metrics, trace.task)
-        return TraceResult(trace.id, trace.task, trace.trial, metrics, dimensions, overall, passed, loc,
-                           trace if self.attach_traces else None)
+            dimensions, overall, _ = totals.add_trace(metrics, trace.task, outcome)
+        return TraceResult(trace.id, trace.task, trace.trial, metrics, dimensions, overall,
+                           False if outcome == FAILED else None, loc, trace if self.attach_traces else None,
+                           outcome, why)
 
     async def astream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
                       tap: Any = None, totals: RunTotals | None = None) -> AsyncGenerator[TraceResult | InputIssue, None]:
@@ -166,11 +179,14 @@ class Evaluation:
         async def one(trace: Trace, loc: str) -> TraceResult:
             if cancel is not None and cancel.is_set():
                 raise asyncio.CancelledError  # a trace not started before the interrupt is not started
-            if self.plan.is_async:
+            outcome, why = trial_outcome(trace)
+            if outcome == EXCLUDED:  # the harness failed: nothing to score, no judge call spent
+                metrics = {}
+            elif self.plan.is_async:
                 metrics = await score_async(trace, self.plan, self.judge)
             else:
                 metrics = score_sync(trace, self.plan, self.judge)
-            return self._result(trace, loc, metrics, totals)
+            return self._result(trace, loc, metrics, totals, outcome, why)
 
         try:
             if stop is None:
@@ -234,7 +250,11 @@ class Evaluation:
                 if self.cancel is not None and self.cancel.is_set():
                     self.interrupted = True
                     return
-                yield item if type(item) is InputIssue else result(item, loc, score_sync(item, plan), totals)
+                if type(item) is InputIssue:
+                    yield item
+                    continue
+                outcome, why = trial_outcome(item)
+                yield result(item, loc, {} if outcome == EXCLUDED else score_sync(item, plan), totals, outcome, why)
             return
         yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict, tap=tap,
                                                totals=totals), self.loop)
@@ -278,6 +298,7 @@ class Evaluation:
         part = RunPartial(self.new_totals(intervals, passk_tasks))
         traces, failed, issues = part.traces, part.failed, part.issues
         n = n_passed = n_failed = 0
+        excluded = part.excluded
         judged = [name for name, m in self.instances.items() if m.spec.needs_judge]
         retest = RetestTotals(judged) if self.plan.repeats > 1 and judged else None
         jury = JuryTotals(judged, [j["model"] for j in self.judge.info()]) if isinstance(self.judge, Jury) else None
@@ -289,6 +310,16 @@ class Evaluation:
                 n += 1
                 n_passed += item.passed is True
                 n_failed += item.passed is False
+                if item.outcome is not None:
+                    if item.outcome == FAILED:
+                        part.n_failed_runs += 1
+                    else:
+                        kind = fault_kind(item.outcome_reason)
+                        entry = excluded.get(kind)
+                        if entry is None:
+                            excluded[kind] = {"n": 1, "reason": item.outcome_reason[:500]}
+                        else:
+                            entry["n"] += 1
                 if retest is not None:
                     retest.add(item)
                 if jury is not None:
@@ -320,6 +351,11 @@ class Evaluation:
             dimension_thresholds={d: self.dims.threshold(d) for d in dims},
             interrupted=self.interrupted or part.interrupted,
         )
+        if part.n_failed_runs:
+            run.n_failed_runs = part.n_failed_runs
+        if part.excluded:
+            run.n_excluded = sum(e["n"] for e in part.excluded.values())
+            run.excluded = {k: dict(e) for k, e in part.excluded.items()}
         if part.judge is not None:
             run.judge = {"model": getattr(self.judge, "model", type(self.judge).__name__), **part.judge.as_dict()}
         elif self.judge is not None:

@@ -230,7 +230,8 @@ async def _run_judged(m: Any, ctx: MetricContext, repeats: int) -> MetricResult:
     async def one(juror: Any) -> MetricResult:
         return finish(m, await _run_metric(m, MetricContext(ctx.trace, juror, ctx.results, None, ctx.repeat,
                                                             memo=ctx.memo), repeats))
-    return await jury.score(one)
+    labels = getattr(m, "weights", None)  # a label metric's labels: the jury takes the majority label
+    return await jury.score(one, labels if isinstance(labels, dict) and labels else None)
 
 
 async def score_async(trace: Trace, plan: Plan, judge: Any = None, repeat: int = 0) -> dict[str, MetricResult]:

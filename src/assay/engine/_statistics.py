@@ -90,7 +90,9 @@ class StatisticsCollector:
     About 9 bytes per scored metric result (13 for a metric that skips traces) and 9 per trace
     (1,000,000 traces x 12 metrics: ~117 MB): see ``Column``; tasks as stable 64-bit hashes of
     their ids (collisions within one run are ~1e-8 likely at a million tasks), never as a dict of
-    strings.
+    strings. For the per-task table each task's id is kept once (UTF-8 in one buffer, compacted when
+    trials interleave: 2-4 bytes per trace at 100,000 tasks x 10 trials), and the positions of the
+    few failed and excluded trials.
     """
 
     def __init__(self, level: float = 0.95, seed: int = 0, task_set: str = "common") -> None:
@@ -103,6 +105,18 @@ class StatisticsCollector:
         """Per metric: its scored results."""
         self._last: tuple[str, int] = ("", task_key(""))
         """The last task id and its key: trials of one task usually come one after another."""
+        self._names = bytearray()
+        """Task ids (UTF-8), one each time the task changes from one trace to the next (for the per-task table)."""
+        self._name_at = array("i")
+        """Per task change: the trace position it happened at."""
+        self._name_end = array("q")
+        """Per task change: where its id ends in ``_names``."""
+        self._compact_at = 1 << 16
+        """Task changes recorded before the next compaction (which keeps each task's first only)."""
+        self._failed_runs = array("i")
+        """Positions of the traces whose run failed (failed trials: also 0 in ``_passed``)."""
+        self._excluded = array("i")
+        """Positions of the traces excluded for a harness fault (-1 in ``_passed``)."""
 
     def add(self, result: TraceResult) -> None:
         pos = self.position()
@@ -123,13 +137,41 @@ class StatisticsCollector:
             col = self._scores[name] = Column()
         return col
 
-    def add_trace(self, task_id: str, passed: bool | None) -> None:
-        """Close a trace whose scored results were added at ``position()``."""
+    def add_trace(self, task_id: str, passed: bool | None, outcome: str | None = None) -> None:
+        """Close a trace whose scored results were added at ``position()``; ``outcome``: ``"failed"`` (a
+        failed trial, *passed* False) or ``"excluded"`` (a harness fault, *passed* None)."""
         last = self._last
-        if task_id != last[0]:
+        if task_id != last[0] or not self._name_at:
             last = self._last = (task_id, task_key(task_id))
+            self._name_at.append(len(self._task))
+            self._names += task_id.encode("utf-8", "surrogatepass")
+            self._name_end.append(len(self._names))
+        if outcome is not None:
+            (self._failed_runs if outcome == "failed" else self._excluded).append(len(self._task))
         self._task.append(last[1])
         self._passed.append(-1 if passed is None else int(passed))
+        if len(self._name_at) >= self._compact_at:  # interleaved trials: one id per task, not per change
+            self._compact_names()
+
+    def _compact_names(self) -> None:
+        """Keep only the first recorded change of each task (what ``_per_task`` reads): memory follows the
+        number of tasks, not how often the input switches between them."""
+        import numpy as np
+
+        at = np.frombuffer(self._name_at, dtype=np.int32)
+        keys = np.frombuffer(self._task, dtype=np.int64)[at]
+        _, first = np.unique(keys, return_index=True)
+        keep = np.sort(first)
+        ends = np.frombuffer(self._name_end, dtype=np.int64)
+        starts = np.concatenate(([0], ends[:-1]))
+        names, new_ends = bytearray(), array("q")
+        for i in keep.tolist():
+            names += self._names[int(starts[i]):int(ends[i])]
+            new_ends.append(len(names))
+        new_at = array("i")
+        new_at.frombytes(at[keep].astype(np.int32).tobytes())
+        self._names, self._name_at, self._name_end = names, new_at, new_ends
+        self._compact_at = max(self._compact_at, 2 * len(new_at))
 
     def merge(self, other: "StatisticsCollector") -> "StatisticsCollector":
         """Append *other*'s columns (the traces after these); returns self.
@@ -144,6 +186,14 @@ class StatisticsCollector:
         offset = len(self._task)
         self._task.extend(other._task)
         self._passed.extend(other._passed)
+        base = len(self._names)
+        self._names += other._names
+        self._name_at.extend(_shift(other._name_at, offset) if offset else other._name_at)
+        self._name_end.extend(array("q", (e + base for e in other._name_end)))
+        for runs, kept in ((self._failed_runs, other._failed_runs), (self._excluded, other._excluded)):
+            runs.extend(_shift(kept, offset) if offset else kept)
+        if other._task:
+            self._last = other._last
         for name, theirs in other._scores.items():
             self.columns(name).extend(theirs, offset)
         return self
@@ -196,18 +246,80 @@ class StatisticsCollector:
         sizes = np.bincount(trace_tasks) if len(trace_tasks) else np.zeros(0, dtype=np.int64)
         sizes = sizes[sizes > 0]
         common = self.task_set == "common"
+        curve = passk_curve(trace_tasks, verdict[has], self.level, self.task_set) if len(trace_tasks) else []
         return {
             "family": TRIAL_UNBIASED,
             "task_set": self.task_set,
             "about": "unbiased pass@k = 1 - C(n-c,k)/C(n,k) and pass^k = C(c,k)/C(n,k) per task over its n trials, "
-                     + ("averaged over one common set of tasks (those with n >= the largest k shown)" if common else
+                     + ("averaged over one common set of tasks (those with n >= the largest k shown; k = 1 over "
+                        "every task)" if common else
                         "averaged at each k over the tasks with n >= k (the task set differs between k)")
                      + "; intervals: effective-sample-size Wilson over tasks",
             "n_tasks": int(len(sizes)),
             "trials_per_task": {"min": int(sizes.min()), "max": int(sizes.max())} if len(sizes) else None,
-            "trace_passed": passk_curve(trace_tasks, verdict[has], self.level, self.task_set) if len(trace_tasks) else [],
+            "trace_passed": curve,
             "by_metric": by_metric,
+            **self._per_task(np, task_of_trace, verdict),
         }
+
+    def _per_task(self, np: Any, task_of_trace: Any, verdict: Any) -> dict[str, Any]:
+        """The per-task table: trials (with a verdict), passes, pass rate (Wilson), pass^k at the largest k
+        every task has, a flaky flag, and the failed runs (among the trials), excluded trials and
+        unscored ones (no metric scored: not trials either) when there are any, per task in order of
+        first appearance."""
+        from ..stats._bounded import wilson_bounds
+
+        g = int(task_of_trace.max()) + 1
+        has = verdict >= 0
+        n = np.bincount(task_of_trace[has], minlength=g)
+        c = np.bincount(task_of_trace[has], weights=verdict[has].astype(np.float64), minlength=g).astype(np.int64)
+        failed_runs = np.bincount(task_of_trace[np.frombuffer(self._failed_runs, dtype=np.int32)], minlength=g)
+        excluded = np.bincount(task_of_trace[np.frombuffer(self._excluded, dtype=np.int32)], minlength=g)
+        unscored = np.bincount(task_of_trace, minlength=g) - n - excluded  # no verdict: every metric null
+        at = np.frombuffer(self._name_at, dtype=np.int32)
+        task_of_change = task_of_trace[at]
+        first = np.full(g, -1, dtype=np.int64)  # the first change of each task: its id and its place in the input
+        seen, where = np.unique(task_of_change, return_index=True)
+        first[seen] = where
+        ends = np.frombuffer(self._name_end, dtype=np.int64)
+        judged = n > 0
+        k = min(K_MAX, int(n[judged].min())) if judged.any() else 0
+        rate = np.divide(c, n, out=np.zeros(g), where=judged)
+        low, high = wilson_bounds(np, rate, np.maximum(n, 1), self.level)
+        pow_k = _pow_k(np, n, c, k) if k else None
+        names = bytes(self._names)
+        order = np.argsort(at[first], kind="stable")
+        starts = np.concatenate(([0], ends[:-1]))[first[order]].tolist()
+        stops = ends[first[order]].tolist()
+        cols = [a[order].tolist() for a in (n, c, judged, rate, low, high, failed_runs, excluded, unscored)]
+        pows = pow_k[order].tolist() if pow_k is not None else None
+        rows = []
+        for j, (n_t, c_t, has_t, rate_t, low_t, high_t, failed_t, excluded_t, unscored_t) in enumerate(zip(*cols)):
+            row: dict[str, Any] = {"task_id": names[starts[j]:stops[j]].decode("utf-8", "surrogatepass"),
+                                   "trials": n_t, "passed": c_t}
+            if has_t:
+                row.update(pass_rate=rate_t, pass_rate_ci=[low_t, high_t])
+                if pows is not None:
+                    row["pass_pow_k"] = pows[j]
+            else:
+                row.update(pass_rate=None, pass_rate_ci=None)
+            row["flaky"] = 0 < c_t < n_t
+            if failed_t:
+                row["failed_runs"] = failed_t
+            if excluded_t:
+                row["excluded"] = excluded_t
+            if unscored_t:
+                row["unscored"] = unscored_t
+            rows.append(row)
+        return {"per_task_k": k, "tasks": rows, "n_flaky": int(((c > 0) & (c < n)).sum())}
+
+
+def _pow_k(np: Any, n: Any, c: Any, k: int) -> Any:
+    """Per task pass^k = C(c, k) / C(n, k) (0 when c < k), for tasks with n >= k, as a product."""
+    out = np.ones(len(n))
+    for j in range(k):
+        out *= np.clip(c - j, 0, None) / np.maximum(n - j, 1)
+    return out
 
 
 def _shift(positions: array, offset: int) -> array:
@@ -285,8 +397,19 @@ def passk_curve(tasks: Any, successes: Any, level: float = 0.95, task_set: str =
         pairs_list = [(int(a), int(b)) for a, b in pairs]
     rows = []
     for k in range(1, top + 1):
+        if k == 1 and excluded:  # k = 1 is defined for every task: none drops out of it
+            every, times = _pairs(np, n, c)
+            r = trial_pass_k(every, 1, level=level, counts=times)
+            rows.append({key: v for key, v in asdict(r).items() if key not in ("family", "level")})
+            continue
         r = trial_pass_k(pairs_list, k, level=level, counts=mult.tolist())
         row = {key: v for key, v in asdict(r).items() if key not in ("family", "level")}
         row["n_undefined"] += excluded
         rows.append(row)
     return rows
+
+
+def _pairs(np: Any, n: Any, c: Any) -> tuple[list[tuple[int, int]], list[int]]:
+    """The distinct (n, c) pairs of tasks and how many tasks share each."""
+    pairs, mult = np.unique(np.stack([n, c], axis=1), axis=0, return_counts=True)
+    return [(int(a), int(b)) for a, b in pairs], [int(m) for m in mult]

@@ -3,6 +3,7 @@ client, or a plain async function. All are duck-typed, so no framework is import
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 from collections.abc import Callable
@@ -142,8 +143,61 @@ class ClientJudge(Backend):
         return Completion(text=str(text), cost_usd=float(cost) if cost is not None else None)
 
 
+_SIMPLE = (str, int, float, bool, type(None), bytes)
+
+
+def _value_identity(value: Any, depth: int = 0) -> Any:
+    """What a captured value contributes to a function's identity: immutable simple values as they are
+    (a model name a closure was given), a function by its own fingerprint, anything else by its class
+    and model name (a mutable list or dict by its type: its contents change while the judge runs;
+    never a repr with a memory address)."""
+    if isinstance(value, _SIMPLE):
+        return value if not isinstance(value, bytes) else value.hex()
+    if isinstance(value, (tuple, frozenset)) and depth < 3 and len(value) <= 32:
+        items = [_value_identity(v, depth + 1) for v in value]
+        return sorted(map(str, items)) if isinstance(value, frozenset) else items
+    if (inspect.isfunction(value) or inspect.ismethod(value)) and depth < 3:
+        return _function_fingerprint(value, depth + 1)
+    kind = type(value)
+    try:
+        model = _model_name(value, "")
+    except Exception:  # noqa: BLE001 - a property that raises names no model
+        model = ""
+    return f"{kind.__module__}.{kind.__qualname__}:{model}"
+
+
+def _code_identity(code: Any) -> list[Any]:
+    consts = [_code_identity(c) if inspect.iscode(c) else _value_identity(c) for c in code.co_consts]
+    return [code.co_code.hex(), consts, list(code.co_names)]
+
+
+def _function_fingerprint(fn: Any, depth: int = 0) -> str:
+    """A digest of what a function does: its code, the values it closes over and its defaults, so two
+    functions that share a name (two closures of one factory, each given its own model) are two judges."""
+    owner = getattr(fn, "__self__", None)
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    material: list[Any] = [_code_identity(code)] if code is not None else [repr(type(fn))]
+    cells = getattr(fn, "__closure__", None) or ()
+    for cell in cells:
+        try:
+            material.append(_value_identity(cell.cell_contents, depth))
+        except ValueError:  # an empty cell
+            material.append(None)
+    material.append(_value_identity(getattr(fn, "__defaults__", None) or (), depth))
+    material.append(_value_identity(getattr(fn, "__kwdefaults__", None) or {}, depth))
+    if owner is not None:
+        material.append(_value_identity(owner, depth))
+    blob = json.dumps(material, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
 class CallableJudge(Backend):
-    """A function ``f(messages) -> str`` (async or not): the smallest way to plug in any model."""
+    """A function ``f(messages) -> str`` (async or not): the smallest way to plug in any model.
+
+    Its identity (the cache key) is its module, qualified name and a digest of its code, closure
+    and defaults: two functions named ``judge`` never share verdicts. The model name (run records,
+    judge cards) is the function's name: give ``name=`` the model it calls to tell two apart there."""
 
     backend = "callable"
 
@@ -151,9 +205,11 @@ class CallableJudge(Backend):
                  timeout: float | None = 120.0, price: Price | None = None) -> None:
         if not callable(function):
             raise TypeError(f"expected a callable, got {type(function).__name__}")
+        fingerprint = _function_fingerprint(function) if inspect.isfunction(function) or inspect.ismethod(function) \
+            else _function_fingerprint(getattr(type(function), "__call__", function))  # noqa: B004 - the class's own
         super().__init__(name or getattr(function, "__name__", "function"), timeout=timeout, price=price)
         self.function = function
-        self._identity = _object_identity(self.backend, function)
+        self._identity = {**_object_identity(self.backend, function), "code": fingerprint}
 
     async def _complete(self, request: JudgeRequest) -> Completion:
         result = self.function(_messages_with_schema(request))

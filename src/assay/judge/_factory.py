@@ -228,7 +228,16 @@ def build_backend(spec: Spec, **options: Any) -> Backend:
     elif entry.origin == "registered":  # a plugin's (lazy) factory is checked once loaded
         check_factory(entry.factory, label, options)
     backend = entry.factory(spec.model, **options)
-    return backend if isinstance(backend, Backend) else adapt(backend, prices=options.get("prices"))
+    if entry.origin == "built-in":
+        return backend if isinstance(backend, Backend) else adapt(backend, prices=options.get("prices"))
+    # A plugin's or a registration's judge is the model it was given, whatever object its factory
+    # returned: 'plugin:m2' never answers from 'plugin:m1''s cached verdicts, and run records and
+    # judge cards name the model.
+    if not isinstance(backend, Backend):
+        backend = adapt(backend, prices=options.get("prices"))
+        backend.name, backend.model = spec.model, f"{spec.provider}:{spec.model}"
+    backend._identity = {**backend.identity, "judge": f"{spec.provider}:{spec.model}"}
+    return backend
 
 
 def _builtin(provider: str) -> BackendFactory:

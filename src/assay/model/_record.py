@@ -54,6 +54,12 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True, dict=True):
     status: str | None = None
     """The stored run's status (completed, running, interrupted, failed), when loaded from a store."""
     error: str | None = None
+    n_failed_runs: int | None = None
+    """Traces whose run failed (``status: "failed"``): failed trials, counted in ``n_failed``."""
+    n_excluded: int | None = None
+    """Traces excluded for a harness fault (not in ``n_passed`` / ``n_failed``, nor in any statistic)."""
+    excluded: dict[str, Any] | None = None
+    """Per harness-fault kind: ``{"n": count, "reason": the first one's reason}``."""
 
     # -- the codec ------------------------------------------------------------------------------
 

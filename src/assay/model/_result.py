@@ -98,6 +98,12 @@ class TraceResult(msgspec.Struct, frozen=True):
     """Where the trace came from: ``file:line``."""
     trace: Any = None
     """The input Trace, when the engine was asked to attach it (``attach_traces``); never serialised."""
+    outcome: str | None = None
+    """``"failed"``: the agent's run failed (a failed trial, ``passed`` False whatever its metrics say);
+    ``"excluded"``: the harness failed (no metric scored, ``passed`` None, left out of every statistic);
+    None: the run went normally (``assay.model._outcome``)."""
+    outcome_reason: str = ""
+    """Why the trial failed or was excluded."""
 
     def __repr__(self) -> str:
         return (f"TraceResult(id={self.id!r}, task_id={self.task_id!r}, trial={self.trial!r}, "
@@ -247,6 +253,8 @@ class _TraceOut(msgspec.Struct, gc=False):
     passed: bool | None
     dimensions: dict[str, DimensionScore]
     metrics: dict[str, _MetricOut]
+    outcome: str | msgspec.UnsetType = msgspec.UNSET
+    outcome_reason: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class _RunDoc(msgspec.Struct):
@@ -282,6 +290,9 @@ def _metric_out(r: MetricResult, unset: Any = msgspec.UNSET) -> _MetricOut:
 
 
 def _trace_out(t: TraceResult, out: Any = _metric_out) -> _TraceOut:
+    if t.outcome is not None:
+        return _TraceOut(t.id, t.task_id, t.trial, t.source, t.overall, t.passed, t.dimensions,
+                         {k: out(r) for k, r in t.metrics.items()}, t.outcome, t.outcome_reason)
     return _TraceOut(t.id, t.task_id, t.trial, t.source, t.overall, t.passed, t.dimensions,
                      {k: out(r) for k, r in t.metrics.items()})
 

@@ -53,13 +53,22 @@ def parse_max_errors(value: str | float | int | None) -> float | int:
     return float(number) if fraction else int(number)
 
 
-def unevaluated_counts(summary: dict[str, Any]) -> tuple[int, int, int]:
-    """(scored, errored or not evaluated, all) metric results over the run's summaries."""
+def unevaluated_counts(summary: dict[str, Any], run: Any = None) -> tuple[int, int, int]:
+    """(scored, errored or not evaluated, all) metric results over the run's summaries.
+
+    A trial excluded for a harness fault (``run.n_excluded``) is one unevaluated result per metric
+    of the run: it counts against ``--max-errors`` like the errors it stands for.
+    """
     scored = bad = total = 0
     for s in summary.values():
         scored += s.n
         total += s.n + s.n_null
         bad += s.n_errored + int((s.warnings or {}).get("not_evaluated", 0))
+    excluded = (run.n_excluded or 0) if run is not None else 0
+    if excluded:
+        per_trial = max(1, len(run.metrics or ()) or len(summary))
+        bad += excluded * per_trial
+        total += excluded * per_trial
     return scored, bad, total
 
 
@@ -73,19 +82,23 @@ def run_status(result: Any, max_errors: str | float | int | None = None) -> tupl
         n = len(result.input_issues)
         return INVALID_INPUT, f"{n} input record{'s' if n != 1 else ''} skipped"
     limit = (run.max_errors or 0) if max_errors is None else parse_max_errors(max_errors)
-    scored, bad, total = unevaluated_counts(result.summary)
+    scored, bad, total = unevaluated_counts(result.summary, run)
     n_traces = len(result.traces) if run.n_traces is None else run.n_traces
     if not n_traces:
         return COULD_NOT_EVALUATE, "no traces in the input"
-    if scored == 0:
+    failed_runs = run.n_failed_runs or 0
+    if scored == 0 and not failed_runs:  # (a failed trial is a verdict even when no metric scored it)
         if bad:
             return COULD_NOT_EVALUATE, f"nothing was scored: {bad} of {total} metric results errored or were not evaluated"
         return COULD_NOT_EVALUATE, f"nothing was scored ({total} metric results, none with a score)"
     allowed = limit * total if isinstance(limit, float) else limit
     if bad > allowed:
         shown = f"{limit:.0%}" if isinstance(limit, float) else str(limit)
-        return COULD_NOT_EVALUATE, (f"{bad} of {total} metric results errored or were not evaluated "
+        excluded = f", {run.n_excluded} trials excluded for harness faults among them" if run.n_excluded else ""
+        return COULD_NOT_EVALUATE, (f"{bad} of {total} metric results errored or were not evaluated{excluded} "
                                     f"(tolerated: {shown}; see --max-errors)")
+    if failed_runs:
+        return FAILED, f"{failed_runs} trial{'s' if failed_runs != 1 else ''} failed (the agent's run failed)"
     failed = any(t.passed is False for t in result.traces) or (run.n_failed or 0) > 0 or any(
         s.n_passed < s.n for s in result.summary.values())
     if failed:

@@ -157,3 +157,35 @@ def legend(items: Sequence[tuple[str, str, str]]) -> Markup:
         out.append(h("span", h("svg", mark, xmlns="http://www.w3.org/2000/svg", width=18, height=14,
                                viewBox="0 0 18 14", aria_hidden="true", class_="swatch"), text, class_="legend-item"))
     return h("div", out, class_="legend")
+
+
+def trend(points: Sequence[tuple[str, Any, Any, Any, str]], *, label: str, width: int = 720,
+          height: int = 200) -> Markup:
+    """A value over runs (oldest left): each point with its interval; ``state`` ``fail`` / ``pass`` marks a
+    significant fall / rise from the run before it."""
+    left, right, top, bottom = 36, 12, 12, 26
+    pw, ph = width - left - right, height - top - bottom
+    n = len(points)
+    x = lambda i: left + (pw * (i + 0.5) / n if n else 0)
+    y = lambda v: top + ph * (1 - min(max(v, 0.0), 1.0))
+    parts: list[Any] = [h("title", label)]
+    for tick in (0.0, 0.5, 1.0):
+        parts += [h("line", x1=left, x2=left + pw, y1=_f(y(tick)), y2=_f(y(tick)), class_="grid-line"),
+                  h("text", f"{tick:g}", x=left - 4, y=_f(y(tick) + 4), class_="tick", text_anchor="end")]
+    line = [(x(i), y(val)) for i, p in enumerate(points) if (val := num(p[1])) is not None]
+    if len(line) > 1:
+        parts.append(h("polyline", points=" ".join(f"{_f(a)},{_f(b)}" for a, b in line), class_="series"))
+    for i, (name, v, lo, hi, state) in enumerate(points):
+        v, lo, hi = num(v), num(lo), num(hi)
+        if v is None:
+            continue
+        what = f"{name}: {v:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else "") + (
+            " · significant fall" if state == "fail" else " · significant rise" if state == "pass" else "")
+        if lo is not None and hi is not None:
+            parts.append(h("line", x1=_f(x(i)), x2=_f(x(i)), y1=_f(y(lo)), y2=_f(y(hi)), class_="whisker"))
+        parts.append(h("circle", h("title", what), cx=_f(x(i)), cy=_f(y(v)), r=6 if state else 3.5,
+                       class_=f"point {state}".strip()))
+    step = max(1, n // 6)
+    parts += [h("text", str(points[i][0])[:12], x=_f(x(i)), y=height - 8, class_="tick", text_anchor="middle")
+              for i in range(0, n, step)]
+    return _svg(width, height, label, parts, class_="chart trend")

@@ -94,6 +94,21 @@ def to_junit(result: RunResult, *, name: str = "assay") -> str:
             suite.set(k, str(val))
         totals["tests"] += len(dim_cases)
         totals["failures"] += failures
+    trials = [t for t in result.traces if t.outcome is not None]
+    if trials:  # a failed run fails as itself (a judge metric may have had nothing to score); a harness fault is skipped
+        suite = ET.SubElement(root, "testsuite", name=f"{name}.trials")
+        failed = sum(t.outcome == "failed" for t in trials)
+        for t in trials:
+            case = ET.SubElement(suite, "testcase", classname=_x(f"{name}.trial"), name=_x(t.id), time="0")
+            if t.outcome == "failed":
+                ET.SubElement(case, "failure", message=_x(t.outcome_reason), type="failed_run").text = _x(t.outcome_reason)
+            else:
+                ET.SubElement(case, "skipped", message=_x(f"excluded (harness fault): {t.outcome_reason}"))
+        for k, val in (("tests", len(trials)), ("failures", failed), ("errors", 0), ("skipped", len(trials) - failed)):
+            suite.set(k, str(val))
+        totals["tests"] += len(trials)
+        totals["failures"] += failed
+        totals["skipped"] += len(trials) - failed
     if result.input_issues:
         suite = ET.SubElement(root, "testsuite", name=f"{name}.inputs", tests=str(len(result.input_issues)),
                               failures="0", errors=str(len(result.input_issues)), skipped="0")

@@ -220,6 +220,8 @@ def status_of(r: Any) -> str:
 
 def trace_status(t: TraceResult) -> str:
     """pass / fail / error / null for a trace (an errored metric marks a trace that did not fail)."""
+    if t.outcome == "excluded":  # a harness fault: no verdict, shown as excluded
+        return "excluded"
     if any(r.errored for r in t.metrics.values()):
         return "error" if t.passed is not False else "fail"
     return "null" if t.passed is None else "pass" if t.passed else "fail"

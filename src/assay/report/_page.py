@@ -14,7 +14,7 @@ from typing import Any
 from .._files import write_atomic
 from .._version import __version__
 from ..model import RunResult
-from . import _failures, _judge, _passk, _sections, _traces
+from . import _failures, _judge, _passk, _sections, _tasks, _traces
 from ._digest import ReportDigest
 from ._html import Markup, esc, h, join
 
@@ -86,13 +86,14 @@ def render_report(result: RunResult, *, traces: Mapping[str, Any] | None = None,
     fails = _failures.failures(result, viewed, traces, None if scores is None else (scores.n_bad, total))
     comp = _sections.comparison(comparison, result, baseline)
     passk = _passk.pass_k(result)
+    tasks = _tasks.tasks_section(result, set(viewed))
     dims = _sections.dimensions(result, scores)
     judge = _judge.judge_section(result)
     toc = [("#failures", "Failures", fails), ("#comparison", "Comparison", comp), ("#dimensions", "Dimensions", dims), ("#metrics", "Metrics", True), ("#judge", "Judge", judge),
-           ("#pass-k", "pass@k", passk), ("#traces", "Traces", result.traces), ("#issues", "Input issues",
+           ("#pass-k", "pass@k", passk), ("#tasks", "Per task", tasks), ("#traces", "Traces", result.traces), ("#issues", "Input issues",
                                                                                  result.input_issues)]
     sections.insert(0, h("nav", [h("a", label, href=href) for href, label, present in toc if present], class_="toc"))
-    sections += [fails, comp, dims, _sections.metrics(result, scores), judge, passk]
+    sections += [fails, comp, dims, _sections.metrics(result, scores), judge, passk, tasks]
     if result.traces:
         sections += [_traces.table(result, shown, hidden, total), _traces.views(result, viewed, traces, total=len(shown))]
     sections.append(_sections.issues(result))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..model import RunResult
@@ -30,6 +30,12 @@ def totals(result: RunResult) -> dict[str, Any]:
 
 
 def header(result: RunResult, title: str) -> Markup:
+    cards, info = header_parts(result)
+    return h("header", h("h1", title), cards, info, class_="run-header")
+
+
+def header_parts(result: RunResult) -> tuple[Markup, Markup]:
+    """The run header's figure cards (traces, pass rate, judge calls, cost) and its details list."""
     run = result.run
     n, n_pass, n_fail = run.get("n_traces", len(result.traces)), run.get("n_passed"), run.get("n_failed")
     if n_pass is None:
@@ -68,7 +74,7 @@ def header(result: RunResult, title: str) -> Markup:
                 ("input issues", str(run.get("n_input_issues")) if run.get("n_input_issues") else None),
                 ("skipped metrics", _skipped(run.get("skipped_metrics"))),
                 ("error", run.get("error"))])
-    return h("header", h("h1", title), cards, info, class_="run-header")
+    return cards, info
 
 
 def _skipped(skipped: Any) -> list[Markup]:
@@ -214,22 +220,23 @@ MAX_FLIPS = 200
 """Trace ids listed per direction in the comparison (the rest are counted)."""
 
 
-def _flip_list(title: str, ids: Any, state: str, anchors: Mapping[str, int]) -> Markup:
+def _flip_list(title: str, ids: Any, state: str, anchors: Mapping[str, str]) -> Markup:
     ids = [str(i) for i in ids] if isinstance(ids, (list, tuple)) else []
-    items = [h("li", h("a", i, href=f"#trace-{anchors[i]}") if i in anchors else h("code", i)) for i in ids[:MAX_FLIPS]]
+    items = [h("li", h("a", i, href=anchors[i]) if i in anchors else h("code", i)) for i in ids[:MAX_FLIPS]]
     more = h("li", f"… and {len(ids) - MAX_FLIPS} more", class_="meta") if len(ids) > MAX_FLIPS else None
     return h("div", h("h3", h("span", title, class_=f"badge {state}"), f" {len(ids)} trace{'s' if len(ids) != 1 else ''}"),
              h("ul", items, more, class_="flips") if ids else h("p", "none", class_="meta"), class_="card")
 
 
 def comparison(comp: Mapping[str, Any] | None, result: RunResult | None = None,
-               baseline: RunResult | None = None) -> Markup | None:
+               baseline: RunResult | None = None, *, href: Callable[[int], str] | None = None) -> Markup | None:
     """Per-metric deltas against a baseline with significance, from a comparison dict.
 
     Shape: ``{"metrics": {name: {"delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant",
     "regression"}}}``; optional per metric ``mean_a``/``mean_b``/``improvement``, and at the top
     ``baseline``/``candidate`` (or ``a``/``b``), ``alpha``, ``level``, ``correction``, ``n_pairs``,
-    ``pass_to_fail``/``fail_to_pass`` (trace ids; computed from ``baseline`` and ``result`` when given).
+    ``pass_to_fail``/``fail_to_pass`` (trace ids; computed from ``baseline`` and ``result`` when given);
+    ``href``: where the candidate's trace ``i`` links to (default: its trace view in the report).
     Deltas are coloured by direction (higher scores are better); significant ones are bold.
     """
     if not isinstance(comp, Mapping) or not isinstance(comp.get("metrics"), Mapping) or not comp["metrics"]:
@@ -270,7 +277,8 @@ def comparison(comp: Mapping[str, Any] | None, result: RunResult | None = None,
     moved = flips(baseline, result) if baseline is not None and result is not None else comp
     flip_cards = None
     if baseline is not None or "pass_to_fail" in comp or "fail_to_pass" in comp:
-        anchors = {t.id: i + 1 for i, t in enumerate(result.traces)} if result is not None else {}
+        link = href or (lambda i: f"#trace-{i + 1}")
+        anchors = {t.id: link(i) for i, t in enumerate(result.traces)} if result is not None else {}
         flip_cards = h("div", _flip_list("pass → fail", moved.get("pass_to_fail"), "fail", anchors),
                        _flip_list("fail → pass", moved.get("fail_to_pass"), "pass", anchors), class_="grid flips")
     return h("section", h("h2", "Comparison"), names, h("div", " · ".join(meta), class_="meta"),

@@ -11,12 +11,12 @@ from typing import Any
 from ..model import RunResult, Trace, TraceResult
 from . import _diff
 from ._conversation import conversation, metric_table, quotes_of, status_of, trace_status
-from ._html import Markup, fmt, h, num
+from ._html import Markup, fmt, h, join, num
 
 MAX_VIEWS = 300
 """Trace views (conversations) embedded in one report; failed and errored traces are kept first."""
 
-__all__ = ["MAX_VIEWS", "select", "table", "trace_status", "views"]
+__all__ = ["MAX_VIEWS", "select", "table", "trace_body", "trace_status", "views", "where"]
 
 
 def select(traces: Sequence[TraceResult], limit: int) -> tuple[list[int], int]:
@@ -46,7 +46,8 @@ def trace_for(t: TraceResult, traces: Mapping[str, Any] | None) -> Trace | None:
 def table(result: RunResult, shown: list[int], hidden: int, total: int | None = None) -> Markup:
     names = list(result.summary) or sorted({n for t in result.traces for n in t.metrics})
     options = [h("option", "any metric (trace verdict)", value="")] + [h("option", n, value=n) for n in names]
-    statuses = [("", "all"), ("pass", "passed"), ("fail", "failed"), ("error", "errored"), ("null", "no score")]
+    statuses = [("", "all"), ("pass", "passed"), ("fail", "failed"), ("error", "errored"), ("null", "no score"),
+                ("excluded", "excluded (harness fault)")]
     controls = h("div",
                  h("label", "metric ", h("select", options, id="f-metric")),
                  h("label", "verdict ", h("select", [h("option", lab, value=v) for v, lab in statuses], id="f-status")),
@@ -107,25 +108,12 @@ def views(result: RunResult, shown: list[int], traces: Mapping[str, Any] | None,
     for i in shown:
         t = result.traces[i]
         trace = trace_for(t, traces)
-        quotes = quotes_of(t)
-        found: set[str] = set()
-        convo = conversation(trace, quotes, found) if trace is not None else None
         if trace is None:
             missing += 1
         st = trace_status(t)
-        dims = ", ".join(f"{d} {fmt(s.score, 2)}" + ("" if s.passed else f" < {fmt(s.threshold, 2)}")
-                         for d, s in t.dimensions.items())
         summary = h("summary", h("span", st, class_=f"badge {st}"), " ", h("strong", t.id),
-                    h("span", f" task {t.task_id}" + (f" · trial {t.trial}" if t.trial is not None else "")
-                      + (f" · {t.source}" if t.source else ""), class_="meta"))
-        blocks.append(h("details", summary,
-                        h("div", "overall ", h("strong", fmt(t.overall)), f" · {dims}" if dims else None, class_="stat"),
-                        metric_table(t, found if trace is not None else None),
-                        _trace_diff(trace),
-                        convo if convo is not None else h("p", "The input trace is not available: it was not stored "
-                                                               "with the run and its input file is gone or changed.",
-                                                          class_="meta"),
-                        id=f"trace-{i + 1}", class_=f"trace {st}"))
+                    h("span", where(t), class_="meta"))
+        blocks.append(h("details", summary, trace_body(t, trace), id=f"trace-{i + 1}", class_=f"trace {st}"))
     notes = []
     if total is not None and total > len(shown):
         notes.append(f"{len(shown)} of {total} traces have a view here (failed and errored ones first); "
@@ -137,6 +125,33 @@ def views(result: RunResult, shown: list[int], traces: Mapping[str, Any] | None,
                                                   h("button", "collapse all", type="button", id="collapse-all"),
                                                   h("span", "", id="v-count", class_="meta", aria_live="polite"),
                                                   class_="filters"), intro, blocks, id="trace-views")
+
+
+def where(t: TraceResult) -> str:
+    """`` task T · trial N · file:line`` of a trace's results."""
+    return (f" task {t.task_id}" + (f" · trial {t.trial}" if t.trial is not None else "")
+            + (f" · {t.source}" if t.source else ""))
+
+
+def trace_body(t: TraceResult, trace: Trace | None) -> Markup:
+    """What one trace shows, in the report's trace views and in ``assay view``'s trace page: the overall
+    score and dimensions, each metric's result (failures first, evidence found in the trace or flagged),
+    the expected vs actual tool calls, and the conversation with the evidence marked."""
+    quotes = quotes_of(t)
+    found: set[str] = set()
+    convo = conversation(trace, quotes, found) if trace is not None else None
+    dims = ", ".join(f"{d} {fmt(s.score, 2)}" + ("" if s.passed else f" < {fmt(s.threshold, 2)}")
+                     for d, s in t.dimensions.items())
+    outcome = h("p", ("The agent's run failed: a failed trial whatever its metrics say. " if t.outcome == "failed"
+                      else "Excluded from every statistic (a harness fault). ") + t.outcome_reason,
+                class_="meta") if t.outcome is not None else None
+    return join([h("div", "overall ", h("strong", fmt(t.overall)), f" · {dims}" if dims else None, class_="stat"),
+                 outcome,
+                 metric_table(t, found if trace is not None else None),
+                 _trace_diff(trace),
+                 convo if convo is not None else h("p", "The input trace is not available: it was not stored "
+                                                        "with the run and its input file is gone or changed.",
+                                                   class_="meta")])
 
 
 def _trace_diff(trace: Trace | None) -> Markup | None:

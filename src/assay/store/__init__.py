@@ -10,6 +10,9 @@ dir. Stored per run: id, times, status, inputs with sha256, metrics with paramet
 thresholds, judge, per-trace results and input traces (JSON per row), summary, tokens and cost.
 """
 
+from ._browse import (RunRow, RunsPage, find_runs, load_summary, previous_run, run_info, run_series, stored_results,
+                      trace_at)
+from ._browse import resolve as resolve_run
 from ._cards import list_cards, load_card, save_card
 from ._codec import new_run_id, read_results_file, result_from_dict
 from ._db import RunInfo, RunStore
@@ -19,7 +22,8 @@ from ._paths import ENV, default_store_path
 from ._record import RunRecorder
 from ._recording import record_evaluation
 
-__all__ = ["ENV", "InputTap", "RunInfo", "RunRecorder", "RunStore", "default_store_path", "hash_inputs",
-           "list_cards", "load_card", "load_run", "load_traces", "new_run_id", "read_results_file", "record_evaluation",
+__all__ = ["ENV", "InputTap", "RunInfo", "RunRecorder", "RunRow", "RunStore", "RunsPage", "default_store_path", "find_runs", "hash_inputs",
+           "list_cards", "load_card", "load_run", "load_summary", "load_traces", "new_run_id", "read_results_file",
+           "previous_run", "record_evaluation", "resolve_run", "run_info", "run_series", "stored_results", "trace_at",
            "result_from_dict", "save_card", "trace_key",
            "traces_from_inputs"]

@@ -86,7 +86,7 @@ class RowCodec:
 
     def pack(self, t: TraceResult, keep_all: bool) -> tuple[bytes, bytes | None]:
         """(scores, extra JSON or None) of one trace; ``keep_all`` keeps every reason."""
-        if not keep_all:  # the common row: every result a passing score with nothing else to keep
+        if not keep_all and t.outcome is None:  # the common row: every result a passing score with nothing else to keep
             index, thresholds = self.index, self.thresholds
             args: list[Any] = []
             append = args.append
@@ -134,6 +134,9 @@ class RowCodec:
             if e:
                 extra = extra or {}
                 extra[name] = e
+        if t.outcome is not None:  # a failed or excluded trial: what regrouping cannot know
+            extra = extra or {}
+            extra[OUTCOME_KEY] = {"outcome": t.outcome, "reason": t.outcome_reason}
         return bytes(out), None if extra is None else encode(extra)
 
     @staticmethod
@@ -155,9 +158,10 @@ class RowCodec:
         return e
 
     # -- reading -------------------------------------------------------------------------------
-    def unpack(self, trace_id: str, task_id: str | None, trial: int | None, source: str | int | None,
+    def unpack(self, trace_id: str, task_id: str | None, trial_index: int | None, source: str | int | None,
                scores: bytes, extra: bytes | str | None) -> TraceResult:
         more = _extra_decoder.decode(extra) if extra else {}
+        trial = more.pop(OUTCOME_KEY, None) if more else None
         metrics: dict[str, MetricResult] = {}
         names, thresholds = self.names, self.thresholds
         p, end = 0, len(scores)
@@ -186,8 +190,13 @@ class RowCodec:
         if self.regroup is None:
             raise ValueError("RowCodec.unpack needs regroup= (how dimensions are recomputed)")
         dimensions, overall, passed_all = self.regroup(metrics)
-        return TraceResult(trace_id, task_id if task_id is not None else trace_id, trial, metrics, dimensions,
-                           overall, passed_all, self.read_source(source))
+        if trial is None:
+            return TraceResult(trace_id, task_id if task_id is not None else trace_id, trial_index, metrics,
+                               dimensions, overall, passed_all, self.read_source(source))
+        outcome = str(trial.get("outcome"))
+        return TraceResult(trace_id, task_id if task_id is not None else trace_id, trial_index, metrics, dimensions,
+                           overall, None if outcome == "excluded" else False, self.read_source(source),
+                           outcome=outcome, outcome_reason=str(trial.get("reason") or ""))
 
     def read_source(self, source: str | int | None) -> str | None:
         if isinstance(source, int):
@@ -195,5 +204,7 @@ class RowCodec:
         return source
 
 
+OUTCOME_KEY = "@trial"
+"""The key of a failed or excluded trial's outcome among a row's extras (no metric instance is named so)."""
 _KEPT = frozenset({"passed", "threshold", "reason", "evidence", "details", "judge_calls", "tokens", "cost_usd"})
 """The MetricResult fields ``_extra`` may keep for a result (its keys are the fields' names)."""

@@ -16,7 +16,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -338,6 +338,25 @@ class RunStore:
         _create(conn)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         progress.done()
+
+    def reader(self) -> sqlite3.Connection:
+        """A read-only connection: never creates, writes or upgrades the store (``assay view``).
+
+        It sees what other processes commit while it is open (WAL); a store that does not exist
+        yet, or needs an upgrade, is a ConfigError saying so.
+        """
+        if not self.path.exists():
+            raise ConfigError(f"the run store {str(self.path)!r} does not exist yet: `assay run` creates it")
+        if _writable(self.path):  # an old schema is upgraded by any command that writes, not by a reader
+            with closing(sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+                try:
+                    version = self._check_version(conn)
+                except sqlite3.DatabaseError as exc:
+                    raise ConfigError(f"{str(self.path)!r} is not a usable assay run store: {exc}") from None
+            if version < SCHEMA_VERSION:
+                raise ConfigError(f"the run store {str(self.path)!r} is of schema {version}: `assay runs` upgrades it "
+                                  f"to schema {SCHEMA_VERSION} (a reader never writes it)")
+        return self._read_only()
 
     def _read_only(self) -> sqlite3.Connection:
         """The store opened read-only (``mode=ro``; ``immutable`` when SQLite cannot share its WAL index)."""
