@@ -40,7 +40,8 @@ def test_every_sample_file_is_listed() -> None:
 
 def test_all_importers_are_registered() -> None:
     assert set(importers()) == {"assay", "otel", "openinference", "uaef", "fair_forge", "eval_lib", "deepeval",
-                                "langchain", "openai", "anthropic", "openai_responses", "openai_batch", "inspect", "langfuse"}
+                                "langchain", "openai", "anthropic", "openai_responses", "openai_batch", "inspect", "langfuse", "gemini", "tau_bench",
+                                    "adk_evalset", "swe_agent", "langsmith"}
 
 
 @pytest.mark.parametrize(("name", "fmt"), sorted(SAMPLES.items()), ids=sorted(SAMPLES))
@@ -73,7 +74,7 @@ def test_first_record_beyond_the_sniff_head_is_still_detected(in_tmp: Path) -> N
 
 def test_unknown_content_is_a_config_error_listing_the_formats(in_tmp: Path) -> None:
     (in_tmp / "x.json").write_text('{"foo": 1}\n')
-    with pytest.raises(ConfigError, match=r"x.json: cannot tell the input format; .* one of: anthropic, assay, deepeval"):
+    with pytest.raises(ConfigError, match=r"x.json: cannot tell the input format; .* one of: adk_evalset, anthropic, assay, deepeval"):
         read_all("x.json")
 
 

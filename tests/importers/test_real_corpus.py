@@ -16,6 +16,8 @@ from assay.importers import read_traces
 from assay.metrics.tool_calling import is_mcp_tool
 from assay.model import InputIssue, Trace
 
+from .test_real_corpus_genuine import ROUND2
+
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
 
 Call = tuple[str, dict[str, Any], str]
@@ -90,7 +92,7 @@ def test_each_real_file_reads_whole(names: tuple[str, ...], shapes: dict[str, in
 def test_every_corpus_file_is_in_the_table_and_has_its_provenance() -> None:
     provenance = (REAL / "PROVENANCE.md").read_text(encoding="utf-8")
     files = {str(p.relative_to(REAL)) for p in REAL.rglob("*") if p.is_file() and p.name != "PROVENANCE.md"}
-    assert files == {n for c in CORPUS for n in c[0]} | {"openai_batch/batch_errors.jsonl"}
+    assert files == {n for c in CORPUS for n in c[0]} | {"openai_batch/batch_errors.jsonl"} | {r[0] for r in ROUND2}
     assert all(f"`{f}`" in provenance for f in files)
 
 

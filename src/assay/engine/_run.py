@@ -250,7 +250,7 @@ class Evaluation:
                 if self.cancel is not None and self.cancel.is_set():
                     self.interrupted = True
                     return
-                if type(item) is InputIssue:
+                if isinstance(item, InputIssue):
                     yield item
                     continue
                 outcome, why = trial_outcome(item)
@@ -304,7 +304,7 @@ class Evaluation:
         jury = JuryTotals(judged, [j["model"] for j in self.judge.info()]) if isinstance(self.judge, Jury) else None
         part.retest, part.jury = retest, jury
         for item in self.stream(source, input_format=input_format, strict=strict, tap=tap, totals=part.totals):
-            if type(item) is InputIssue:
+            if isinstance(item, InputIssue):
                 issues.append(item)
             else:
                 n += 1

@@ -105,7 +105,7 @@ def _shift_line(loc: str, item: Any, shift: int) -> tuple[str, Any]:
     if sep and tail.isdigit():
         loc = f"{head}:{int(tail) + shift}"
     if isinstance(item, InputIssue) and item.line is not None:
-        item = InputIssue(item.source, item.line + shift, item.field, item.message)
+        item = type(item)(item.source, item.line + shift, item.field, item.message)
     return loc, item
 
 
@@ -115,7 +115,7 @@ def _shift_index(loc: str, item: Any, shift: int) -> tuple[str, Any]:
     if loc.startswith("<input>[") and loc.endswith("]") and loc[8:-1].isdigit():
         loc = f"<input>[{int(loc[8:-1]) + shift}]"
     if isinstance(item, InputIssue) and item.source == "<input>" and item.line is not None:
-        item = InputIssue(item.source, item.line + shift, item.field, item.message)
+        item = type(item)(item.source, item.line + shift, item.field, item.message)
     return loc, item
 
 

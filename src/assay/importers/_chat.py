@@ -22,9 +22,10 @@ from ..errors import DataError, InputWarning
 from ..model import Trace
 from ..model._messages import TurnBuilder
 from ._common import (
-    Record, arguments, array, build_trace, integer, join, maybe_json, number, obj, read_conversations, usage,
+    Record, Skip, arguments, array, build_trace, integer, join, maybe_json, number, obj, read_conversations, usage,
     wrong,
 )
+from ._payload import is_anthropic_message, is_chat_completion
 from ._sniff import Head
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
@@ -78,7 +79,9 @@ _USES = ("tool_use", "server_tool_use", "mcp_tool_use")
 def _result_text(block: dict[str, Any], path: str) -> Any:
     content = block.get("content")
     if isinstance(content, list):
-        if content and all(isinstance(c, dict) and c.get("type") not in _TEXT for c in content):
+        if not content:
+            return []  # a server tool that found nothing (no search hits)
+        if all(isinstance(c, dict) and c.get("type") not in _TEXT for c in content):
             return content  # a server tool's structured result (search hits, fetched documents)
         texts, _, _, _ = _blocks(content, join(path, "content"))
         return maybe_json("\n".join(texts))
@@ -266,15 +269,27 @@ def _unwrap_body(d: dict[str, Any], path: str, inner: str) -> tuple[dict[str, An
     return d, path, {}
 
 
-def _exchange(d: dict[str, Any], path: str, fallback: str) -> Trace:
-    """``{"request": {...}, "response": {...}}``: one API call as logged by a proxy or a wrapper."""
+NOT_CONVERSATIONS = {
+    "file": "an uploaded file's metadata", "vector_store": "a vector store", "vector_store.file": "a file in a vector store",
+    "vector_store.file_batch": "a batch of vector store files", "vector_store.deleted": "a deletion receipt",
+    "file.deleted": "a deletion receipt", "batch": "a Batch API job", "model": "a model listing entry",
+    "list": "a list page", "embedding": "an embedding", "fine_tuning.job": "a fine-tuning job",
+    "fine_tuning.job.event": "a fine-tuning event", "upload": "an upload", "assistant": "an assistant's settings",
+    "thread": "a thread's metadata", "organization.project": "a project",
+}
+"""OpenAI API objects that hold no conversation: what each is, for the line that skips it."""
+
+
+def _exchange(d: dict[str, Any], path: str, fallback: str, *, bare: bool = False) -> Trace:
+    """``{"request": {...}, "response": {...}}``: one API call as logged by a proxy or a wrapper
+    (``bare``: a response object alone, whose fields are at ``path`` itself)."""
     rpath = join(path, "request")
     req, rpath, _ = _unwrap_body(obj(d.get("request") or {}, rpath), rpath, "messages")
     mpath = join(rpath, "messages")
     pairs: list[tuple[str, Any]] = [(join(mpath, i), m) for i, m in enumerate(array(req, rpath, "messages"))]
     meta: dict[str, Any] = {}
     resp = d.get("response")
-    ppath = join(path, "response")
+    ppath = path if bare else join(path, "response")
     status = None
     use = None
     if resp is not None:
@@ -321,6 +336,12 @@ def _exchange(d: dict[str, Any], path: str, fallback: str) -> Trace:
 
 def _one(value: Any, path: str, fallback: str) -> Trace:
     d = obj(value, path, "a chat record object")
+    if is_chat_completion(d) or is_anthropic_message(d):  # a bare response, saved on its own
+        return _exchange({"response": d}, path, fallback, bare=True)
+    kind = d.get("object")
+    if isinstance(kind, str) and kind in NOT_CONVERSATIONS:
+        raise Skip(f"skipped: an OpenAI {kind!r} object ({NOT_CONVERSATIONS[kind]}), not a conversation",
+                   field=path or None)
     if "request" in d or "response" in d:
         return _exchange(d, path, fallback)
     if "messages" in d:
@@ -373,15 +394,28 @@ def responses(h: Head) -> bool:
     return bool(_RESPONSES.search(h.text))
 
 
+_MINI_SWE = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "mswea_bash_command", '"trajectory_format": "mini-swe-agent')
+
+
+def is_mini_swe(text: str) -> bool:
+    """Whether a head's text is a mini-swe-agent trajectory's (its submit command, its bash block tag,
+    its format tag): the swe_agent importer's, though the messages are chat messages."""
+    return any(m in text for m in _MINI_SWE)
+
+
 def is_chat(h: Head, native_keys: frozenset[str]) -> bool:
     """Whether the head looks like chat-API data (either flavour) that assay's own reader does not take."""
-    if responses(h):
-        return False
     rec = h.record
     if isinstance(rec, list):  # a JSON Lines line holding a list
         rec = rec[0] if rec else None
+    if is_anthropic_message(rec):
+        return True
+    if responses(h) or (h.container == "array" and is_mini_swe(h.text)):
+        return False
     if isinstance(rec, dict):
         if is_message(rec):
+            return True
+        if is_chat_completion(rec) or is_anthropic_message(rec):
             return True
         if isinstance(rec.get("request"), dict):
             req = rec["request"]
@@ -404,10 +438,17 @@ def _native(keys: frozenset[str], native_keys: frozenset[str]) -> bool:
 
 
 def anthropic(h: Head) -> bool:
-    """Anthropic's markers: tool_use / tool_result / thinking blocks, stop_reason, a Claude model, a top-level system."""
+    """Anthropic's markers: tool_use / tool_result / thinking blocks, stop_reason, a Claude model, a top-level system.
+
+    A bare ``chat.completion`` is OpenAI's whatever model wrote it (a Claude model behind an
+    OpenAI-compatible gateway), a bare ``message`` with content blocks Anthropic's."""
+    rec = h.record[0] if isinstance(h.record, list) and h.record else h.record
+    if is_chat_completion(rec):
+        return False
+    if is_anthropic_message(rec):
+        return True
     if _ANTHROPIC.search(h.text):
         return True
-    rec = h.record
     return isinstance(rec, dict) and "messages" in rec and "system" in rec and "id" not in rec
 
 

@@ -11,7 +11,7 @@ from pathlib import PurePath
 from typing import IO, Any
 
 from ..errors import DataError
-from ..model import InputIssue, Trace, TraceValidationError
+from ..model import InputIssue, ReadingWarning, Trace, TraceValidationError
 from ..model._messages import maybe_json  # noqa: F401  (the importers take it from here)
 from ._errors import json_type
 from ._limits import loads
@@ -179,6 +179,9 @@ def convert_value(item: Value, source: str, n: int, convert: Convert) -> Iterato
     prefix = item.path if item.key else ""
     try:
         traces = list(convert(item.value, default_id(source, n)))
+    except Skip as exc:
+        yield loc, ReadingWarning(source, item.line, prefixed(prefix, exc.field), exc.detail)
+        return
     except DataError as exc:
         yield loc, InputIssue(source, item.line, prefixed(prefix, exc.field), exc.detail)
         return
@@ -187,6 +190,11 @@ def convert_value(item: Value, source: str, n: int, convert: Convert) -> Iterato
         return
     for trace in traces:
         yield loc, trace
+
+
+class Skip(DataError):
+    """A record that is read and is no conversation (an OpenAI ``file`` object in a recording):
+    skipped with one line that says what it is, not reported as a defect."""
 
 
 UNEXPECTED = (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError, RecursionError)

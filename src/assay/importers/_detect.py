@@ -30,6 +30,12 @@ SHAPES: dict[str, tuple[tuple[str, ...], ...]] = {
     "langchain": (("type", "content"), ("lc", "type", "id", "kwargs"), ("messages",)),
     "otel": (("resourceSpans",),),
     "openinference": (("name", "context", "span_kind", "attributes"),),
+    "gemini": (("candidates", "usageMetadata", "modelVersion"), ("contents", "systemInstruction", "generationConfig")),
+    "tau_bench": (("task_id", "reward", "info", "traj", "trial"),),
+    "adk_evalset": (("eval_set_id", "eval_cases", "name"), ("eval_id", "conversation", "session_input"),
+                    ("query", "expected_tool_use", "reference")),
+    "swe_agent": (("trajectory", "history", "info", "environment"), ("info", "messages", "trajectory_format")),
+    "langsmith": (("id", "trace_id", "run_type", "inputs", "outputs"), ("post", "patch")),
 }
 """Top-level fields of each built-in format's records, most telling first (one tuple per shape)."""
 
@@ -41,13 +47,13 @@ def closest(head: bytes) -> str:
     keys = frozenset(rec) if isinstance(rec, dict) else h.keys
     if not keys:
         return ""
-    best: tuple[float, str, tuple[str, ...]] | None = None
+    best: tuple[tuple[int, float], str, tuple[str, ...]] | None = None
     for name, shapes in SHAPES.items():
         for fields in shapes:
             shared = len(keys & set(fields))
             if not shared:
                 continue
-            score = shared / len(keys | set(fields))
+            score = (shared, shared / len(keys | set(fields)))  # the fields shared first, then how much else differs
             if best is None or score > best[0]:
                 best = (score, name, fields)
     if best is None:

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import ConfigError, DataError
-from ..model import InputIssue, Trace
+from ..model import InputIssue, ReadingWarning, Trace
 from . import _limits
+from ._check import unparsed
 from ._common import default_id
 from ._detect import Relines, closest, is_lines
 from ._duplicates import DuplicateIds
@@ -94,7 +95,7 @@ register_importer(Importer("assay", "assay's trace format: JSON Lines, a JSON ar
 
 _BUILTIN_MODULES: tuple[str, ...] = (
     ".otel", ".openinference", ".uaef", ".fair_forge", ".eval_lib", ".deepeval", ".langchain", ".openai_chat",
-    ".anthropic_messages", ".openai_responses", ".openai_batch", ".inspect_ai", ".langfuse",
+    ".anthropic_messages", ".openai_responses", ".openai_batch", ".inspect_ai", ".langfuse", ".gemini", ".tau_bench", ".adk_evalset", ".swe_agent", ".langsmith",
 )
 """Modules of further built-in importers, imported on first use to keep 'import assay' light."""
 _loaded = False
@@ -254,7 +255,7 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
                         counts[fmt] = counts.get(fmt, 0) + 1
                         tail = loc[loc.rfind(":") + 1:]
                         dups.add(item.id, int(tail) if tail.isdigit() else None)
-                    elif strict:
+                    elif strict and not isinstance(item, ReadingWarning):
                         raise DataError(item.message, source=item.source, line=item.line, field=item.field)
                     yield loc, item
             except (ValueError, UnicodeDecodeError) as exc:
@@ -321,10 +322,28 @@ def _checked(records: Iterator[Record], source: str, name: str, again: Relines |
     for loc, item in records:
         if (type(item) is Trace or isinstance(item, Trace)) and not item.turns and _empty(item):  # type: ignore[union-attr]
             item = _empty_issue(item, loc, source)  # type: ignore[arg-type]
-        if again is None or type(item) is Trace or isinstance(item, Trace) or item.line is None:  # type: ignore[union-attr]
+        if type(item) is Trace or isinstance(item, Trace):
+            yield loc, item, name
+            warning = _unparsed_warning(item, loc, source)  # type: ignore[arg-type]
+            if warning is not None:
+                yield loc, warning, name
+        elif again is None or item.line is None or isinstance(item, ReadingWarning):  # type: ignore[union-attr]
             yield loc, item, name
         else:
             yield from _on_its_own(item, loc, source, name, again, limits)  # type: ignore[arg-type]
+
+
+def _unparsed_warning(trace: Trace, loc: str, source: str) -> ReadingWarning | None:
+    """One warning naming every turn text of ``trace`` that still looks like an unread payload."""
+    found = unparsed(trace)
+    if not found:
+        return None
+    _, _, tail = loc.rpartition(":")
+    field, why = found[0]
+    more = f" (and {len(found) - 1} more field(s): {', '.join(f for f, _ in found[1:4])})" if len(found) > 1 else ""
+    return ReadingWarning(source, int(tail) if tail.isdigit() else None, field,
+                          f"trace {trace.id!r}: {why}{more}; the reader did not understand this payload, "
+                          "so scores on it would be wrong (name the format with --input-format, or report the shape)")
 
 
 def _on_its_own(issue: InputIssue, loc: str, source: str, name: str, again: Relines,

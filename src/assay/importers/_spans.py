@@ -126,6 +126,8 @@ def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
     def parent(s: Span) -> Span | None:
         return by_id.get(s.parent_id) if s.parent_id else None
 
+    _one_agent(spans, kinds, names, parent)
+
     scope_memo: dict[str, str | None] = {}
 
     def scope(s: Span | None) -> str | None:
@@ -228,12 +230,52 @@ def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
     return build_trace(data)
 
 
+def _asks(m: Msg) -> bool:
+    """A user message that asks something: not one that only carries tool results back."""
+    return m.role == "user" and not (m.results and not m.text)
+
+
+def _one_agent(spans: list[Span], kinds: dict[str, str], names: dict[str, str], parent: Any) -> None:
+    """An agent span that does no work of its own (no model call or tool run under it but through
+    one agent span below it) wraps that agent: a workflow span around the agent (OpenAI Agents),
+    a create-agent span around its run (Koog). It takes the inner agent's name, so the two read as
+    one agent rather than a coordinator that delegated once."""
+    def nearest_agent(s: Span) -> str | None:
+        p, hops = parent(s), 0
+        while p is not None and hops < 10_000:
+            if kinds[p.span_id] == "agent":
+                return p.span_id
+            p, hops = parent(p), hops + 1
+        return None
+
+    working: set[str] = set()
+    children: dict[str, list[str]] = {}
+    for s in spans:
+        kind = kinds[s.span_id]
+        if kind in ("llm", "tool", "retriever"):
+            a = nearest_agent(s)
+            if a is not None:
+                working.add(a)
+        elif kind == "agent":
+            a = nearest_agent(s)
+            if a is not None:
+                children.setdefault(a, []).append(s.span_id)
+    changed = True
+    rounds = 0
+    while changed and rounds < 64:
+        changed, rounds = False, rounds + 1
+        for a, kids in children.items():
+            if a not in working and len(kids) == 1 and names[a] != names[kids[0]]:
+                names[a] = names[kids[0]]
+                changed = True
+
+
 def _last_user(msgs: list[Msg]) -> str | None:
-    return next((m.text for m in reversed(msgs) if m.role == "user"), None)
+    return next((m.text for m in reversed(msgs) if _asks(m)), None)
 
 
 def _user_key(msgs: list[Msg]) -> tuple[int, str | None] | None:
-    users = [m for m in msgs if m.role == "user"]
+    users = [m for m in msgs if _asks(m)]
     return (len(users), users[-1].text) if users else None
 
 
@@ -335,9 +377,19 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
     # input holds the whole history, so each such result once)
     loose = [r for m in (gcalls[-1].inputs if gcalls else []) for call_id, r in m.results if call_id is None]
     requested: dict[str, dict[str, Any]] = {}
+    claimed: set[str] = set()
     unnamed = [call for _, _, call in timed if not call.get("id")]  # executions that recorded no call id
-    for span, c in zip(group, gcalls):
-        for m in c.outputs:
+    # calls the turn made before its first recorded model call (a recording holding only the last
+    # request): in that call's input, after the question
+    history: list[Msg] = []
+    if gcalls:
+        inputs = gcalls[0].inputs
+        asked = max((i for i, m in enumerate(inputs) if _asks(m)), default=-1)
+        history = [m for m in inputs[asked + 1:] if m.role in ("assistant", "model") and m.calls]
+    pairs: list[tuple[Span, list[Msg]]] = ([(group[0], history)] if history else []) + [
+        (span, c.outputs) for span, c in zip(group, gcalls)]
+    for span, outputs in pairs:
+        for m in outputs:
             for req in m.calls:
                 if req.get("id") and req["id"] in seen_ids:
                     requested[req["id"]] = req
@@ -345,6 +397,14 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
                 if not req.get("id") and req["name"] in names_run:
                     continue  # an execute span without id covers it
                 twin = next((x for x in unnamed if x["name"] == req["name"]), None)
+                if twin is None and req.get("id"):  # the execution recorded an id of its own (Google ADK)
+                    twin = next((x for _, _, x in timed if x["name"] == req["name"] and x.get("id") in seen_ids
+                                 and x["id"] not in requested and x["id"] not in claimed), None)
+                    if twin is not None:
+                        claimed.add(twin["id"])
+                        if not twin.get("arguments"):
+                            twin["arguments"] = req.get("arguments") or {}
+                        continue
                 if twin is not None:  # the first id-less execution of that tool is this request's
                     unnamed.remove(twin)
                     twin["id"] = req["id"]
@@ -361,6 +421,8 @@ def _tool_calls(group: list[Span], gcalls: list[LlmCall], tools: list[Span], con
     for _, _, call in timed:  # an execute span without arguments takes the model's request's
         if not call.get("arguments") and call.get("id") in requested:
             call["arguments"] = requested[call["id"]].get("arguments") or {}
+        if call.get("result") is None and not call.get("error") and call.get("id") in results:
+            call["result"] = results[call["id"]]  # a tool span that recorded no result: the one the model was given
     timed.sort(key=lambda t: (t[0], t[1]))
     return [call for _, _, call in timed]
 

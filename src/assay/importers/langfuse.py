@@ -23,6 +23,7 @@ from ..model import InputIssue
 from ._common import UNEXPECTED, Record, join, maybe_json, obj, unexpected
 from ._errors import json_type
 from ._otlp import any_time
+from ._payload import normalise
 from ._registry import Importer, register_importer
 from ._sniff import inspect
 from ._spans import LlmCall, Msg, Span, assemble, error_of, flatten
@@ -38,10 +39,21 @@ _USAGE = (("input_tokens", ("input", "promptTokens", "input_tokens", "prompt_tok
 _TEXT_KEYS = ("input", "query", "question", "message", "content", "text", "output", "answer", "response", "result")
 
 
-def _text(value: Any) -> str | None:
-    """An observation's or trace's input/output as text: the message inside a JSON payload."""
+def _text(value: Any, role: str | None = None) -> str | None:
+    """An observation's or trace's input/output as text: the message inside a JSON payload (the last
+    one of ``role`` when the payload holds messages)."""
     if value is None or isinstance(value, str):
+        if role is not None and isinstance(value, str):
+            msgs = normalise(value, role)
+            if msgs and len(msgs) != 1 or msgs and msgs[0].get("content") != value:
+                return _last_text(msgs, role) or value
         return value
+    if role is not None:
+        msgs = normalise(value, role)
+        if msgs:
+            found = _last_text(msgs, role)
+            if found is not None:
+                return found
     if isinstance(value, dict):
         for key in _TEXT_KEYS:
             if isinstance(value.get(key), str):
@@ -54,32 +66,41 @@ def _text(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _last_text(msgs: list[dict[str, Any]], role: str) -> str | None:
+    return next((m["content"] for m in reversed(msgs) if m.get("role") == role and isinstance(m.get("content"), str)
+                 and m["content"]), None)
+
+
 class LangfuseConvention:
     def kind(self, span: Span) -> str:
         if span.span_id == _ROOT:
             return "chain"
-        return _KINDS.get(str(span.attrs.get("type", "")).upper(), "other")
+        kind = _KINDS.get(str(span.attrs.get("type", "")).upper(), "other")
+        if kind == "chain" and (span.name.startswith(("tool.", "execute_tool ", "running tool"))
+                                or "gen_ai.tool.name" in _attributes(span.attrs)):
+            return "tool"  # a SPAN observation of a tool run (Koog's 'tool.NAME', gen_ai.tool.name)
+        return kind
 
     def agent_name(self, span: Span) -> str | None:
         if self.kind(span) != "agent":
             return None
-        name = _attributes(span.attrs).get("gen_ai.agent.name")
-        return name if isinstance(name, str) and name else (span.name.removeprefix("invoke_agent ") or None)
+        attrs = _attributes(span.attrs)
+        name = attrs.get("gen_ai.agent.name")
+        if isinstance(name, str) and name:
+            return name
+        agent_id = attrs.get("gen_ai.agent.id")  # Koog: 'agent.<id>' and 'run.<id>' spans of one agent share it
+        if isinstance(agent_id, str) and agent_id:
+            return agent_id
+        return span.name.removeprefix("invoke_agent ") or None
 
     def _msgs(self, value: Any, where: str, default_role: str) -> list[Msg]:
-        value = maybe_json(value)
-        if isinstance(value, dict) and isinstance(value.get("messages"), list):
-            value, where = value["messages"], f"{where}.messages"
-        if isinstance(value, dict) and isinstance(value.get("choices"), list):  # a whole chat.completion
-            value = [c.get("message") for c in value["choices"] if isinstance(c, dict) and c.get("message")]
-        if isinstance(value, str):
-            return [Msg(default_role, value)]
-        if isinstance(value, dict):
-            value = [value] if "role" in value or "content" in value else [{"role": default_role, "content": _text(value)}]
-        if not isinstance(value, list):
-            return [] if value is None else [Msg(default_role, str(value))]
-        return [message(m, f"{where}[{i}]", default_role) if isinstance(m, dict) else Msg(default_role, str(m))
-                for i, m in enumerate(value)]
+        if value == "None":  # str(None): a producer's empty answer
+            return []
+        msgs = normalise(value, default_role, where=where)
+        if msgs is None:  # no message shape: the text inside the payload, or the payload itself
+            text = _text(maybe_json(value))
+            return [] if text is None else [Msg(default_role, text)]
+        return [message(m, f"{where}[{i}]", default_role) for i, m in enumerate(msgs)]
 
     def llm(self, span: Span) -> LlmCall:
         o = span.attrs
@@ -121,11 +142,19 @@ class LangfuseConvention:
         attrs = _attributes(o)
         name = attrs.get("gen_ai.tool.name")
         call_id = attrs.get("gen_ai.tool.call.id") or attrs.get("tool_call_id")
+        if isinstance(call_id, list):  # Microsoft Agent Framework: [run id, call id]
+            call_id = call_id[-1] if call_id else None
+        result = maybe_json(o.get("output"))
+        if result in (None, "", {}):  # Google ADK keeps the result in an attribute of its own
+            raw = maybe_json(o.get("metadata"))
+            raw = maybe_json(raw.get("attributes")) if isinstance(raw, dict) else None
+            if isinstance(raw, dict) and raw.get("gcp.vertex.agent.tool_response") not in (None, "", {}):
+                result = maybe_json(raw["gcp.vertex.agent.tool_response"])
         if not value and isinstance(attrs.get("gen_ai.tool.call.arguments"), (str, dict)):
             args = maybe_json(attrs["gen_ai.tool.call.arguments"])
             args = args if isinstance(args, dict) else {"input": args}
         return {"name": name if isinstance(name, str) and name else _tool_name(span.name),
-                "arguments": args, "result": maybe_json(o.get("output")),
+                "arguments": args, "result": result,
                 "error": error_of(span), "id": str(call_id) if call_id is not None else None}
 
     def documents(self, span: Span) -> list[str]:
@@ -145,7 +174,8 @@ class LangfuseConvention:
         return docs
 
     def io(self, span: Span) -> tuple[str | None, str | None]:
-        return _text(maybe_json(span.attrs.get("input"))), _text(maybe_json(span.attrs.get("output")))
+        return (_text(maybe_json(span.attrs.get("input")), "user"),
+                _text(maybe_json(span.attrs.get("output")), "assistant"))
 
     def trace_meta(self, spans: list[Span]) -> dict[str, Any]:
         return {}

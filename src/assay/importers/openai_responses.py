@@ -29,6 +29,7 @@ from ..errors import DataError, InputWarning
 from ..model import Trace
 from ._chat import build_turns, responses, usage_of
 from ._common import Record, arguments, build_trace, join, number, obj, read_conversations, text
+from ._payload import is_anthropic_message
 from ._registry import Importer, register_importer
 from ._sniff import inspect
 
@@ -222,6 +223,8 @@ def sniff(head: bytes, filename: str) -> bool:
     if isinstance(rec, list):
         rec = rec[0] if rec else None
     if isinstance(rec, dict):
+        if is_anthropic_message(rec):
+            return False  # type: message with Anthropic content blocks: the anthropic importer's
         if is_item(rec) or ("role" in rec and responses(h)):  # an easy-input message, then items
             return True
         if rec.get("object") == "response":

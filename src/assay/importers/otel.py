@@ -28,7 +28,8 @@ from ._registry import Importer, register_importer
 from ._limits import RecordError, loads
 from ._sniff import inspect
 from ._otlp import read_spans
-from ._spans import LlmCall, Msg, Span, error_of, indexed
+from ._payload import normalise
+from ._spans import Event, LlmCall, Msg, Span, error_of, indexed
 
 _OPS = {"chat": "llm", "text_completion": "llm", "generate_content": "llm", "completion": "llm",
         "execute_tool": "tool", "invoke_agent": "agent", "create_agent": "create_agent", "retrieval": "retriever",
@@ -52,6 +53,10 @@ def _json(value: Any, where: str) -> Any:
 def messages(value: Any, where: str, default_role: str = "user") -> list[Msg]:
     """Messages in the GenAI JSON shape (role + parts), or the older role + content shape."""
     value = _json(value, where)
+    if isinstance(value, dict) and not ("role" in value or "parts" in value or "content" in value):
+        msgs = normalise(value, default_role, where=where)  # a provider's payload: a request, a response
+        if msgs is not None:
+            return [message(m, f"{where}[{i}]", default_role) for i, m in enumerate(msgs)]
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list):
@@ -59,9 +64,16 @@ def messages(value: Any, where: str, default_role: str = "user") -> list[Msg]:
     return [message(m, f"{where}[{i}]", default_role) for i, m in enumerate(value)]
 
 
+_PLAIN_BLOCKS = (None, "text", "input_text", "output_text")
+
+
 def message(m: Any, where: str, default_role: str) -> Msg:
     if not isinstance(m, dict):
         raise DataError(f"expected a message object, got {json_type(m)}", field=where)
+    content = m.get("content")
+    if "parts" not in m and isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") not in _PLAIN_BLOCKS for b in content):
+        return _merged(normalise([m], default_role, where=where) or [], where, default_role, m)
     msg = Msg(str(m.get("role") or default_role))
     texts: list[str] = []
     thoughts: list[str] = []
@@ -95,9 +107,30 @@ def message(m: Any, where: str, default_role: str) -> Msg:
         if msg.role == "tool":
             msg.results.append((m.get("tool_call_id") or m.get("id"), maybe_json("\n".join(texts) if texts else None)))
             texts = []
+        if isinstance(m.get("reasoning_content"), str) and m["reasoning_content"]:
+            thoughts.append(m["reasoning_content"])
     msg.text = "\n".join(texts) if texts else None
     msg.reasoning = "\n".join(thoughts) if thoughts else None
     return msg
+
+
+def _merged(msgs: list[dict[str, Any]], where: str, default_role: str, original: dict[str, Any]) -> Msg:
+    """One message whose content blocks the payload reader split (Anthropic tool_use / tool_result,
+    Vercel tool-call / tool-result parts) as one Msg: its text, calls and the results it carries."""
+    out = Msg(str(original.get("role") or default_role))
+    texts: list[str] = []
+    for i, m in enumerate(msgs):
+        part = message(m, f"{where}[{i}]", default_role)
+        if part.text and m.get("role") != "tool":
+            texts.append(part.text)
+        out.calls += part.calls
+        out.results += part.results
+        if part.reasoning:
+            out.reasoning = part.reasoning if out.reasoning is None else out.reasoning + "\n" + part.reasoning
+    out.text = "\n".join(texts) if texts else None
+    if out.role == "model":
+        out.role = "assistant"
+    return out
 
 
 def _call(c: Any, where: str) -> dict[str, Any]:
@@ -108,6 +141,19 @@ def _call(c: Any, where: str) -> dict[str, Any]:
         raise DataError("required field is missing", field=f"{where}.name")
     return {"name": fn["name"], "arguments": arguments(fn.get("arguments"), f"{where}.arguments"),
             "id": str(c["id"]) if c.get("id") is not None else None}
+
+
+def _events(span: Span) -> list[Event]:
+    """The span's events, and those pydantic-ai / logfire's first instrumentation version keeps in
+    one ``events`` attribute (a JSON array of ``{"event.name", ...}`` objects) instead."""
+    packed = span.attrs.get("events", span.attrs.get("all_messages_events"))
+    if packed is None:
+        return span.events
+    packed = maybe_json(packed)
+    if not isinstance(packed, list):
+        return span.events
+    return span.events + [Event(str(e.get("event.name")), None, {k: v for k, v in e.items() if k != "event.name"})
+                          for e in packed if isinstance(e, dict) and e.get("event.name")]
 
 
 def _flattened(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
@@ -196,7 +242,7 @@ class OtelConvention:
         elif flat := _flattened(span.attrs, "llm.prompts"):  # OpenLLMetry before the gen_ai.* names
             call.inputs = [message(m, span.at(f"llm.prompts.{i}"), "user") for i, m in enumerate(flat)]
         else:
-            for e in span.events:
+            for e in _events(span):
                 if e.name in _MESSAGE_EVENTS:
                     call.inputs.append(message({"role": _MESSAGE_EVENTS[e.name], **e.attrs},
                                                f"{span.field}.events[{e.name}]", "user"))
@@ -208,7 +254,7 @@ class OtelConvention:
         elif flat := _flattened(span.attrs, "llm.completions"):
             call.outputs = [message(m, span.at(f"llm.completions.{i}"), "assistant") for i, m in enumerate(flat)]
         else:
-            for e in span.events:
+            for e in _events(span):
                 if e.name == "gen_ai.choice":
                     body = _json(e.attrs.get("message"), f"{span.field}.events[gen_ai.choice].message") or e.attrs
                     call.outputs.append(message(body, f"{span.field}.events[gen_ai.choice]", "assistant"))

@@ -3,7 +3,7 @@
 from ._card import Disagreement, JudgeCard, LabelAgreement, MetricCard, PassFail
 from ._record import RunRecord
 from ._result import (
-    DimensionScore, InputIssue, MetricResult, MetricSummary, RunResult, TraceResult, Warning, decode_issue, decode_run, decode_trace,
+    DimensionScore, InputIssue, MetricResult, MetricSummary, ReadingWarning, RunResult, TraceResult, Warning, decode_issue, decode_run, decode_trace,
     encode, encode_run, encode_summary_record, encode_trace, read_results, run_from_builtins,
 )
 from ._trace import (
@@ -12,7 +12,7 @@ from ._trace import (
 )
 
 __all__ = [
-    "AgentRun", "DimensionScore", "Disagreement", "JudgeCard", "LabelAgreement", "MetricCard", "PassFail", "Expected", "ExpectedToolCall", "Handoff", "InputIssue", "MetricResult",
+    "AgentRun", "DimensionScore", "Disagreement", "JudgeCard", "LabelAgreement", "MetricCard", "PassFail", "Expected", "ExpectedToolCall", "Handoff", "InputIssue", "MetricResult", "ReadingWarning",
     "MetricSummary", "RunRecord", "RunResult", "ToolCall", "Trace", "TraceResult", "TraceValidationError", "Turn", "TurnExpected", "Usage", "Warning",
     "decode_issue", "decode_run", "decode_trace", "encode", "encode_run", "encode_summary_record", "encode_trace", "read_results",
     "negative_values", "run_from_builtins",

@@ -12,7 +12,7 @@ Run-level types (``MetricSummary``, ``RunResult``) are few and filled in as a ru
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -163,6 +163,14 @@ class InputIssue(msgspec.Struct, frozen=True):
     def __str__(self) -> str:
         where = ":".join(str(p) for p in (self.source, self.line) if p is not None)
         return ": ".join(p for p in (where, self.field, self.message) if p)
+
+
+class ReadingWarning(InputIssue, frozen=True):
+    """Input that was read, or skipped on purpose, but that a person should look at: a turn whose
+    text still looks like an unparsed payload, a record that is no conversation. Not a lost record:
+    ``assay validate`` prints it as a warning and does not fail for it."""
+
+    is_warning: ClassVar[bool] = True
 
 
 class RunResult(msgspec.Struct):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+
 PASSED, FAILED, INVALID_INPUT, COULD_NOT_EVALUATE, INTERRUPTED = (
     "passed", "failed", "invalid_input", "could_not_evaluate", "interrupted")
 STATUSES = (PASSED, FAILED, INVALID_INPUT, COULD_NOT_EVALUATE, INTERRUPTED)
@@ -78,8 +79,9 @@ def run_status(result: Any, max_errors: str | float | int | None = None) -> tupl
     run = result.run
     if run.interrupted:
         return INTERRUPTED, "the run was interrupted"
-    if result.input_issues:
-        n = len(result.input_issues)
+    skipped = [i for i in result.input_issues if not getattr(i, "is_warning", False)]  # ReadingWarning: read, not lost
+    if skipped:
+        n = len(skipped)
         return INVALID_INPUT, f"{n} input record{'s' if n != 1 else ''} skipped"
     limit = (run.max_errors or 0) if max_errors is None else parse_max_errors(max_errors)
     scored, bad, total = unevaluated_counts(result.summary, run)

@@ -1,0 +1,81 @@
+"""Never silently wrong: after a trace is read, flag turns whose text still looks unread.
+
+A reader that meets a payload shape it does not know keeps the payload as text, and a trace
+whose question is a whole request JSON, a Python repr or the system prompt scores as nonsense
+without anyone being told. ``unparsed(trace)`` names each such field (``turns[0].input``) and
+why; the registry yields one ``ReadingWarning`` per trace for them, which ``assay validate``
+prints and a run keeps in ``input_issues``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import Trace
+from ._common import maybe_json
+from ._payload import _transcript, is_anthropic_message, is_chat_completion, is_gemini, looks_like_repr
+
+_ROLES = {"system", "developer", "user", "assistant", "tool", "model", "function", "human", "ai"}
+
+
+def payload_shape(value: Any) -> str | None:
+    """The name of the request/response shape a decoded JSON value has, or None."""
+    if isinstance(value, list):
+        if value and all(isinstance(m, dict) and m.get("role") in _ROLES for m in value):
+            return "a list of chat messages"
+        return None
+    if not isinstance(value, dict):
+        return None
+    if is_chat_completion(value) or isinstance(value.get("choices"), list):
+        return "a chat.completion response"
+    if is_anthropic_message(value):
+        return "an Anthropic message"
+    if is_gemini(value):
+        return "a Gemini request or response"
+    if isinstance(value.get("messages"), list):
+        return "a request with 'messages'"
+    if isinstance(value.get("parts"), list) and "role" in value:
+        return "a Gemini content object"
+    if "role" in value and ("content" in value or "tool_calls" in value):
+        return "a chat message object"
+    if isinstance(value.get("args"), list) and isinstance(value.get("kwargs"), dict):
+        return "a call's {args, kwargs}"
+    if "prompt" in value and isinstance(value["prompt"], (list, str)) and len(value) <= 4:
+        return "a {prompt} request"
+    if isinstance(value.get("message"), dict) and ("finish_reason" in value or "index" in value):
+        return "a choice object"
+    return None
+
+
+def why_unparsed(text: Any) -> str | None:
+    """Why a turn's text looks like an unparsed payload, or None when it reads as text."""
+    if not isinstance(text, str):
+        return None
+    s = text.strip()
+    if s[:1] in ("{", "["):
+        shape = payload_shape(maybe_json(s))
+        if shape is not None:
+            return f"looks like an unparsed payload ({shape} as JSON text)"
+    if looks_like_repr(s):
+        return "looks like a Python repr of objects, not text"
+    flat = _transcript(s)
+    if flat and {m["role"] for m in flat} & {"system", "assistant", "tool"}:
+        return "looks like a whole conversation flattened to 'role: text' lines"
+    return None
+
+
+def unparsed(trace: Trace) -> list[tuple[str, str]]:
+    """(field, why) for each turn text of ``trace`` that looks unread."""
+    found: list[tuple[str, str]] = []
+    system = (trace.system or "").strip()
+    threads = [("turns", trace.turns)] + [(f"agents.{name}.turns", a.turns) for name, a in trace.agents.items()]
+    for prefix, turns in threads:
+        for i, turn in enumerate(turns):
+            for name in ("input", "output"):
+                why = why_unparsed(getattr(turn, name))
+                if why is not None:
+                    found.append((f"{prefix}[{i}].{name}", why))
+            text = (turn.input or "").strip() if isinstance(turn.input, str) else ""
+            if system and text and len(system) > 40 and (text == system or text.startswith(system[:200])):
+                found.append((f"{prefix}[{i}].input", "is the system prompt, not the user's question"))
+    return found
