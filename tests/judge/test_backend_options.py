@@ -46,3 +46,10 @@ def test_the_cli_refuses_a_reply_cap_for_a_local_judge_with_a_usage_error(tmp_pa
                   f"local:{tmp_path / 'judge.gguf'}", "--max-reply-mb", "1", "--no-store"], cli_env(tmp_path))
     assert r.returncode == 2, r.stderr
     assert "local:" in r.stderr and "max_reply_mb" in r.stderr and "internal error" not in r.stderr
+
+
+@pytest.mark.parametrize("option", [{"max_reply_mb": 1}, {"seed": 1}], ids=["reply-cap", "seed"])
+def test_a_function_judge_refuses_what_it_cannot_honour(option):
+    with pytest.raises(ConfigError, match=rf"a function judge does not take option '{next(iter(option))}'"):
+        make_judge(lambda messages: '{"score": 1, "reason": "ok"}', cache=False, **option)
+    make_judge(lambda messages: '{"score": 1, "reason": "ok"}', cache=False, timeout=3.0)  # one it takes

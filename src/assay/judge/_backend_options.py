@@ -102,10 +102,11 @@ def check_options(kind: str, label: str, options: Mapping[str, Any]) -> None:
                           f"; it takes: {', '.join(sorted(takes))}"))
 
 
-def check_factory(factory: Callable[..., Any], label: str, options: Mapping[str, Any]) -> None:
-    """ConfigError when a plugin's or registered factory's signature does not take one of ``options``."""
+def check_factory(factory: Callable[..., Any], label: str, options: Mapping[str, Any], *, positional: int = 1) -> None:
+    """ConfigError when a plugin's or registered factory's signature (or an adapter class's) does not take one
+    of ``options``; its first ``positional`` parameters (the model, the object adapted) are not options."""
     try:
-        params = inspect.signature(factory).parameters.values()
+        params = list(inspect.signature(factory).parameters.values())[positional:]
     except (TypeError, ValueError):  # a builtin or C callable: it will say for itself
         return
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
@@ -114,5 +115,5 @@ def check_factory(factory: Callable[..., Any], label: str, options: Mapping[str,
                                                    inspect.Parameter.POSITIONAL_OR_KEYWORD)}
     for name in options:
         if name not in takes:
-            raise ConfigError(f"judge backend {label} does not take option {name!r}; it takes: "
-                              f"{', '.join(sorted(takes - {'model'})) or 'none'}")
+            raise ConfigError(f"{label} does not take option {name!r}; it takes: "
+                              f"{', '.join(sorted(takes)) or 'none'}")

@@ -142,7 +142,7 @@ class _Backends:
 def _lazy(ep: Any) -> BackendFactory:
     def factory(model: str, **options: Any) -> Any:
         target = _plugins.load(ep)
-        check_factory(target, f"{ep.name}:{model}", options)
+        check_factory(target, f"judge backend {ep.name}:{model}", options)
         return target(model, **options)
     return factory
 
@@ -226,7 +226,7 @@ def build_backend(spec: Spec, **options: Any) -> Backend:
     if entry.origin == "built-in":  # a built-in backend's options class says what it takes
         check_options("local" if spec.provider == "local" else PROVIDERS[spec.provider].kind, label, options)
     elif entry.origin == "registered":  # a plugin's (lazy) factory is checked once loaded
-        check_factory(entry.factory, label, options)
+        check_factory(entry.factory, f"judge backend {label}", options)
     backend = entry.factory(spec.model, **options)
     if entry.origin == "built-in":
         return backend if isinstance(backend, Backend) else adapt(backend, prices=options.get("prices"))
@@ -391,15 +391,18 @@ def adapt(obj: Any, **options: Any) -> Backend:
     prices = options.pop("prices", None)
     if isinstance(obj, Backend):
         return obj
+    kind: type[Backend]
     if callable(getattr(obj, "ainvoke", None)):
-        backend: Backend = LangChainJudge(obj, **options)
+        kind, what = LangChainJudge, "a LangChain chat model"
     elif callable(getattr(obj, "chat_complete", None)):
-        backend = ClientJudge(obj, **options)
+        kind, what = ClientJudge, "a chat_complete() client"
     elif callable(obj):
-        backend = CallableJudge(obj, **options)
+        kind, what = CallableJudge, "a function judge"
     else:
         raise ConfigError(f"cannot make a judge from {obj!r}: expected a model string, a Judge, a LangChain "
                           "chat model, a client with chat_complete(), or a function f(messages) -> str")
+    check_factory(kind, what, options, positional=1)  # the object itself comes first
+    backend: Backend = kind(obj, **options)
     if prices and backend.price is None:
         backend.price = resolve_price(backend.name, local=False, overrides=prices)
     return backend
