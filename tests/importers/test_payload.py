@@ -129,6 +129,33 @@ def test_the_warning_is_in_input_issues_and_does_not_skip_anything(tmp_path: Pat
     assert run_status(result)[0] != "invalid_input"
 
 
+def test_the_warning_stays_a_warning_after_a_round_trip(tmp_path: Path) -> None:
+    # a results file or the run store gives the run back with the same status: the warning is not
+    # read back as a skipped record (which would turn a clean run into an input error)
+    from assay.model import RunResult, read_results
+    from assay.store import RunStore
+
+    path = _native(tmp_path, {"input": "[{'role': 'user', 'content': 'hi'}]", "output": "hello"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = evaluate(str(path), ["exact_match"], store=str(tmp_path / "runs.sqlite3"))
+    again = [RunResult.from_dict(json.loads(json.dumps(result.to_dict()))),
+             read_results(json.dumps(result.to_dict()).encode(), "r.json")]
+    again.append(RunStore(tmp_path / "runs.sqlite3").load(result.run["run_id"]))
+    for back in again:
+        assert [type(i) for i in back.input_issues] == [ReadingWarning]
+        assert run_status(back) == run_status(result)
+    plain = InputIssue("a.jsonl", 3, "turns", "bad")
+    back = RunResult.from_dict({**result.to_dict(), "input_issues": [msgspec_builtins(plain)]})
+    assert [type(i) for i in back.input_issues] == [InputIssue]
+
+
+def msgspec_builtins(issue: InputIssue) -> dict:
+    import msgspec
+
+    return msgspec.to_builtins(issue)
+
+
 def test_validate_prints_the_warning_and_passes(tmp_path: Path) -> None:
     path = _native(tmp_path, {"input": json.dumps([{"role": "user", "content": "hi"}]), "output": "hello"})
     r = CliRunner().invoke(main, ["validate", str(path)])

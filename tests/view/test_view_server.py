@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import http.client
 import re
 import urllib.parse
@@ -71,7 +72,7 @@ def test_run_page_failures_first_with_links_to_trace_pages(demo, serve):
     v = serve(store)
     status, _, body = get(v.origin, f"/runs/{ids['demo']}")
     assert status == 200
-    failures = body[body.index('id="failures"'):body.index('id="dimensions"')]
+    failures = body[body.index('id="failures"'):body.index('</section>', body.index('id="failures"'))]
     assert links(failures, "/traces/") == [f"/runs/{ids['demo']}/traces/{i}" for i in (2, 5, 9, 10)]
     assert "support-refund-2" in failures and "tool_selection_accuracy" in failures
     assert body.index('id="failures"') < body.index('id="metrics"') < body.index('id="traces"')
@@ -243,3 +244,28 @@ def test_verdict_filters_match_the_decoded_traces(demo, serve, verdict):
     shown = re.findall(r'data-nav>([^<]+)</a>', body[body.index('<section id="traces"'):])
     expected = [t.id for _, t in stored_results(store, ids["demo"]) if trace_status(t) == verdict and "-" in t.id]
     assert shown == expected and (verdict in ("error", "null") or expected)
+
+
+def test_run_page_draws_the_per_task_grid_linking_each_trial(tmp_path, serve):
+    # two tasks x three trials: one steady, one flaky with a failed run; every cell opens its trace page
+    traces = []
+    for task, outcomes in (("steady", ["ok", "ok", "ok"]), ("flaky", ["ok", "bad", "failed"])):
+        for k, how in enumerate(outcomes):
+            t = {"id": f"{task}-{k}", "task_id": task, "trial": k,
+                 "turns": [{"input": "book", "output": "done", "tool_calls": [{"name": "book" if how == "ok" else "x"}]}],
+                 "expected": {"tool_calls": [{"name": "book"}]}}
+            if how == "failed":
+                t["status"] = "failed"
+            traces.append(t)
+    src = tmp_path / "trials.jsonl"
+    src.write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
+    store = RunStore(tmp_path / "runs.sqlite3")
+    run_id = assay.evaluate(str(src), ["tool_selection_accuracy"], store=str(store.path), name="trials").run.run_id
+    v = serve(store)
+    _, _, body = get(v.origin, f"/runs/{run_id}")
+    grid = body[body.index('id="tasks"'):body.index('</section>', body.index('id="tasks"'))]
+    assert "Per task (2 tasks, 1 flaky)" in grid and "1 failed run" in grid
+    cells = re.findall(r'<span class="cell ([a-z-]+)"[^>]*><a href="([^"]+)"', grid)
+    assert sorted(c for c, _ in cells) == ["fail", "failed-run", "pass", "pass", "pass", "pass"]
+    assert sorted(urllib.parse.unquote(u) for _, u in cells) == sorted(f"/runs/{run_id}/traces/{i}" for i in range(6))
+    assert 'href="#tasks"' in body  # in the page's table of contents

@@ -168,9 +168,24 @@ class InputIssue(msgspec.Struct, frozen=True):
 class ReadingWarning(InputIssue, frozen=True):
     """Input that was read, or skipped on purpose, but that a person should look at: a turn whose
     text still looks like an unparsed payload, a record that is no conversation. Not a lost record:
-    ``assay validate`` prints it as a warning and does not fail for it."""
+    ``assay validate`` prints it as a warning and does not fail for it. Written with ``"warning":
+    true`` (results files, the store), so it reads back as a warning, not as a skipped record."""
 
+    warning: bool = True
     is_warning: ClassVar[bool] = True
+
+
+class _IssueDoc(msgspec.Struct, frozen=True):
+    """How an input issue is read back: a ``ReadingWarning`` when it was written with ``warning``."""
+
+    source: str
+    line: int | None
+    field: str | None
+    message: str
+    warning: bool = False
+
+    def issue(self) -> InputIssue:
+        return (ReadingWarning if self.warning else InputIssue)(self.source, self.line, self.field, self.message)
 
 
 class RunResult(msgspec.Struct):
@@ -269,7 +284,7 @@ class _RunDoc(msgspec.Struct):
     run: dict[str, Any] = {}
     summary: dict[str, MetricSummary] = {}
     statistics: dict[str, Any] = {}
-    input_issues: list[InputIssue] = []
+    input_issues: list[_IssueDoc] = []  # InputIssue written, _IssueDoc read back
     traces: list[TraceResult] = []
 
 
@@ -316,7 +331,7 @@ def _named(t: TraceResult) -> TraceResult:
 _encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
 _trace_decoder = msgspec.json.Decoder(TraceResult)
 _doc_decoder = msgspec.json.Decoder(_RunDoc)
-_issue_decoder = msgspec.json.Decoder(InputIssue)
+_issue_decoder = msgspec.json.Decoder(_IssueDoc)
 
 
 def encode(obj: Any) -> bytes:
@@ -347,7 +362,7 @@ def decode_trace(data: bytes | str) -> TraceResult:
 
 
 def decode_issue(data: bytes | str) -> InputIssue:
-    return _issue_decoder.decode(data)
+    return _issue_decoder.decode(data).issue()
 
 
 def decode_run(data: bytes | str, traces: list[TraceResult] | None = None) -> RunResult:
@@ -364,7 +379,8 @@ def _run_from_doc(doc: _RunDoc, traces: list[TraceResult] | None) -> RunResult:
     if traces is None:
         traces = [_named(t) for t in doc.traces]
     summary = {k: s if s.name else msgspec.structs.replace(s, name=k) for k, s in doc.summary.items()}
-    return RunResult(traces, summary, RunRecord.from_dict(doc.run), doc.input_issues, doc.statistics)
+    issues = [i.issue() if isinstance(i, _IssueDoc) else i for i in doc.input_issues]
+    return RunResult(traces, summary, RunRecord.from_dict(doc.run), issues, doc.statistics)
 
 
 def read_results(data: bytes, source: str) -> RunResult:

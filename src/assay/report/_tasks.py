@@ -7,7 +7,7 @@ per-task table, so they cover every trace of the run even when the page keeps on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..model import RunResult, TraceResult
 from ._html import Markup, fmt, h
@@ -30,8 +30,10 @@ def cell_status(t: TraceResult) -> str:
     return "null" if t.passed is None else "pass" if t.passed else "fail"
 
 
-def tasks_section(result: RunResult, viewed: set[int]) -> Markup | None:
-    """The section, or None when the run has no per-task table (no task has repeated trials)."""
+def tasks_section(result: RunResult, viewed: set[int], *, href: Callable[[int], str] | None = None) -> Markup | None:
+    """The section, or None when the run has no per-task table (no task has repeated trials).
+
+    Cells of traces in ``viewed`` link to ``#trace-N``, or to ``href(i)`` (``assay view``: the trace's page)."""
     trials = result.statistics.get("trials") if isinstance(result.statistics.get("trials"), Mapping) else {}
     table = trials.get("tasks") if isinstance(trials, Mapping) else None
     if not table:
@@ -53,7 +55,7 @@ def tasks_section(result: RunResult, viewed: set[int]) -> Markup | None:
             cls, mark = CELLS[cell_status(t)]
             label = f"trial {t.trial if t.trial is not None else '?'}: {cls.replace('-', ' ')}" + (
                 f" ({t.outcome_reason})" if t.outcome_reason else "")
-            body = h("a", mark, href=f"#trace-{i + 1}") if i in viewed else mark
+            body = h("a", mark, href=href(i) if href is not None else f"#trace-{i + 1}") if i in viewed else mark
             cells.append(h("span", body, class_=f"cell {cls}", title=label))
         ci = row.get("pass_rate_ci")
         rate = fmt(row.get("pass_rate"), 2) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")

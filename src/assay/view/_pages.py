@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import AssayError
 from ..model import RunResult, TraceResult
 from ..report import ReportDigest
-from ..report import _failures, _judge, _passk, _sections, _traces
+from ..report import _failures, _judge, _passk, _sections, _tasks, _traces
 from ..report._charts import legend
 from ..report._conversation import clip, status_of, trace_status
 from ..report._html import Markup, fmt, h, interval, join, money, pct
@@ -137,6 +137,9 @@ def _failing(t: TraceResult) -> str:
 
 _TOPS: OrderedDict[str, tuple[str, list[str], Markup]] = OrderedDict()
 """Run id -> (title, metric names, the page above the traces list) of finished runs (they no longer change)."""
+GRID_CELLS = _tasks.MAX_TASKS * _tasks.MAX_TRIALS
+"""Traces a run page keeps (without their results) for the per-task grid: what the grid can draw at most
+when the run's traces come grouped by task; the figures beside it cover every trace."""
 _TOPS_KEPT = 16
 _TOPS_LOCK = threading.Lock()
 
@@ -150,12 +153,15 @@ def _run_top(store: RunStore, run_id: str) -> tuple[str, list[str], Markup]:
             return _TOPS[run_id]
     digest = ReportDigest(0)
     bad: list[tuple[int, TraceResult]] = []
+    grid: list[tuple[int, TraceResult]] = []  # the per-task grid's cells: each trace without its results
 
     def each(t: TraceResult) -> None:
         i = digest.n_traces  # this trace's sequence number: the traces come in input order
         digest.add(t)
         if len(bad) < MAX_FAILURES and trace_status(t) in ("fail", "error"):
             bad.append((i, t))
+        if len(grid) < GRID_CELLS:
+            grid.append((i, t.replace(metrics={}, dimensions={})))
 
     result = load_summary(store, run_id, each=each)
     shown = RunResult([t for _, t in bad], result.summary, result.run, result.input_issues, result.statistics)
@@ -170,13 +176,15 @@ def _run_top(store: RunStore, run_id: str) -> tuple[str, list[str], Markup]:
                                              href=url(run_url(run_id), verdict="fail") + "#traces"), class_="meta"))
     full = RunResult([], result.summary, result.run, result.input_issues, result.statistics)
     dims, passk, judge = _sections.dimensions(full, digest), _passk.pass_k(full), _judge.judge_section(full)
+    cells = RunResult([t for _, t in grid], result.summary, result.run, result.input_issues, result.statistics)
+    tasks = _tasks.tasks_section(cells, set(range(len(grid))), href=lambda k: trace_url(run_id, grid[k][0]))
     nav = h("nav", [h("a", label, href=f"#{anchor}") for anchor, label, present in (
-        ("failures", "Failures", fails), ("dimensions", "Dimensions", dims), ("metrics", "Metrics", True),
-        ("pass-k", "pass@k", passk), ("judge", "Judge", judge), ("traces", "Traces", True)) if present],
-        class_="toc")
+        ("failures", "Failures", fails), ("tasks", "Per task", tasks), ("dimensions", "Dimensions", dims),
+        ("metrics", "Metrics", True), ("pass-k", "pass@k", passk), ("judge", "Judge", judge),
+        ("traces", "Traces", True)) if present], class_="toc")
     about = h("details", h("summary", "Run details: inputs, metrics and their parameters, judge"), details,
               class_="run-details", open=not fails)
-    top = join([nav, header, _previous_link(store, run_id, result.run.get("name")), fails, about, dims,
+    top = join([nav, header, _previous_link(store, run_id, result.run.get("name")), fails, about, tasks, dims,
                 _sections.metrics(full, digest), passk, judge])
     out = (title, list(result.summary), top)
     if finished:
