@@ -1,4 +1,4 @@
-"""pytest integration: ``assert_passes``, the ``assay_evaluate`` fixture and the ``assay`` marker.
+"""pytest integration: ``assert_passes``, ``assert_not_worse``, the ``assay_evaluate`` fixture and the ``assay`` marker.
 
 Registered through the ``pytest11`` entry point. Configure the judge once per session with
 ``--assay-judge MODEL`` (or the ``assay_judge`` ini option, or ASSAY_JUDGE), per module, class or
@@ -101,6 +101,38 @@ def assert_passes(traces: Any, metrics: Iterable[Any] | None = None, *, judge: A
     __tracebackhide__ = True
     result = _evaluate(traces, metrics, judge=judge, **kwargs)
     return _check(result, allow_null)
+
+
+def assert_not_worse(baseline: Any, candidate: Any, *, metric: str = "overall", sequence: str = "default",
+                     store: Any = None, alpha: float = 0.05, seed: int = 0) -> dict[str, Any]:
+    """One look of ``assay compare --sequential``: raise AssertionError when *candidate* is worse.
+
+    *baseline* and *candidate* are RunResults, results files or run ids. The look continues the
+    anytime-valid sequence kept under *sequence* in the run store (*store*: a path or RunStore;
+    default the user's store) and saves it, so a test that runs after every batch of tasks keeps
+    its false-alarm rate at *alpha* however often it runs. Fails only on "A better" (the baseline
+    is better); returns the look (``decision`` "continue" or "B better", ``cs_low``/``cs_high``).
+    """
+    __tracebackhide__ = True
+    from .analysis._compare import sequential_compare
+    from .store import RunStore, default_store_path, load_run, load_sequence, save_sequence
+
+    if store is None:
+        store = default_store_path()
+        if store is None:
+            raise pytest.UsageError("assert_not_worse keeps its state in the run store, which is off "
+                                    "(ASSAY_STORE=off): pass store=PATH")
+    store = store if isinstance(store, RunStore) else RunStore(store)
+    a = baseline if hasattr(baseline, "traces") else load_run(baseline, store)
+    b = candidate if hasattr(candidate, "traces") else load_run(candidate, store)
+    look = sequential_compare(a, b, load_sequence(store, sequence), metric=metric, alpha=alpha, seed=seed)
+    save_sequence(store, sequence, look["state"])
+    if look["decision"] == "A better":
+        raise AssertionError(f"{metric}: the candidate is worse than the baseline (mean difference "
+                             f"{look['mean_difference']:+.3f}, {1 - alpha:.0%} confidence sequence "
+                             f"[{look['cs_low']:+.3f}, {look['cs_high']:+.3f}] over {look['n_tasks']} tasks, "
+                             f"decided after {look['decided_at']})")
+    return look
 
 
 def _evaluate(traces: Any, metrics: Iterable[Any] | None, *, judge: Any = None,

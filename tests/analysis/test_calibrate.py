@@ -275,3 +275,30 @@ def test_a_card_is_refused_for_another_rubric_metric_version_or_prompt_form(judg
     assert refusal(lambda c: c.judge.update(prompt_style=other_style)) == (
         f"the card measured the {other_style} prompt form, this run asks the {style} one "
         f"(--prompt-style {other_style}, or recalibrate)")
+
+
+def test_the_run_correction_passes_the_trials_tasks_as_clusters(judge_server):
+    """Trials of one task share its outcome: the corrected pass rate's interval carries the task-level
+    variance (the card's correction of the same counts as independent verdicts is narrower)."""
+    from assay.analysis import correct_pass_rates
+    from assay.engine._run import Evaluation
+    from assay.stats import corrected_pass_rate
+
+    labels = {"01": "hallucination", "02": "not_applicable", "03": "stall", "04": "honest_fallback"}
+    judge_server.reply = by_case(labels, lambda c: obj({"findings": [], "reason": "ok", "verdict": labels[c]}))
+    judge = judge_for(judge_server)
+    card = calibrate([dict(trace(c, metadata={"labels": {"failure_rate": v}}), id=f"t{c}-{k}")
+                      for c, v in labels.items() for k in range(8)], ["failure_rate"], judge=judge)
+    # six tasks, four trials each; a task's trials all get its case's verdict (the judge answers by case)
+    cases = ["01", "02", "03", "04", "02", "04"]
+    traces = [dict(trace(case), id=f"task{k}-{j}", task_id=f"task{k}") for k, case in enumerate(cases)
+              for j in range(4)]
+    evaluation = Evaluation(["failure_rate"], judge=judge)
+    result = evaluation.run(traces, intervals=False)
+    got = correct_pass_rates(result, [card], evaluation.instances, judge)["failure_rate"]
+    assert got["method"] == "cluster_jeffreys_simulation" and got["n"] == 24
+    s = result.summary["failure_rate"]
+    pf = card.metrics["failure_rate"].pass_fail
+    flat = corrected_pass_rate(s.n_passed, s.n, tp=pf.tp, fn=pf.fn, tn=pf.tn, fp=pf.fp)
+    assert flat.method == "jeffreys_simulation" and got["corrected"] == pytest.approx(flat.estimate)
+    assert got["ci"][1] - got["ci"][0] > flat.high - flat.low

@@ -206,3 +206,70 @@ def test_report_baseline_takes_the_flag_its_duplicate_error_names(reg, tmp_path)
                                   "--allow-duplicate-ids", "first"])
     assert r.exit_code == 0, r.output
     assert "<h2>Comparison</h2>" in html.read_text()
+
+
+def test_sequential_compare_continues_its_state_in_the_store(reg, tmp_path):
+    """`assay compare --sequential` looks after each batch, keeps its state in the store, and says
+    "continue" until the difference is clear, then "B better"; old tasks are not recounted."""
+    store = tmp_path / "runs.sqlite3"
+    decisions = []
+    for batch in (1, 2, 3, 4):
+        n = 40 * batch
+        a, b = make_run(reg, 0.0, 0.15, 21, n_tasks=n), make_run(reg, 0.08, 0.15, 22, n_tasks=n)
+        pa, pb = tmp_path / f"a{batch}.json", tmp_path / f"b{batch}.json"
+        pa.write_text(json.dumps(a.to_dict()))
+        pb.write_text(json.dumps(b.to_dict()))
+        r = CliRunner().invoke(main, ["compare", str(pa), str(pb), "--sequential", "--metric", "meta_score",
+                                      "--store", str(store), "-f", "json"])
+        out = json.loads(r.stdout)
+        assert out["n_tasks"] == n and out["new_tasks"] == 40 and out["tasks_not_recounted"] == n - 40
+        decisions.append((out["decision"], r.exit_code))
+    assert decisions[0] == ("continue", 3) and decisions[-1] == ("B better", 0)
+    assert out["cs_low"] > 0 and out["cs_low"] <= out["mean_difference"] <= out["cs_high"]
+    r = CliRunner().invoke(main, ["compare", str(pa), str(pb), "--sequential", "--metric", "meta_score",
+                                  "--store", str(store)])
+    assert r.stdout.splitlines()[-1] == "B better" and "confidence sequence [" in r.stdout and r.exit_code == 0
+    # the same runs the other way round, a fresh sequence: A better, exit 1
+    r = CliRunner().invoke(main, ["compare", str(pb), str(pa), "--sequential", "--metric", "meta_score",
+                                  "--store", str(store), "--sequence", "reverse"])
+    assert r.stdout.splitlines()[-1] == "A better" and r.exit_code == 1
+    # the same agent twice: nothing to decide
+    r = CliRunner().invoke(main, ["compare", str(pa), str(pa), "--sequential", "--metric", "meta_score",
+                                  "--store", str(store), "--sequence", "null"])
+    assert r.stdout.splitlines()[-1] == "continue" and r.exit_code == 3
+    # a look at another metric under the same name is refused; --reset starts again
+    r = CliRunner().invoke(main, ["compare", str(pa), str(pb), "--sequential", "--store", str(store)])
+    assert r.exit_code == 2 and "one sequence, one metric" in r.output
+    r = CliRunner().invoke(main, ["compare", str(pa), str(pb), "--sequential", "--store", str(store), "--reset",
+                                  "-f", "json"])
+    assert r.exit_code in (0, 3) and json.loads(r.stdout)["n_tasks"] == 160
+
+
+def test_sequential_compare_refuses_scores_outside_0_1(reg):
+    from assay.analysis._compare import sequential_compare
+    from assay.errors import DataError
+
+    from assay.store import result_from_dict
+
+    a = Evaluation(["meta_score"], registry=reg).run(
+        [{"id": "t1", "task_id": "t1", "turns": [{"input": "q", "output": "a"}], "metadata": {"v": 0.5}}])
+    data = a.to_dict()
+    data["traces"][0]["metrics"]["meta_score"]["score"] = 3.0  # a hand-edited results file
+    a = result_from_dict(data)
+    with pytest.raises(DataError, match=r"scores in \[0, 1\]: meta_score of trace 't1' in run A is 3.0"):
+        sequential_compare(a, a, metric="meta_score")
+
+
+def test_pytest_helper_assert_not_worse_fails_only_on_a_clear_regression(reg, tmp_path):
+    from assay.pytest_plugin import assert_not_worse
+
+    store = tmp_path / "runs.sqlite3"
+    base, better = make_run(reg, 0.0, 0.05, 31, n_tasks=60), make_run(reg, 0.2, 0.05, 32, n_tasks=60)
+    look = assert_not_worse(base, base, metric="meta_score", sequence="same", store=store)
+    assert look["decision"] == "continue" and look["n_tasks"] == 60
+    assert assert_not_worse(base, better, metric="meta_score", sequence="up", store=store)["decision"] == "B better"
+    with pytest.raises(AssertionError, match=r"meta_score: the candidate is worse than the baseline .* over 60 tasks"):
+        assert_not_worse(better, base, metric="meta_score", sequence="down", store=store)
+    # the state was kept: the next look at the same runs adds no task
+    again = assert_not_worse(base, base, metric="meta_score", sequence="same", store=store)
+    assert (again["n_tasks"], again["new_tasks"], again["tasks_not_recounted"]) == (60, 0, 60)

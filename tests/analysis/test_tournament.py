@@ -45,12 +45,18 @@ def test_all_pairs_ranking_equals_the_hand_computed_fit():
         assert len(server.requests) == 3 * 6 * 2 == out["planned_judge_calls"]
     assert out["schedule"] == "all" and [(m["a"], m["b"]) for m in out["matches"]] == [("A", "B"), ("A", "C"),
                                                                                       ("B", "C")]
-    ln2 = math.log(2)
     ranking = {r["name"]: r for r in out["ranking"]}
-    assert ranking["A"]["theta"] == pytest.approx(2 / 3 * ln2, abs=1e-8)
-    assert ranking["B"]["theta"] == pytest.approx(-1 / 3 * ln2, abs=1e-8) == ranking["C"]["theta"]
+    # the records A-B 4-2, B-C 3-3, A-C 4-2 under the stated N(0, 2^2) prior: B and C are exchangeable
+    # (theta_B = theta_C = -theta_A / 2) and A's score equation, 8 - 12 sigma(1.5 theta_A) = 0.25 theta_A,
+    # has one root (the MLE without the prior is 2/3 ln 2 = 0.462: the prior shrinks it a little)
+    lo, hi = 0.0, 1.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if 8 - 12 / (1 + math.exp(-1.5 * mid)) - 0.25 * mid > 0 else (lo, mid)
+    assert ranking["A"]["theta"] == pytest.approx(lo, abs=1e-8) and 0.4 < lo < 2 / 3 * math.log(2)
+    assert ranking["B"]["theta"] == pytest.approx(-lo / 2, abs=1e-8) == ranking["C"]["theta"]
     assert out["ranking"][0]["name"] == "A" == out["winner"]
-    assert ranking["A"]["expected_win_rate"] == pytest.approx(2 / 3)  # 2 / (2 + 1) against either
+    assert ranking["A"]["expected_win_rate"] == pytest.approx(1 / (1 + math.exp(-1.5 * lo)))
     assert (ranking["A"]["wins"], ranking["A"]["ties"], ranking["A"]["losses"]) == (8, 0, 4)
     assert out["win_matrix"][0][1] == {"win_rate": 4 / 6, "n": 6} and out["win_matrix"][1][2]["win_rate"] == 0.5
     assert out["win_matrix"][0][0] is None
@@ -94,7 +100,7 @@ def test_a_run_that_never_loses_gets_a_finite_strength_and_the_output_says_why()
     with JudgeServer(by_quality) as server:
         out = tournament(field, get_pairwise("pairwise_quality"), judge_at(server), n_boot=100)
     bt = out["bradley_terry"]
-    assert bt["converged"] and bt["prior_wins"] == 0.5 and "weak prior" in bt["prior"]
+    assert bt["converged"] and (bt["prior_sd"], bt["penalty"]) == (2.0, 0.25) and "N(0, 2^2)" in bt["prior"]
     ranking = {r["name"]: r for r in out["ranking"]}
     assert out["winner"] == "A" and ranking["A"]["losses"] == 0
     assert all(math.isfinite(r["theta"]) and abs(r["theta"]) < 5 for r in out["ranking"])

@@ -128,6 +128,11 @@ def test_win_rate_interval_and_sign_test_equal_hand_computed_values():
     assert out["ci_low"] == pytest.approx(wilson(0.8 - 0.25 / n, -1), abs=1e-9)
     assert out["ci_high"] == pytest.approx(wilson(0.8 + 0.25 / n, 1), abs=1e-9)
     assert out["test"] == "sign test (exact)" and not out["significant"]
+    # the anytime-valid reading: KT e-value 2^10 B(8.5, 2.5) / B(1/2, 1/2), below 1 / alpha = 20
+    seq = out["sequential"]
+    kt = 2**10 * math.exp(math.lgamma(8.5) + math.lgamma(2.5) - math.lgamma(11)) / math.pi
+    assert (seq["task_wins_b"], seq["task_losses_b"], seq["decision"]) == (8, 2, "continue")
+    assert seq["e_value"] == pytest.approx(kt, rel=1e-12) and kt < 20
 
 
 def test_trials_of_one_task_are_one_unit_of_the_test():
@@ -140,6 +145,7 @@ def test_trials_of_one_task_are_one_unit_of_the_test():
     assert out["wins_b"] == 12 and out["n_tasks"] == 3
     assert out["p_value"] == pytest.approx(0.25) and not out["significant"]
     assert out["exit_reason"].startswith("inconclusive")
+    assert (out["sequential"]["task_wins_b"], out["sequential"]["task_losses_b"]) == (3, 0)  # tasks, not trials
 
 
 def test_custom_criteria_reach_the_rubric_and_key_the_cache():

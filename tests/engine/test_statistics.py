@@ -68,7 +68,7 @@ def test_a_binary_metric_mean_gets_the_wilson_interval_not_zero_width(tmp_path):
     r = CliRunner().invoke(main, ["run", str(data), "-f", "json", "--no-store", "-m", "tool_selection_accuracy"])
     s = json.loads(r.stdout)["summary"]["tool_selection_accuracy"]
     w = bounded_mean_interval([0.0] * 10)
-    assert w.method == "wilson"
+    assert w.method == "wilson_half_cc"
     assert s["mean"] == 0.0 and s["mean_ci"] == [w.low, w.high] == s["pass_rate_ci"]
     assert s["mean_ci"][1] > 0.25
 

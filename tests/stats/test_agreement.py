@@ -109,3 +109,25 @@ def test_krippendorff_alpha_matches_the_krippendorff_package(level, seed):
     units = [[None if np.isnan(v) else int(v) for v in data[:, i]] for i in range(40)]
     expected = kd.alpha(reliability_data=data, level_of_measurement=level)
     assert krippendorff_alpha(units, level=level) == pytest.approx(expected, abs=1e-12)
+
+
+def test_corrected_pass_rate_with_clusters_carries_the_task_variance():
+    pytest.importorskip("numpy")
+    # 8 tasks x 5 trials, every task all-pass or all-fail: 40 verdicts carry the information of 8
+    verdicts = [1] * 25 + [0] * 15
+    tasks = [t for t in range(8) for _ in range(5)]
+    card = dict(tp=95, fn=5, tn=95, fp=5)
+    flat = corrected_pass_rate(25, 40, **card)
+    clustered = corrected_pass_rate(verdicts, 40, **card, clusters=tasks)
+    assert clustered.method == "cluster_jeffreys_simulation" and flat.method == "jeffreys_simulation"
+    assert clustered.estimate == pytest.approx(flat.estimate) and clustered.raw == 25 / 40
+    assert clustered.high - clustered.low > 1.5 * (flat.high - flat.low)
+    # one trial per task: the clusters change little (a t correction for 40 tasks)
+    alone = corrected_pass_rate(verdicts, 40, **card, clusters=list(range(40)))
+    assert alone.high - alone.low == pytest.approx(flat.high - flat.low, rel=0.1)
+    with pytest.raises(ValueError, match="passed must be the sequence of the n verdicts"):
+        corrected_pass_rate(25, 40, **card, clusters=tasks)
+    with pytest.raises(ValueError, match=r"verdicts\[0\] must be True/False or 1/0, got 0.5"):
+        corrected_pass_rate([0.5] + verdicts[1:], 40, **card, clusters=tasks)
+    with pytest.raises(ValueError, match="n=41 verdicts expected, got 40 verdicts and 40 cluster ids"):
+        corrected_pass_rate(verdicts, 41, **card, clusters=tasks)

@@ -131,19 +131,22 @@ def test_bootstrap_interval_contains_estimate_and_ignores_order(tasks, k, seed):
 def test_bayesian_variant_averages_per_task_posteriors():
     pytest.importorskip("numpy")
     tasks = [(10, 7), (8, 8), (6, 1), (2, 2)]
-    r = trial_pass_k(tasks, k=3, method="bayesian", n_boot=4000)
+    with pytest.warns(FutureWarning, match=r"method='bayesian'\) is deprecated.*0.79"):
+        r = trial_pass_k(tasks, k=3, method="bayesian", n_boot=4000)
     assert (r.family, r.method, r.n_tasks, r.n_undefined) == (TRIAL_BAYESIAN, "posterior_draws", 3, 1)
     per_task = [BayesianMode().estimate(n, c, 3) for n, c in tasks if n >= 3]
     assert r.pass_at_k == pytest.approx(sum(t.pass_at_k for t in per_task) / 3, rel=1e-12)
     assert r.pass_pow_k == pytest.approx(sum(t.pass_pow_k for t in per_task) / 3, rel=1e-12)
     assert r.pass_at_k_ci_low < r.pass_at_k < r.pass_at_k_ci_high
     assert r.pass_pow_k_ci_low < r.pass_pow_k < r.pass_pow_k_ci_high
-    assert trial_pass_k(tasks, k=3, method="bayesian", n_boot=4000) == r  # seeded
+    with pytest.warns(FutureWarning):
+        assert trial_pass_k(tasks, k=3, method="bayesian", n_boot=4000) == r  # seeded
 
 
 def test_bayesian_single_task_matches_the_exact_interval():
     pytest.importorskip("numpy")
-    r = trial_pass_k([(10, 7)], k=3, method="bayesian", n_boot=20_000)
+    with pytest.warns(FutureWarning):
+        r = trial_pass_k([(10, 7)], k=3, method="bayesian", n_boot=20_000)
     exact = BayesianMode().estimate(10, 7, 3)
     assert r.pass_pow_k == pytest.approx(exact.pass_pow_k, rel=1e-12)
     assert r.pass_pow_k_ci_low == pytest.approx(exact.pass_pow_k_ci_low, abs=0.01)

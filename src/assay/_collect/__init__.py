@@ -4,7 +4,9 @@ The engine scores traces; this produces them. ``collect(tasks, agent=..., user=.
 runs every task K times (with a simulated user when ``user`` is given) and returns a
 :class:`Collected`, which ``assay.evaluate`` scores directly. With ``output`` the traces are
 written atomically to a JSON Lines file, and finished trials are journalled beside it as they
-end, so a rerun after an interrupt collects only the unfinished ones.
+end, so a rerun after an interrupt collects only the unfinished ones. The journal is keyed by the
+collection's identity (tasks, settings, the agent's and user's model, endpoint and command), and a
+lock file beside the output keeps a second collection into the same file from running at once.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from .._files import atomic_write, check_writable
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..model import Trace
 from ..model._options import CONCURRENCY, JudgeOptions
 from ._agents import AgentReply, AgentRequest, make_agent, make_user
-from ._runner import MAX_TURNS, Collected, NotCollected, Settings, check_settings, collect_async, fingerprint, trial_key
+from ._runner import MAX_TURNS, Collected, NotCollected, Settings, _command, check_settings, collect_async, \
+    fingerprint, trial_key
 from ._tasks import Task, Tool, load_tasks
 from ._user import UserTurn
 
@@ -35,6 +38,12 @@ def journal_path(output: str | os.PathLike[str]) -> Path:
     """Where the finished trials of an unfinished collection into ``output`` are kept."""
     out = Path(output)
     return out.with_name(f".{out.name}.collect-journal")
+
+
+def lock_path(output: str | os.PathLike[str]) -> Path:
+    """The lock a collection into ``output`` holds while it runs."""
+    out = Path(output)
+    return out.with_name(f".{out.name}.collect-lock")
 
 
 def simulator_errors_path(output: str | os.PathLike[str]) -> Path:
@@ -49,7 +58,7 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
             agent_options: JudgeOptions | dict[str, Any] | None = None,
             user_options: JudgeOptions | dict[str, Any] | None = None,
             on_trial: Callable[[Trace, str | None], None] | None = None, cancel: threading.Event | None = None,
-            **options: Any) -> Collected:
+            fresh: bool = False, agent_env: Iterable[str] = (), **options: Any) -> Collected:
     """Run ``agent`` on every task ``trials`` times; returns the traces (``Collected``).
 
     ``tasks``: a task file (JSONL, docs/collect.md) or Task objects / dicts. ``agent``: a model
@@ -60,6 +69,8 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     ``budget_usd``, ...) apply to both; ``agent_options`` / ``user_options`` (a JudgeOptions or its
     fields as a dict) to one.
     ``temperature`` and ``seed`` (trial t samples with ``seed + t``) are recorded in each trace.
+    ``fresh``: ignore (and replace) the journal of an interrupted earlier run into ``output``.
+    ``agent_env``: names of environment variables a ``cmd:`` agent gets besides the minimal ones.
     """
     if output is not None and isinstance(tasks, (str, os.PathLike)) and \
             os.path.realpath(tasks) == os.path.realpath(output):
@@ -71,12 +82,24 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     if output is not None:
         check_writable(output, "output")
     agent_kw, user_kw = {**options, **_given(agent_options)}, {**options, **_given(user_options)}
-    agent_obj = make_agent(agent, **agent_kw)
-    user_obj = None if user is None else make_user(user, **user_kw)
+    agent_env = tuple(agent_env)
     concurrency = int(agent_kw.get("concurrency") or CONCURRENCY)
+    lock = _Lock(lock_path(output), output) if output is not None else None
+    try:
+        agent_obj = make_agent(agent, **agent_kw, **({"env": agent_env} if agent_env else {}))
+        user_obj = None if user is None else make_user(user, **user_kw)
+        return _collect(task_list, agent_obj, user_obj, settings, output, fresh, on_trial, cancel, concurrency)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _collect(task_list: list[Task], agent_obj: Any, user_obj: Any, settings: Settings,
+             output: str | os.PathLike[str] | None, fresh: bool, on_trial: Callable[[Trace, str | None], None] | None,
+             cancel: threading.Event | None, concurrency: int) -> Collected:
     journal = journal_path(output) if output is not None else None
     key = fingerprint(task_list, agent_obj, user_obj, settings)
-    done = _read_journal(journal, key) if journal is not None else {}
+    done = _read_journal(journal, key) if journal is not None and not fresh else {}
     writer = _Journal(journal, key, fresh=not done) if journal is not None else None
 
     def finished(trace: Trace, fault: str | None) -> None:
@@ -89,6 +112,9 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
         result = _run(collect_async(task_list, agent_obj, user_obj, settings, done=done, on_trial=finished,
                                     cancel=cancel, concurrency=concurrency))
     finally:
+        command = _command(agent_obj)
+        if command is not None:
+            command.kill_all()  # however the collection ended, no command it started outlives it
         if writer is not None:
             writer.close()
         from ..judge._cache import close_caches  # loaded with the agent's judge stack already
@@ -143,22 +169,102 @@ def _write(path: str | os.PathLike[str], traces: list[Trace]) -> None:
 
 
 def _read_journal(path: Path, key: str) -> dict[str, tuple[Trace, str | None]]:
-    """The finished trials of an interrupted run of the same collection (else none)."""
+    """The finished trials of an interrupted run of the same collection (else none).
+
+    A journal of another collection (other tasks, settings, agent or user identity) is ignored, and
+    replaced when this one starts; one that cannot be read is a DataError naming it and the way out.
+    Only its last line may be cut short (by the interrupt: that trial is collected again)."""
     try:
         lines = path.read_bytes().splitlines()
-    except OSError:
+    except FileNotFoundError:
         return {}
-    if not lines or json.loads(lines[0]).get("collection") != key:
+    except OSError as exc:
+        raise _damaged(path, f"cannot read it ({exc.strerror or exc})") from None
+    if not lines:
+        return {}
+    try:
+        head = json.loads(lines[0])
+    except ValueError:
+        raise _damaged(path, "line 1 is not the journal's header") from None
+    if not isinstance(head, dict) or not isinstance(head.get("collection"), str):
+        raise _damaged(path, "line 1 is not the journal's header")
+    if head["collection"] != key:
         return {}
     done: dict[str, tuple[Trace, str | None]] = {}
-    for line in lines[1:]:
+    for n, line in enumerate(lines[1:], start=2):
         try:
             item = json.loads(line)
             trace = Trace.model_validate(item["trace"])
-        except (ValueError, KeyError, TypeError):
-            break  # a line cut short by the interrupt: that trial is collected again
+        except (ValueError, KeyError, TypeError) as exc:
+            if n == len(lines):
+                break  # a line cut short by the interrupt: that trial is collected again
+            raise _damaged(path, f"line {n} is not a finished trial ({type(exc).__name__})") from None
         done[trial_key(trace.task, trace.trial or 0)] = (trace, item.get("simulator_error"))
     return done
+
+
+def _damaged(path: Path, why: str) -> DataError:
+    return DataError(f"the journal of an interrupted collection, {str(path)!r}, is damaged: {why}. Delete it, or "
+                     "rerun with --fresh (fresh=True) to collect every trial again")
+
+
+class _Lock:
+    """An exclusive lock on ``path`` for one collection into an output, so that a second one at the same
+    time is refused instead of paying for the same trials twice. The file holds the owner's pid and is
+    removed on release (a lock taken on a file removed meanwhile is taken again on the new one)."""
+
+    def __init__(self, path: Path, output: str | os.PathLike[str]) -> None:
+        self.path = path
+        for _ in range(8):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                if not _try_lock(fd):
+                    raise ConfigError(f"another collection into {str(output)!r} is running{_owner(fd)}: wait for "
+                                      f"it to end, or give another -o (its lock file is {str(path)!r}, removed "
+                                      "when it ends)")
+                same = os.path.exists(path) and os.stat(path).st_ino == os.fstat(fd).st_ino
+            except BaseException:
+                os.close(fd)
+                raise
+            if same:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                self._fd: int | None = fd
+                return
+            os.close(fd)  # the holder removed the file while we waited for it: lock the new one
+        raise ConfigError(f"cannot take the lock {str(path)!r}: it keeps being replaced")
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        with suppress(OSError):
+            self.path.unlink()
+        os.close(self._fd)  # closing the descriptor releases the lock
+        self._fd = None
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]  # Windows only: no stub here
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _owner(fd: int) -> str:
+    with suppress(OSError, ValueError, AttributeError):  # AttributeError: no os.pread (Windows)
+        pid = int(os.pread(fd, 32, 0).decode().strip())
+        return f" (assay collect, pid {pid})"
+    return ""
 
 
 class _Journal:

@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..model import ToolCall, Trace, Turn, Usage
 from ..model._options import CONCURRENCY
-from ._agents import AgentReply, AgentRequest, CommandAgent
+from ._agents import STDERR_TAIL, AgentReply, AgentRequest, CommandAgent
 from ._tasks import Task, Tool, canned, import_callable
 from ._user import STOPS, UserTurn, role_break, user_request
 
@@ -34,6 +34,8 @@ MAX_TURNS = 10
 """Most user turns of a simulated conversation when the task gives no ``max_turns``."""
 MAX_STEPS = 10
 """Most agent calls in one turn (each tool round is one): a model looping on tools is stopped."""
+MAX_TRIAL_CALLS = 256
+"""Most tool calls run in one trial: past it the calls are counted, not run, and the trial ends."""
 KEY = "collect.agent@1"
 
 
@@ -49,6 +51,7 @@ class Settings:
     max_turns: int = MAX_TURNS
     max_steps: int = MAX_STEPS
     max_tokens: int | None = None
+    max_tool_calls: int = MAX_TRIAL_CALLS
 
 
 class NotCollected(Exception):
@@ -83,10 +86,26 @@ def trial_key(task_id: str, trial: int) -> str:
 
 
 def fingerprint(tasks: list[Task], agent: Any, user: Any, settings: Settings) -> str:
-    """What makes a collection the same one again (a journal of finished trials is reused only for it)."""
-    material = {"tasks": [t.model_dump() for t in tasks], "agent": getattr(agent, "model", repr(agent)),
-                "user": getattr(user, "model", None), "settings": settings.__dict__}
+    """What makes a collection the same one again (a journal of finished trials is reused only for it):
+    the tasks (their tools included), the settings, and who answers: the agent's and the simulated
+    user's identity (model name, endpoint URL, command), not only their names."""
+    material = {"tasks": [t.model_dump() for t in tasks], "agent": identity(agent), "user": identity(user),
+                "settings": settings.__dict__}
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def identity(judge: Any) -> dict[str, Any] | None:
+    """Who answers behind a judge stack: its model and its backend's identity (endpoint, command)."""
+    if judge is None:
+        return None
+    layer = judge
+    for _ in range(32):
+        inner = getattr(layer, "inner", None)
+        if inner is None:
+            break
+        layer = inner
+    found = getattr(layer, "identity", None)
+    return {"model": getattr(judge, "model", repr(judge)), "identity": found if isinstance(found, dict) else None}
 
 
 class _Tools:
@@ -150,21 +169,31 @@ class _Trial:
         self.turns: list[Turn] = []
         self.transcript: list[tuple[str, str]] = []
         self.user_usage = {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+        self.n_calls = 0
+        self.truncated: dict[str, int] = {}
+        """What the bounds on replies left out of this trial (``AgentReply.truncated``, summed)."""
 
     async def run(self) -> tuple[Trace, str | None]:
+        command = _command(self.agent)
         try:
             stop, error, fault = await self._converse()
         finally:
-            command = _command(self.agent)
             if command is not None:
                 await command.finish(self.task.id, self.trial)  # type: ignore[arg-type]
         task = self.task
-        collect = {"agent": self.agent.model, "user": getattr(self.user, "model", None),
-                   "temperature": self.settings.temperature, "seed": self.seed}
+        collect: dict[str, Any] = {"agent": self.agent.model, "user": getattr(self.user, "model", None),
+                                   "temperature": self.settings.temperature, "seed": self.seed}
         if self.user is not None:
             collect["user_usage"] = self.user_usage
+        stderr = command.take_stderr(self.task.id, self.trial) if command is not None else None  # type: ignore[arg-type]
+        if stderr is not None:
+            collect["stderr"] = stderr
+            if stderr["bytes"] > STDERR_TAIL:  # the tail is the last STDERR_TAIL bytes
+                self.truncated["stderr_bytes"] = stderr["bytes"] - STDERR_TAIL
         meta: dict[str, Any] = {**task.metadata, "stop_reason": "simulator_error" if fault else stop,
                                 "collect": collect}
+        if self.truncated:
+            meta["truncated"] = self.truncated
         if error is not None:
             meta["error"] = error
         if fault is not None:
@@ -237,9 +266,19 @@ class _Trial:
             if verdict.error is not None:
                 return Turn(input=text, tool_calls=calls, usage=usage, latency_ms=latency), f"agent: {verdict.error}"
             reply: AgentReply = verdict.parsed  # type: ignore[assignment]
+            for what, n in reply.truncated.items():
+                self.truncated[what] = self.truncated.get(what, 0) + n
             if not reply.tool_calls:
                 self.messages.append({"role": "assistant", "content": reply.content})
                 return Turn(input=text, output=reply.content, tool_calls=calls, usage=usage, latency_ms=latency), None
+            room = self.settings.max_tool_calls - self.n_calls
+            if len(reply.tool_calls) > room:
+                self.truncated["tool_calls"] = self.truncated.get("tool_calls", 0) + len(reply.tool_calls) - room
+                reply.tool_calls = reply.tool_calls[:room]
+            if not reply.tool_calls:
+                return Turn(input=text, tool_calls=calls, usage=usage, latency_ms=latency), \
+                    f"agent: over {self.settings.max_tool_calls} tool calls in one trial (the rest were not run)"
+            self.n_calls += len(reply.tool_calls)
             latency += await self._run_tools(reply, calls)
         return Turn(input=text, tool_calls=calls, usage=_usage(tokens_in, tokens_out, cost), latency_ms=latency), \
             f"agent: no reply after {self.settings.max_steps} calls (still calling tools)"

@@ -454,8 +454,10 @@ def correct_pass_rates(result: RunResult, cards: Sequence[JudgeCard], instances:
         if scored[1] == 0:
             out[name] = {"card": card.id, "corrected": None, "refused": "no scored trace to correct"}
             continue
-        c = corrected_pass_rate(scored[0], scored[1], tp=pf.tp, fn=pf.fn, tn=pf.tn, fp=pf.fp,  # type: ignore[union-attr]
-                                level=level)
+        verdicts, tasks = _verdicts(result, name)
+        clustered = len(verdicts) == scored[1] and len(set(tasks)) < len(tasks)  # trials of one task repeat
+        c = corrected_pass_rate(verdicts if clustered else scored[0], scored[1], tp=pf.tp, fn=pf.fn,  # type: ignore[union-attr]
+                                tn=pf.tn, fp=pf.fp, level=level, clusters=tasks if clustered else None)
         if c is None:  # only reachable when the counts changed under us; _unfit checked the rest
             out[name] = {"card": card.id, "corrected": None, "refused": "TPR + TNR <= 1"}
             continue
@@ -463,6 +465,18 @@ def correct_pass_rates(result: RunResult, cards: Sequence[JudgeCard], instances:
                      "level": c.level, "n": c.n, "tpr": c.tpr, "tnr": c.tnr, "n_labelled": mc.n_compared,
                      "method": c.method}
     return out
+
+
+def _verdicts(result: RunResult, name: str) -> tuple[list[bool], list[str]]:
+    """The run's scored verdicts of metric *name* and each one's task (the trace id where it has none):
+    the clusters of the corrected pass rate's interval. Empty for a run whose traces were not kept."""
+    verdicts, tasks = [], []
+    for t in result.traces:
+        r = t.metrics.get(name)
+        if r is not None and r.score is not None:
+            verdicts.append(bool(r.passed))
+            tasks.append(t.task_id if t.task_id is not None else t.id)
+    return verdicts, tasks
 
 
 def _unfit(card: JudgeCard, mc: MetricCard, model: str | None, style: str | None, rubric: str | None,

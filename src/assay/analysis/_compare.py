@@ -1,8 +1,12 @@
 """Comparing two runs: paired per-metric differences, Holm-corrected, with planning help.
 
-Traces pair by id (the same trace scored in both runs); trials of one task are resampled
-together (clusters = task ids), so repeated trials do not inflate significance. Every metric is
-"higher is better", so a significant negative difference is a regression.
+Traces pair by id (the same trace scored in both runs); trials of one task are one unit
+(clusters = task ids), so repeated trials do not inflate significance. Interval and p-value come
+from one cluster-t test (``assay.stats.paired_compare``), so they never contradict each other.
+Every metric is "higher is better", so a significant negative difference is a regression.
+
+``sequential_compare`` is the anytime-valid look of ``assay compare --sequential``: a betting
+confidence sequence over task-level differences that may be rerun after every batch of tasks.
 
 The Holm family is the metrics; ``overall`` (the traces' weighted score, a function of the same
 metrics) is reported beside them with its own unadjusted p-value, and joins the family only when
@@ -13,6 +17,7 @@ family size) is said so, with the smallest achievable p, instead of a quiet "no 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from typing import Any
 
@@ -104,6 +109,7 @@ def compare_runs(a: RunResult, b: RunResult, *, alpha: float = 0.05, level: floa
         c = paired_compare(sa, sb, clusters, level=level, n_boot=n_boot, n_perm=n_perm, seed=seed)
         row = {"mean_a": c.mean_a, "mean_b": c.mean_b, "delta": c.difference, "ci_low": c.ci_low,
                "ci_high": c.ci_high, "p_value": c.p_value, "n_paired": c.n_paired, "n_clusters": c.n_clusters,
+               "method": c.method, "sign_flip_p": c.sign_flip_p,
                "exact_test": c.exact, "in_holm_family": name in family, "min_p_value": c.min_p_value}
         paired = [i for i in sorted(sa.keys() & sb.keys()) if sa[i] is not None and sb[i] is not None]
         diffs = [sb[i] - sa[i] for i in paired]  # type: ignore[operator]
@@ -172,3 +178,67 @@ def _params(run: RunResult) -> dict[str, Any]:
     """Metric name -> (version, parameters) as recorded in the run information."""
     return {m["name"]: {"version": m.get("version"), **(m.get("params") or {})}
             for m in run.run.get("metrics", []) if isinstance(m, dict) and "name" in m}
+
+
+def sequential_compare(a: RunResult, b: RunResult, state: dict[str, Any] | None = None, *, metric: str = OVERALL,
+                       alpha: float = 0.05, seed: int = 0, duplicates: str | None = None) -> dict[str, Any]:
+    """One look of an anytime-valid comparison of *metric*, B against A, continuing *state*.
+
+    The unit is the task: each paired task's difference is the mean of b - a over its paired
+    trials (scores must lie in [0, 1], so differences lie in [-1, 1]). Tasks already in *state*
+    keep the difference they had when first consumed (a rerun of an old task does not move the
+    sequence); new paired tasks are shuffled (seeded by *seed* and the count so far: the test
+    assumes tasks in random order) and added to a betting confidence sequence
+    (``assay.stats.SequentialComparison``). The result's ``decision`` is "continue", "A better" or
+    "B better", with the sequence's bounds; ``state`` is what to keep for the next look. Looking
+    after every batch, and stopping at the first decision, keeps the false-alarm rate <= alpha.
+    """
+    from ..stats import SequentialComparison
+
+    _check_duplicates(a, b, duplicates)
+    rule = duplicates or "last"
+    if state is not None:
+        if state.get("metric") != metric or state.get("alpha") != alpha:
+            raise ConfigError(f"the saved sequence compares {state.get('metric')!r} at alpha {state.get('alpha')}, "
+                              f"this look asks {metric!r} at alpha {alpha}: one sequence, one metric and alpha "
+                              "(start another with --sequence NAME, or --reset)")
+        try:
+            seq = SequentialComparison.from_dict(state["sequence"])
+            seen = list(state["tasks"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataError(f"the saved sequence state is unreadable ({exc}): start again with --reset") from None
+        if len(seen) != seq.n:
+            raise DataError(f"the saved sequence state lists {len(seen)} tasks for {seq.n} differences: "
+                            "start again with --reset")
+    else:
+        seq, seen = SequentialComparison(alpha=alpha), []
+    known = [m for m in (set(a.summary) & set(b.summary)) | {OVERALL}]
+    if metric not in known:
+        raise ConfigError.unknown("metric of both runs", metric, sorted(known))
+    task_of = {t.id: t.task_id for t in a.traces}
+    task_of.update({t.id: t.task_id for t in b.traces})
+    sa, sb = _scores(a.traces, metric, rule), _scores(b.traces, metric, rule)
+    per_task: dict[str, list[float]] = {}
+    for trace_id in sorted(sa.keys() & sb.keys()):
+        x, y = sa[trace_id], sb[trace_id]
+        if x is None or y is None:
+            continue
+        for side, v in (("A", x), ("B", y)):
+            if not 0.0 <= v <= 1.0:
+                raise DataError(f"--sequential needs scores in [0, 1]: {metric} of trace {trace_id!r} in run {side} "
+                                f"is {v!r}")
+        per_task.setdefault(str(task_of.get(trace_id) or trace_id), []).append(y - x)
+    already = set(seen)
+    new = sorted(t for t in per_task if t not in already)
+    random.Random(f"{seed}:{len(seen)}").shuffle(new)  # a str seed: the same order in every process
+    diffs = [min(1.0, max(-1.0, sum(per_task[t]) / len(per_task[t]))) for t in new]
+    seq.update(diffs)
+    seen.extend(new)
+    return {
+        "a": a.run.run_id or a.run.started_at, "b": b.run.run_id or b.run.started_at,
+        "metric": metric, "alpha": alpha, "method": "betting confidence sequence (Waudby-Smith & Ramdas 2023)",
+        "decision": seq.decision, "decided_at": seq.decided_at,
+        "n_tasks": seq.n, "new_tasks": len(new), "tasks_not_recounted": len(already & per_task.keys()),
+        "mean_difference": seq.mean, "cs_low": seq.low, "cs_high": seq.high, "cs_empty": seq.empty,
+        "state": {"metric": metric, "alpha": alpha, "seed": seed, "tasks": seen, "sequence": seq.to_dict()},
+    }

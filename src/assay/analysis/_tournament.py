@@ -24,8 +24,8 @@ from ._versus import Pair, pair_runs
 
 SCHEDULES = ("auto", "all", "swiss")
 ALL_PAIRS_UP_TO = 8
-PRIOR_NOTE = ("a run never lost (or never won), so the maximum-likelihood strengths do not exist: they carry a "
-              "weak prior of one virtual tie between every two runs that met")
+PRIOR_NOTE = ("strengths carry a stated normal prior, log-strength ~ N(0, 2^2) (a ridge penalty of 0.25 on their "
+              "squares), always on: a run that never lost still gets a finite strength, and a loss never raises one")
 """``schedule="auto"``: all pairs up to this many runs, Swiss beyond."""
 
 
@@ -75,7 +75,7 @@ def _check(entrants: Sequence[Entrant]) -> None:
 def tournament(entrants: Sequence[Entrant], metric: PairwiseJudged, judge: Any, *, schedule: str = "auto",
                rounds: int | None = None, level: float = 0.95, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Judge the runs against each other; matches, a win matrix and the Bradley-Terry ranking."""
-    from ..stats._pairwise import bradley_terry
+    from ..stats._pairwise import PRIOR_SD, bradley_terry
 
     _check(entrants)
     if schedule not in SCHEDULES:
@@ -138,7 +138,7 @@ def tournament(entrants: Sequence[Entrant], metric: PairwiseJudged, judge: Any, 
             raise DataError(f"cannot rank the runs: {exc}") from None
         out["bradley_terry"] = {"level": level, "n_boot": bt.n_boot, "n_tasks": bt.n_tasks,
                                 "converged": bt.converged, "scale": "log-strength, centred on 0",
-                                "prior_wins": bt.prior, "prior": PRIOR_NOTE if bt.prior else None}
+                                "prior_sd": PRIOR_SD, "penalty": bt.prior, "prior": PRIOR_NOTE}
         record = _records(n, comparisons)
         rows = []
         for i in range(n):

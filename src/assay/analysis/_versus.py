@@ -104,6 +104,23 @@ def judge_pairs(metric: PairwiseJudged, judge: Any, pairs: Sequence[Pair]) -> li
     return list(_drive(gen))[0]
 
 
+def _sign_e_process(scored: Sequence[tuple[Any, Any]], alpha: float) -> dict[str, Any]:
+    """The anytime-valid reading of the record: the KT e-process (``assay.stats.SignEProcess``) on
+    task-level wins and losses (a task won when B's pair scores sum to more than half its pairs;
+    even tasks carry no sign). It depends on the counts only, so rerunning ``versus`` on runs that
+    grow and stopping at the first "B better" / "A better" keeps false alarms <= alpha."""
+    from ..stats import SignEProcess
+
+    totals: dict[Any, list[float]] = {}
+    for task, score in scored:
+        totals.setdefault(task, []).append(score)
+    wins = sum(1 for v in totals.values() if sum(v) > len(v) / 2)
+    losses = sum(1 for v in totals.values() if sum(v) < len(v) / 2)
+    e = SignEProcess(alpha=alpha).update(wins, losses)
+    return {"method": "sign e-process (KT mixture) over tasks", "task_wins_b": wins, "task_losses_b": losses,
+            "e_value": e.e_value, "decision": {"wins": "B better", "losses": "A better"}.get(e.decision, "continue")}
+
+
 def summarise_pairs(pairs: Sequence[Pair], results: Sequence[MetricResult | None], *, alpha: float,
                     level: float, seed: int) -> dict[str, Any]:
     """The head-to-head record of run b against run a from judged pairs."""
@@ -143,6 +160,7 @@ def summarise_pairs(pairs: Sequence[Pair], results: Sequence[MetricResult | None
         "sign-flip test over tasks" + (" (exact)" if wr.exact else "" if wr.min_p_value is None
                                        else f" (random flips: p >= {wr.min_p_value:.2g})"),
         "min_p_value": wr.min_p_value, "alpha": alpha, "significant": significant,
+        "sequential": _sign_e_process([(p.task_id, r.score) for p, r in judged], alpha),
         "b_worse": significant and wr.rate is not None and wr.rate < 0.5,
         "b_better": significant and wr.rate is not None and wr.rate > 0.5,
         "position_inconsistency": {"pairs_judged_both_orders": len(both), "inconsistent": len(flipped),

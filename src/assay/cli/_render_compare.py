@@ -46,6 +46,9 @@ def comparison_table(result: dict[str, Any], console: Any = None) -> None:
                   p, _f(r["p_adjusted"], ".4f") if r.get("in_holm_family", True) else "—",
                   str(r["n_paired"]), _verdict(r))
     console.print(t)
+    if any(r.get("method") == "cluster_t" for r in result["metrics"].values()):
+        console.print("[dim]interval and p from one cluster-t test over paired tasks: the interval excludes 0 "
+                      "exactly when p < 1 - level[/]")
     if outside:
         console.print(f"[dim]{escape(', '.join(outside))}: reported with its own p-value, not in the Holm family "
                       "(--holm-overall adds it)[/]")
@@ -71,6 +74,23 @@ def comparison_table(result: dict[str, Any], console: Any = None) -> None:
     reason = result.get("exit_reason") or ("no significant regression" if not result["regressions"] else "")
     console.print(f"[bold red]{len(result['regressions'])} significant regression(s)[/]" if result["regressions"]
                   else f"[yellow]{reason}[/]" if result.get("cannot_reach_significance") else reason)
+
+
+def sequential_lines(result: dict[str, Any]) -> list[str]:
+    """Plain lines for ``assay compare --sequential``; the last is the decision."""
+    cs = ("[" + _f(result["cs_low"]) + ", " + _f(result["cs_high"]) + "]") if result["cs_low"] is not None else "—"
+    lines = [f"sequence {result['sequence_name']!r}: {result['metric']}, B - A over {result['n_tasks']} tasks "
+             f"({result['new_tasks']} new this look)",
+             f"mean difference {_f(result['mean_difference'])}, {1 - result['alpha']:.0%} confidence sequence {cs}"]
+    if result["tasks_not_recounted"]:
+        lines.append(f"{result['tasks_not_recounted']} task(s) already in the sequence kept their first difference")
+    if result["cs_empty"]:
+        lines.append("warning: the confidence sequence is empty: the differences drift (are the tasks in random "
+                     "order?)")
+    if result["decided_at"] is not None:
+        lines.append(f"decided after {result['decided_at']} tasks")
+    lines.append(result["decision"])
+    return lines
 
 
 def plan_table(rows: dict[str, Any], delta: float, power: float, console: Any = None) -> None:

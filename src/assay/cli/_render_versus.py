@@ -43,6 +43,11 @@ def versus_table(r: dict[str, Any], console: Any = None, show: int = 10) -> None
     console.print(t)
     console.print(f"[dim]{r['test']} on {r['n_judged']} judged pairs over {r['n_tasks']} tasks; "
                   f"interval: {r['interval']} over tasks; a tie counts half a win[/]")
+    seq = r.get("sequential")
+    if seq:
+        console.print(f"[dim]anytime-valid (rerun as the runs grow): sign e-process over tasks, "
+                      f"{seq['task_wins_b']} won / {seq['task_losses_b']} lost by B, e = {seq['e_value']:.3g} "
+                      f"(decides at {1 / r['alpha']:g}): {seq['decision']}[/]")
     line = inconsistency_line(r["position_inconsistency"])
     if line:
         console.print(line)

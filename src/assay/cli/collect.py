@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ._common import EXIT_NOT_EVALUATED, EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, \
-    open_session, plugin_option
+    open_session, plugin_option, shown
 from ._judge_options import model_options, pop_judge_flags
 from ._progress import RunProgress
 
@@ -54,6 +54,16 @@ class _TrialProgress(RunProgress):
               help="Most user turns of a simulated conversation (default: the task's max_turns, else 10).")
 @click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="Sampling temperature of the agent and the simulated user (recorded in each trace).")
+@click.option("--fresh", is_flag=True,
+              help="Collect every trial again: ignore the journal an interrupted run into -o left.")
+@click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",
+              help="Pass environment variable NAME to a cmd: agent (repeatable); it gets only PATH, HOME, "
+                   "LANG, TMPDIR and the like otherwise, never assay's API keys.")
+@click.option("--agent-key-env", metavar="NAME", default=None,
+              help="The agent's API key is in environment variable NAME (sent to the agent's endpoint only). "
+                   "OPENAI_API_KEY goes only to api.openai.com.")
+@click.option("--user-key-env", metavar="NAME", default=None,
+              help="The simulated user's API key is in environment variable NAME.")
 @click.option("--progress/--no-progress", default=None, help="Progress over the trials (default: on).")
 @click.option("--progress-every", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
               metavar="SECONDS", help="Seconds between plain progress lines when stderr is not a terminal.")
@@ -71,7 +81,8 @@ class _TrialProgress(RunProgress):
 @debug_option
 @handle_errors
 def command(tasks: str, agent: str, user: str | None, trials: int, output: str, max_turns: int | None,
-            temperature: float, progress: bool | None, progress_every: float, score: bool, metrics: tuple[str, ...],
+            temperature: float, fresh: bool, agent_env: tuple[str, ...], agent_key_env: str | None,
+            user_key_env: str | None, progress: bool | None, progress_every: float, score: bool, metrics: tuple[str, ...],
             judge: str | None, results: tuple[str, ...], store: str | None, no_store: bool,
             plugins: tuple[str, ...], debug: bool, **model_flags: Any) -> None:
     """Run AGENT on every task of TASKS (JSON Lines), --trials times each, and write the traces to -o."""
@@ -87,6 +98,9 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
     cache, no_cache = model_flags.get("cache"), model_flags.get("no_cache", False)
     options = pop_judge_flags(model_flags)  # the agent's and the simulated user's, as the judge flags are a judge's
     seed, max_tokens = options.pop("seed", None), options.pop("max_tokens", None)  # per trace: collect's own
+    sides = {side: {"api_key": _key(name, flag)} for side, name, flag in
+             (("agent_options", agent_key_env, "--agent-key-env"), ("user_options", user_key_env, "--user-key-env"))
+             if name is not None}
     task_list = load_tasks(tasks)
     cancel = threading.Event()
     total = len(task_list) * trials
@@ -97,7 +111,8 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
             tracker.__enter__()
         try:
             collected = collect(tasks, agent, user=user, trials=trials, output=output, temperature=temperature,
-                                seed=seed, max_turns=max_turns, max_tokens=max_tokens, cancel=cancel,
+                                seed=seed, max_turns=max_turns, max_tokens=max_tokens, cancel=cancel, fresh=fresh,
+                                agent_env=agent_env, **sides,
                                 on_trial=(lambda trace, fault: tracker.trace_done()) if tracker else None,
                                 **options)
         finally:
@@ -106,21 +121,21 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
     exit_quickly()
     if collected.interrupted:
         kept = len(collected.traces) + len(collected.simulator_errors)
-        click.echo(f"interrupted after {kept} of {total} trials; rerun the same command to collect the "
-                   "unfinished ones (finished trials are kept)", err=True)
+        say(f"interrupted after {kept} of {total} trials; rerun the same command to collect the "
+            "unfinished ones (finished trials are kept)")
         sys.exit(EXIT_STATUS["interrupted"])
-    click.echo(summary_line(collected, len(task_list), trials, output), err=True)
+    say(summary_line(collected, len(task_list), trials, output))
     for trace in collected.failed[:5]:
-        click.echo(f"  failed {trace.id}: {trace.metadata.get('error')}", err=True)
+        say(f"  failed {trace.id}: {trace.metadata.get('error')}")
     for trace in collected.simulator_errors[:5]:
-        click.echo(f"  simulator error {trace.id}: {trace.metadata.get('simulator_error')}", err=True)
+        say(f"  simulator error {trace.id}: {trace.metadata.get('simulator_error')}")
     if collected.not_collected:
         _, _, why = collected.not_collected[0]
-        click.echo(f"could not collect {len(collected.not_collected)} of {total} trials ({why}); the others are in "
-                   f"{output}: rerun the same command to collect the missing ones", err=True)
+        say(f"could not collect {len(collected.not_collected)} of {total} trials ({why}); the others are in "
+            f"{output}: rerun the same command to collect the missing ones")
         sys.exit(EXIT_NOT_EVALUATED)
     if not collected.traces or len(collected.failed) == len(collected.traces):
-        click.echo("could not collect: no trial completed", err=True)
+        say("could not collect: no trial completed")
         sys.exit(EXIT_NOT_EVALUATED)
     if not score:
         sys.exit(EXIT_OK)
@@ -129,6 +144,25 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
     click.get_current_context().invoke(run.command, paths=(output,), metrics=metrics, judge=(judge,) if judge else (),
                                        outputs=results, store=store, no_store=no_store, debug=debug,
                                        no_cache=no_cache, cache=cache)
+
+
+def say(text: str) -> None:
+    """One line on stderr as ``assay run`` prints them: secrets redacted, and the control characters of
+    task ids, agent errors and paths (a title change, a screen clear, a bidi override) shown escaped."""
+    from .._secrets import redact
+
+    click.echo(shown(redact(text)), err=True)
+
+
+def _key(name: str, flag: str) -> str:
+    import os
+
+    from ..errors import ConfigError
+
+    value = os.environ.get(name)
+    if not value:
+        raise ConfigError(f"{flag} {name}: no such environment variable is set")
+    return value
 
 
 def summary_line(collected: Any, tasks: int, trials: int, output: str) -> str:

@@ -334,7 +334,8 @@ def _shift(positions: array, offset: int) -> array:
     return out
 
 
-INTERVAL_METHOD = "Wilson (0/1 means and pass rates), effective-sample-size Wilson with a t correction (scores)"
+INTERVAL_METHOD = ("Wilson with half a continuity correction (0/1 means and pass rates), effective-sample-size Wilson "
+                   "with a t correction (scores)")
 INTERVAL_METHOD_CLUSTERED = ("clustered by task: effective-sample-size Wilson on the cluster-robust variance, "
                              "t-corrected for the number of tasks (means and pass rates)")
 TASK_SETS = ("common", "all")

@@ -211,6 +211,18 @@ def parse_spec(spec: str, *, base_url: str | None = None) -> Spec:
     return Spec(provider, model, base_url)
 
 
+def _openai_host(base_url: str | None) -> bool:
+    """Whether ``base_url`` is OpenAI's own API (None: the SDK's default, which is)."""
+    if not base_url:
+        return True
+    from urllib.parse import urlsplit
+    try:
+        host = urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname
+    except ValueError:
+        return False
+    return (host or "").lower() == "api.openai.com"
+
+
 def _env(names: tuple[str, ...]) -> str | None:
     return next((os.environ[n] for n in names if os.environ.get(n)), None)
 
@@ -271,7 +283,10 @@ def _provider_backend(spec: Spec, *, api_key: str | None = None, timeout: float 
     local = info.local or is_local_url(base_url)
     if timeout == "auto":
         timeout = LOCAL_TIMEOUT if local else REMOTE_TIMEOUT
-    api_key = api_key or _env(info.key_env)
+    key_env = info.key_env
+    if spec.provider == "openai-compatible" and not _openai_host(base_url):
+        key_env = tuple(n for n in key_env if n != "OPENAI_API_KEY")  # OpenAI's key is sent to OpenAI only
+    api_key = api_key or _env(key_env)
     if api_key is None and not local and spec.provider != "openai-compatible":
         names = " or ".join(info.key_env)
         raise ConfigError(f"judge {spec.provider}:{spec.model} needs an API key: set {names} or pass api_key=...")

@@ -40,6 +40,7 @@ class PassFail(msgspec.Struct, kw_only=True):
     """Human fail, judge pass."""
     tpr: float | None = None
     tpr_ci: tuple[float, float] | None = None
+    """95% plain Wilson score interval (no continuity correction) of TPR; ``tnr_ci`` likewise."""
     tnr: float | None = None
     tnr_ci: tuple[float, float] | None = None
     agreement: float | None = None

@@ -7,6 +7,9 @@ Two pass@k families, named in every result's ``family``:
 - "trial_unbiased" / "trial_bayesian" (Inspect AI style): n repeated trials of each task,
   unbiased combinatorial estimators (or per-task posteriors) averaged over tasks.
 
+Anytime-valid comparisons (``SequentialComparison``, ``SequentialMean``: betting confidence
+sequences; ``SignEProcess``: an e-process for win/loss counts) may be looked at after every batch.
+
 Pairwise preferences: ``win_rate`` (with a task-clustered interval and sign test) and
 ``bradley_terry`` (strengths with bootstrap-over-tasks intervals).
 
@@ -46,6 +49,7 @@ from assay.stats._plan import (
     trials_needed,
     variance_components,
 )
+from assay.stats._sequential import SequentialComparison, SequentialMean, SignEProcess
 from assay.stats._trials import (
     TRIAL_BAYESIAN,
     TRIAL_UNBIASED,
@@ -66,6 +70,9 @@ __all__ = [
     "Interval",
     "PairedPlan",
     "PassK",
+    "SequentialComparison",
+    "SequentialMean",
+    "SignEProcess",
     "StatisticalMode",
     "Strengths",
     "TrialPassK",

@@ -19,7 +19,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.stats._intervals import check_level
+from assay.stats._bounded import cluster_mean_var, effective_n
+from assay.stats._intervals import check_level, cluster_totals
 from assay.stats._np import require_numpy
 
 
@@ -158,8 +159,9 @@ class Correction:
     method: str = "jeffreys_simulation"
 
 
-def corrected_pass_rate(passed: int, n: int, *, tp: int, fn: int, tn: int, fp: int, level: float = 0.95,
-                        draws: int = 20000, seed: int = 0) -> Correction | None:
+def corrected_pass_rate(passed: int | Sequence[bool | int], n: int, *, tp: int, fn: int, tn: int, fp: int,
+                        level: float = 0.95, draws: int = 20000, seed: int = 0,
+                        clusters: Sequence[Hashable] | None = None) -> Correction | None:
     """The pass rate of ``passed`` of ``n`` verdicts corrected for a judge's calibration counts.
 
     ``tp``/``fn``: human-passed items the judge passed / failed; ``tn``/``fp``: human-failed items
@@ -168,8 +170,29 @@ def corrected_pass_rate(passed: int, n: int, *, tp: int, fn: int, tn: int, fp: i
     over ``draws`` joint draws of the observed rate, TPR and TNR from their Jeffreys posteriors;
     draws where TPR + TNR <= 1 count as the widest answer (0 or 1) on the side they fall, so a
     weakly calibrated judge gets a wide interval, never a falsely narrow one.
+
+    ``clusters``: the task id of each verdict (trials of one task share its difficulty); then
+    ``passed`` is the sequence of the n verdicts (True/False or 1/0) rather than their count. The
+    observed rate is drawn from a Beta on the effective sample size n_eff = p (1 - p) / v, with v
+    the cluster-robust (CR1) variance of the pass rate, t-corrected for the number of tasks and
+    capped at n (the ``cluster_wilson`` rule of ``bounded_mean_interval``; the number of tasks when
+    every verdict agrees), so the task-level variance carries into the interval: method
+    "cluster_jeffreys_simulation". Without it the verdicts count as independent.
     """
     level = check_level(level, "corrected_pass_rate")
+    verdicts = None
+    if clusters is not None:
+        if isinstance(passed, int) or isinstance(passed, bool):
+            raise ValueError("corrected_pass_rate: with clusters=, passed must be the sequence of the n verdicts "
+                             f"(one per trial), got the count {passed!r}")
+        verdicts = list(passed)
+        if len(verdicts) != n or len(clusters) != n:
+            raise ValueError(f"corrected_pass_rate: n={n} verdicts expected, got {len(verdicts)} verdicts and "
+                             f"{len(clusters)} cluster ids")
+        for i, verdict in enumerate(verdicts):
+            if verdict not in (0, 1):  # True and False compare equal to 1 and 0
+                raise ValueError(f"corrected_pass_rate: verdicts[{i}] must be True/False or 1/0, got {verdict!r}")
+        passed = int(sum(bool(v) for v in verdicts))
     for name, v in (("passed", passed), ("n", n), ("tp", tp), ("fn", fn), ("tn", tn), ("fp", fp)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ValueError(f"corrected_pass_rate: {name} must be an integer >= 0, got {v!r}")
@@ -184,7 +207,16 @@ def corrected_pass_rate(passed: int, n: int, *, tp: int, fn: int, tn: int, fp: i
         return None
     np = require_numpy("corrected_pass_rate")
     rng = np.random.default_rng(seed)
-    p = rng.beta(passed + 0.5, n - passed + 0.5, draws)
+    method = "jeffreys_simulation"
+    if verdicts is not None and clusters is not None:
+        sums, counts = cluster_totals(np, np.asarray(verdicts, dtype=float), list(clusters))
+        g = len(counts)
+        _, var = cluster_mean_var(np, sums, counts)
+        n_eff = float(effective_n(np, raw, var, g, n, level, df=max(g - 1, 1)))
+        p = rng.beta(raw * n_eff + 0.5, (1.0 - raw) * n_eff + 0.5, draws)
+        method = "cluster_jeffreys_simulation"
+    else:
+        p = rng.beta(passed + 0.5, n - passed + 0.5, draws)
     se = rng.beta(tp + 0.5, fn + 0.5, draws)
     sp = rng.beta(tn + 0.5, fp + 0.5, draws)
     youden = se + sp - 1.0
@@ -194,4 +226,4 @@ def corrected_pass_rate(passed: int, n: int, *, tp: int, fn: int, tn: int, fp: i
     pi = np.clip(pi, 0.0, 1.0)
     tail = (1.0 - level) / 2.0
     low, high = (float(x) for x in np.quantile(pi, [tail, 1.0 - tail]))
-    return Correction(raw, estimate, min(low, estimate), max(high, estimate), level, n, tpr, tnr)
+    return Correction(raw, estimate, min(low, estimate), max(high, estimate), level, n, tpr, tnr, method)

@@ -16,7 +16,7 @@ from numbers import Integral
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.stats._beta import normal_ppf, t_ppf
+from assay.stats._beta import beta_cdf, normal_ppf, t_ppf
 from assay.stats._np import canonical, require_numpy
 
 _CHUNK = 1 << 20  # resampled cluster indices held at once (8 MiB of int64; larger is slower)
@@ -42,8 +42,17 @@ class Interval:
     n_clusters: int
     """Independent units: clusters when they repeat, else n."""
     method: str
-    """One of "wilson", "ess_wilson", "cluster_wilson" (``bounded_mean_interval``), "t", "bootstrap"
-    (iid), "cluster_bootstrap" or "cluster_t" (``mean_interval``)."""
+    """One of "wilson" (``wilson_interval``: the plain Wilson score interval, no continuity
+    correction), "wilson_half_cc" (Wilson with half a continuity correction), "ess_wilson",
+    "cluster_wilson" (``bounded_mean_interval``), "t", "bootstrap" (iid), "cluster_bootstrap" or
+    "cluster_t" (``mean_interval``)."""
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with *df* degrees of freedom: I_x(df/2, 1/2), x = df / (df + t^2)."""
+    if math.isinf(t):
+        return 0.0
+    return min(1.0, beta_cdf(df / (df + t * t), 0.5 * df, 0.5))
 
 
 def check_level(level: float, who: str) -> float:
@@ -59,7 +68,9 @@ def check_positive_int(value: object, name: str, who: str) -> int:
 
 
 def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval | None:
-    """The Wilson score interval for a binomial proportion; None when n = 0.
+    """The plain Wilson score interval (no continuity correction) for a binomial proportion, method
+    "wilson"; None when n = 0. (Pass rates use ``bounded_mean_interval``, whose independent 0/1 case
+    is Wilson with half a continuity correction, "wilson_half_cc".)
 
     Unlike the Wald interval it stays inside [0, 1] and keeps its coverage near 0 and 1.
     """
@@ -256,7 +267,7 @@ def bounded_mean_interval(
     """The mean of values in [0, 1] (0/1 outcomes or scores) with an interval that covers; None if empty.
 
     The effective-sample-size Wilson interval of ``assay.stats._bounded``: for independent 0/1
-    outcomes the (half continuity-corrected) Wilson interval, method "wilson"; for scores, or when
+    outcomes the Wilson interval with half a continuity correction, method "wilson_half_cc"; for scores, or when
     cluster ids repeat (trials of one task), Wilson on n_eff = m (1 - m) / v with the cluster-robust
     variance v and a t correction for the number of clusters ("ess_wilson", "cluster_wilson").
     It never collapses to zero width when every value is 0 or 1, it stays inside [0, 1], and it
@@ -289,7 +300,7 @@ def bounded_mean_interval(
     g = len(counts)
     if binary and not repeats:
         low, high = ess_wilson(np, estimate, estimate * (1 - estimate) / n, n, n, level)
-        method = "wilson"
+        method = "wilson_half_cc"
     else:
         _, var = cluster_mean_var(np, sums, counts)
         low, high = ess_wilson(np, estimate, var, g, n if binary else np.inf, level, df=max(g - 1, 1))

@@ -10,6 +10,7 @@ so (None) rather than guess.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -98,7 +99,10 @@ def trial_pass_k(
     interval never collapses to [1, 1]. Chosen by the coverage simulation (``benchmarks/coverage.py``).
     ``method="bootstrap"`` (family "trial_unbiased"): the same mean, with a percentile interval from
     resampling whole tasks (the trials of a task are one cluster); zero width when tasks saturate.
-    ``method="bayesian"`` (family "trial_bayesian"): each task's success rate gets its own
+    ``method="bayesian"`` (family "trial_bayesian"; deprecated, a FutureWarning: its interval
+    covers 0.79 on 8 tasks and 0.000 for pass^5 over 30 mostly easy tasks in
+    ``benchmarks/stats_round4.py``, because independent per-task posteriors ignore that the tasks
+    themselves are a sample; use "wilson"): each task's success rate gets its own
     independent Beta(prior_a + c, prior_b + n - c) posterior; the estimate is the average of the
     exact posterior means of 1 - (1 - p)^k and p^k, and the interval the equal-tailed percentile
     interval of that average over *n_boot* joint posterior draws. We average per-task posteriors
@@ -112,6 +116,10 @@ def trial_pass_k(
     check_positive_int(n_boot, "n_boot", who)
     if method not in _METHODS:
         raise ConfigError.unknown("trial_pass_k method", method, _METHODS)
+    if method == "bayesian":
+        warnings.warn("trial_pass_k(method='bayesian') is deprecated: its interval describes these tasks' "
+                      "posteriors, not the task population, and covers far below its level (0.79 at 95% on 8 "
+                      "tasks); use method='wilson' (the default)", FutureWarning, stacklevel=2)
     a0, b0 = prior
     if not (a0 > 0 and b0 > 0 and math.isfinite(a0) and math.isfinite(b0)):
         raise ValueError(f"{who}: prior must be two finite numbers > 0, got {prior!r}")
@@ -201,8 +209,11 @@ def _wilson_over_tasks(pairs: Sequence[tuple[int, int]], mult: list[int], k: int
     keys = sorted(merged)  # sorted: results ignore the order of tasks
     w = [merged[key] for key in keys]
     trials = math.fsum(n * m for (n, _), m in zip(keys, w))
-    # pass@1 is the run's pass rate: it gets the same interval (``bounded_mean_interval``): plain
-    # Wilson with one trial per task, else the spread over tasks, t-corrected for their number.
+    # pass@1 is the mean of the per-task rates c / n. It equals the run's pooled pass rate (passes /
+    # trials) only when every task has the same number of trials; with unequal trials the two
+    # differ (by up to 0.25) and each has its own interval: pass@1 this one, from the spread of the
+    # per-task rates over tasks (plain half-corrected Wilson with one trial per task), t-corrected
+    # for their number; the pass rate ``bounded_mean_interval`` over trials clustered by task.
     # For k >= 2 the coverage simulation showed the t correction over-covers (0.99+ at 10 tasks).
     single = k == 1 and all(n == 1 for n, _ in keys)
     df = max(total - 1, 1) if k == 1 and not single else None
