@@ -22,7 +22,7 @@ __all__ = [
     "AssayError", "ConfigError", "DEFAULT_METRICS", "DataError", "Evaluation", "Expected", "JudgeCard", "Metric",
     "MetricContext", "MetricResult", "MetricWarning", "ProviderError", "Requirement", "RunResult",
     "ToolCall", "Trace", "TraceResult", "Turn", "Usage", "__version__", "aevaluate", "calibrate", "collect", "evaluate", "load_traces",
-    "metric", "read_traces",
+    "metric", "read_traces", "register_tool",
 ]
 
 _ENGINE = ("Evaluation", "aevaluate", "calibrate", "evaluate")
@@ -30,10 +30,10 @@ _ENGINE = ("Evaluation", "aevaluate", "calibrate", "evaluate")
 
 def __getattr__(name: str) -> object:
     """The engine (and asyncio under it, ~50 ms) loads on first use, not on ``import assay``."""
-    if name == "collect":  # running agents on tasks (assay collect): loaded when first used
-        from ._collect import collect
+    if name in ("collect", "register_tool"):  # running agents on tasks (assay collect): loaded when first used
+        from . import _collect
 
-        return collect
+        return getattr(_collect, name)
     if name in _ENGINE:
         if name == "calibrate":
             from .analysis import calibrate

@@ -6,8 +6,8 @@ reaches an exception message would otherwise end up in results files, the run st
 stderr and ``--debug`` tracebacks. ``redact`` removes the exact values of the configured keys
 (registered by the judge backends, and read from ``*_API_KEY``-style environment variables) and
 anything shaped like a bearer token or a provider key. A server can echo a key in another form,
-so each known secret is also removed JSON-escaped, URL-encoded and in base64 (standard and
-URL-safe, at any alignment inside a longer base64 text); the credentials of a URL
+so each known secret is also removed JSON-escaped, URL-encoded, in hex (lower and upper case)
+and in base64 (standard and URL-safe, at any alignment inside a longer base64 text); the credentials of a URL
 (``http://user:password@host``) are removed wherever a URL is printed, and ``register_url``
 adds such a password to the known secrets.
 """
@@ -68,10 +68,11 @@ def without_credentials(url: T) -> T:
 
 
 def _forms(secret: str) -> set[str]:
-    """*secret* as it may come back: as sent, JSON-escaped, URL-encoded, base64 at each alignment."""
+    """*secret* as it may come back: as sent, JSON-escaped, URL-encoded, hex, base64 at each alignment."""
     out = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
            json.dumps(secret)[1:-1].replace("/", "\\/"), quote(secret, safe=""), quote_plus(secret)}
     raw = secret.encode()
+    out |= {raw.hex(), raw.hex().upper()}  # a byte dump, a hex-encoded header
     for shift in range(3):  # inside a longer base64 text the secret starts at byte 0, 1 or 2 of a group
         full = (len(raw) + shift) // 3 * 4  # the characters of whole groups: the tail depends on what follows
         skip = (0, 2, 3)[shift]  # the characters that still encode the bytes before it

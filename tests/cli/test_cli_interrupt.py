@@ -35,7 +35,7 @@ def start(tmp_path: Path, server: JudgeServer, *extra: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
-def wait_for(cond, timeout: float = 30.0) -> None:
+def wait_for(cond, timeout: float = 300.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         assert time.monotonic() < deadline, "timed out"
@@ -70,15 +70,20 @@ def test_interrupt_one_line_130_marked_interrupted_and_the_rerun_pays_only_for_t
 
 
 def test_a_second_ctrl_c_exits_at_once(tmp_path):
-    with JudgeServer(lambda req: hang(30)) as server:
+    """Ctrl-C until it ends: the first starts the grace period (the calls in flight hang, so it would
+    wait it out and print its line), a later one exits at once - without that line, whatever the speed."""
+    with JudgeServer(lambda req: hang(600)) as server:
         proc = start(tmp_path, server)
         wait_for(lambda: len(server.requests) >= 2)
-        proc.send_signal(signal.SIGINT)  # calls in flight hang: the grace period would wait
-        time.sleep(0.2)
-        started = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=10)
-        assert proc.returncode == 130 and time.monotonic() - started < 2.0
+        for _ in range(2000):  # one every 20 ms until it exits (a loaded machine may merge two)
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=0.02)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted after" not in err, err
 
 
 def test_an_interrupted_deterministic_run(tmp_path):

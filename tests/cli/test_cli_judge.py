@@ -106,7 +106,7 @@ def test_a_run_closes_its_store_and_judge_cache_before_it_exits(tmp_path):
         env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
                "ASSAY_STORE": str(tmp_path / "store" / "runs.sqlite3"),
                **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})}
-        args = [sys.executable, "-m", "assay", "run", str(p), "-m", "answer_relevance", "-q",
+        args = [sys.executable, "-m", "assay", "run", str(p), "-m", "answer_relevance",
                 "--judge", f"openai-compatible:scripted@{server.url}"]
         for _ in range(2):
             done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)

@@ -40,6 +40,14 @@ def test_redact_exact_values_and_key_shapes(monkeypatch):
 
 
 
+def test_a_known_key_is_redacted_hex_encoded_too():
+    key = "hexed-secret-key-0123456789"
+    register_secret(key)
+    dump = f"sent: {key.encode().hex()} / {key.encode().hex().upper()} / 00ff{key.encode().hex()}ff00"
+    out = redact(dump)
+    assert out == f"sent: {REDACTED} / {REDACTED} / 00ff{REDACTED}ff00" and key.encode().hex()[:16] not in out
+
+
 def test_redact_sees_environment_and_registry_changes_after_a_first_call(monkeypatch):
     """The secret list is remembered between calls (it is on every reply's path), never stale."""
     assert redact("nothing secret here") == "nothing secret here"

@@ -160,3 +160,38 @@ def test_csv_streams_and_keeps_no_results_in_memory(tmp_path, monkeypatch):
     assert kept == [False] and r.stdout.startswith("trace_id,") and len(r.stdout.splitlines()) == 5
     r = invoke(str(traces(tmp_path)), "-m", "tool_selection_accuracy", "--no-store", "-o", str(out))
     assert kept == [False, False] and len(out.read_text().splitlines()) == 5
+
+
+def test_a_dry_run_leaves_an_existing_results_file_and_report_untouched(tmp_path):
+    out, html = tmp_path / "results.json", tmp_path / "report.html"
+    out.write_text('{"previous": "results"}\n')
+    with JudgeServer(lambda req: obj(GOOD)) as server:
+        r = run_pipe(["run", str(traces(tmp_path)), "-m", "answer_relevance", "--judge",
+                      f"openai-compatible:m@{server.url}", "--dry-run", "--no-cache", "-o", str(out),
+                      "--html", str(html)], cli_env(tmp_path))
+        assert len(server.requests) == 0
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == '{"previous": "results"}\n' and not html.exists()
+    assert r.stdout.startswith("dry run: nothing was sent") and f"dry run: {out}, {html} not written" in r.stderr
+    assert "results written" not in r.stderr and sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == \
+        ["in.jsonl", "results.json"]
+
+
+def test_quiet_is_exactly_one_line_with_a_judge_a_store_and_outputs(tmp_path):
+    out, store = tmp_path / "r.json", tmp_path / "runs.sqlite3"
+    with JudgeServer(lambda req: obj(GOOD)) as server:
+        r = run_pipe(["run", str(traces(tmp_path)), "-m", "answer_relevance", "-m", "tool_selection_accuracy",
+                      "--judge", f"openai-compatible:m@{server.url}", "--no-cache", "--store", str(store),
+                      "-q", "-o", str(out)], cli_env(tmp_path))
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.splitlines() == ["4 traces: 2 passed, 2 failed, 0 unscored; 0 input records skipped"]
+    assert json.loads(out.read_text())["run"]["n_failed"] == 2 and store.exists()  # all still written
+
+
+def test_quiet_says_why_a_run_could_not_be_evaluated_on_its_one_line(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    r = run_pipe(["run", str(empty), "-m", "tool_selection_accuracy", "--no-store", "-q"], cli_env(tmp_path))
+    assert r.returncode == 3 and r.stdout == ""
+    assert r.stderr.splitlines() == ["0 traces: 0 passed, 0 failed, 0 unscored; 0 input records skipped; "
+                                     "could not evaluate: no traces in the input"]

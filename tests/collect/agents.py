@@ -29,3 +29,22 @@ async def async_echo(messages):
 
 def broken(messages):
     raise RuntimeError("agent crashed")
+
+
+def booking_agent(messages, tools=None):
+    """Calls the first tool with seat A1 (once per turn), then answers with its result."""
+    last = messages[-1]
+    if last["role"] == "tool":
+        return f"Result: {last['content']}"
+    names = [t["function"]["name"] for t in tools or ()]
+    return {"tool_calls": [{"name": names[0], "arguments": {"seat": "A1"}}]} if names else "No tools."
+
+
+def confirming_agent(messages, tools=None):
+    """Asks before booking; books once the user says to go ahead."""
+    last = messages[-1]
+    if last["role"] == "tool":
+        return f"Done: {last['content']}"
+    if "go ahead" in last["content"].lower():
+        return {"tool_calls": [{"name": "book", "arguments": {"seat": "A1"}}]}
+    return "Seat A1 is free. Shall I book it?"

@@ -23,7 +23,8 @@ WEATHER = {"id": "w", "input": "Weather in Paris?", "tools": [
 
 def test_a_python_agent_calls_a_tool_from_the_task_file(tmp_path):
     out = tmp_path / "t.jsonl"
-    collected = assay.collect([WEATHER], "tests.collect.agents:weather_agent", trials=2, output=out)
+    collected = assay.collect([WEATHER], "tests.collect.agents:weather_agent", trials=2, output=out,
+                              allow_code="tests.collect")
     assert [t.id for t in collected.traces] == ["w#0", "w#1"] and collected.simulator_errors == []
     turn = collected.traces[0].turns[0]
     call = turn.tool_calls[0]
@@ -211,8 +212,8 @@ def test_the_output_cannot_be_the_task_file(tmp_path):
 def test_a_tool_function_that_cannot_be_imported_stops_before_any_agent_call():
     agents.CALLS.clear()
     task = {"id": "x", "input": "hi", "tools": [{"name": "t", "function": "tests.collect.agents:no_such_tool"}]}
-    with pytest.raises(ConfigError, match="tool 't' 'tests.collect.agents:no_such_tool': tests.collect.agents has no"):
-        assay.collect([task], agents.async_echo)
+    with pytest.raises(ConfigError, match="'t': 'tests.collect.agents:no_such_tool': tests.collect.agents has no"):
+        assay.collect([task], agents.async_echo, allow_code=["tests.collect"])
     assert agents.CALLS == []
 
 
@@ -263,12 +264,12 @@ def test_zero_turns_is_an_error_not_the_default(tmp_path):
         assay.collect(str(tasks), agent="tests.collect.agents:async_echo", max_turns=0)
 
 
-def test_a_tool_file_runs_once_for_all_trials(tmp_path):
+def test_a_tool_file_is_loaded_afresh_for_each_trial(tmp_path):
     tool = tmp_path / "collect_tool_once.py"
     counter = tmp_path / "imports.txt"
     tool.write_text(f"open({str(counter)!r}, 'a').write('x')\n"
                     "def weather(city):\n    return {'city': city, 'sky': 'sunny'}\n")
     task = {**WEATHER, "tools": [{**WEATHER["tools"][0], "function": f"{tool}:weather"}]}
-    collected = assay.collect([task], "tests.collect.agents:weather_agent", trials=3)
+    collected = assay.collect([task], "tests.collect.agents:weather_agent", trials=3, allow_code=[str(tmp_path)])
     assert [t.turns[0].tool_calls[0].result["sky"] for t in collected.traces] == ["sunny"] * 3
-    assert counter.read_text() == "x"  # imported once, as --plugin files are, not once per trial
+    assert counter.read_text() == "xxx"  # once per trial (the copy that checked the tool served the first)

@@ -125,7 +125,7 @@ def test_bad_task_file_is_a_located_usage_error(tmp_path):
     done = run_pipe(["collect", str(tasks), "--agent", "tests.collect.agents:async_echo", "-o",
                      str(tmp_path / "t.jsonl")], cli_env(tmp_path))
     assert done.returncode == 2
-    assert f"Error: {tasks}:2: tools[0].parameters: expected an object, got string" in done.stderr
+    assert f"Error: {tasks}:2: tools[0].parameters: expected an object or null, got string" in done.stderr
 
 
 def test_ctrl_c_keeps_the_finished_trials_and_the_rerun_collects_the_rest(tmp_path):

@@ -177,6 +177,20 @@ def test_crlf_bom_and_blank_lines(in_tmp: Path) -> None:
     assert outcome("e.jsonl") == []
 
 
+def test_cr_only_line_endings_are_lines(in_tmp: Path) -> None:
+    """Old Mac line endings (CR alone): every record read, issues on the right line, past a chunk too."""
+    many = [good(i) for i in range(CHUNK // 40)]  # over one CHUNK
+    Path("t.jsonl").write_bytes("".join(line(g) for g in many[:2]).replace("\n", "\r").encode() + b"not json\r"
+                                + "".join(line(g) for g in many[2:]).replace("\n", "\r").encode())
+    out = outcome("t.jsonl")
+    assert out[:2] == ["t0", "t1"] and out[2].startswith("t.jsonl:3: not valid JSON")
+    assert out[3:] == [g["id"] for g in many[2:]]
+    Path("a.json").write_bytes(json.dumps([good(1), good(2)], indent=2).replace("\n", "\r").encode())
+    assert outcome("a.json") == ["t1", "t2"]
+    Path("b.jsonl").write_bytes(b"\xef\xbb\xbf" + line(good(1)).replace("\n", "\r").encode())
+    assert outcome("b.jsonl") == ["t1"]
+
+
 def test_every_issue_is_an_input_issue_with_a_line(in_tmp: Path) -> None:
     Path("t.jsonl").write_bytes(b"\n".join([b"x", DEEP.encode(), b'{"id": "\\ud800"}', b"\xff", b"[1]", b"null"]))
     issues = [x for _, x in read_all("t.jsonl", input_format="assay")]

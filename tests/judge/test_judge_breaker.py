@@ -137,21 +137,27 @@ def _dead_url() -> str:
 
 def test_a_dead_endpoint_stops_being_called(tmp_path):
     """Through the real stack and a real refused connection: after the breaker opens, the queued
-    calls (here 200, 8 at a time) come back skipped instead of each spending its retries."""
+    calls (here 200, 8 at a time) come back skipped instead of each spending its retries.
+
+    The breaker's clock is the test's: the grace time has passed at the 8th failure and never again
+    after, so the count holds at any speed (on the wall clock it was 24-238 at load 2)."""
     judge = make_judge(f"openai-compatible:m@{_dead_url()}", cache=False, base_delay=0.01, max_delay=0.02,
-                       retries=2, concurrency=8, trip_after=8, trip_grace_s=0.05, timeout=2.0)
+                       retries=2, concurrency=8, max_concurrency=8, trip_after=8, trip_grace_s=1.0, timeout=2.0)
+    readings = iter([0.0] * 7)
+    breaker = judge
+    while not isinstance(breaker, Tripping):
+        breaker = breaker.inner
+    breaker._clock = lambda: next(readings, 100.0)  # failures 1-7 at 0 s, then 100 s from the 8th on
 
     async def batch():
         return await asyncio.gather(*(judge.judge(request(i)) for i in range(200)))
     verdicts = asyncio.run(batch())
     skipped = [v for v in verdicts if v.skipped]
     errored = [v for v in verdicts if v.error and not v.skipped]
-    assert len(skipped) + len(errored) == 200 and len(skipped) >= 150
-    # without the breaker: 200 calls x 3 attempts = 600 on the wire; with it, at most half of that.
-    # The count before it trips depends on timing: 24-238 in 15 runs at load 2 (151-179 at load 1),
-    # so a bound of one attempt per call (200) failed 4 of those 15 and 4 of 5 test runs; half of the breaker-less
-    # count still fails without the breaker and holds with it
-    assert judge.stats.calls <= 300
+    assert len(skipped) + len(errored) == 200
+    # without the breaker: 200 calls x 3 attempts = 600 on the wire; with it, the 8 that opened it
+    # and at most the 7 others in flight then (8 at a time): nothing starts once it is open
+    assert 8 <= judge.stats.calls <= 15 and len(skipped) >= 200 - 15
     assert judge.stats.skipped_reasons == {NOT_ANSWERING: len(skipped)}
     line = judge_summary({"judge": judge.stats.as_dict() | {"model": judge.model}})
     assert f"judge not answering: {len(skipped)} calls skipped" in line
@@ -202,10 +208,10 @@ def test_an_endless_429_ends_once_the_breaker_opens_and_progress_shows_no_eta(ju
 
     seen: dict[str, int] = {}
 
-    def endless(req):  # each call's first 429 asks for 0.2 s, every later one for 30 s
+    def endless(req):  # each call's first 429 asks for 0.2 s, every later one for 100 s
         key = json.dumps(req["messages"])
         seen[key] = seen.get(key, 0) + 1
-        return status(429, "slow down", retry_after=0.2 if seen[key] == 1 else 30)
+        return status(429, "slow down", retry_after=0.2 if seen[key] == 1 else 100)
     judge_server.reply = endless
     judge = make(retries=5, trip_after=12, trip_grace_s=0.1, concurrency=8, max_concurrency=8)
 
@@ -213,7 +219,7 @@ def test_an_endless_429_ends_once_the_breaker_opens_and_progress_shows_no_eta(ju
         return await asyncio.gather(*(judge.judge(request(i)) for i in range(8)))
     started = time.monotonic()
     verdicts = asyncio.run(run())
-    assert time.monotonic() - started < 5  # not 30 s, let alone 5 x 30 s
+    assert time.monotonic() - started < 60  # not 100 s, let alone 5 x 100 s (a bound far from both)
     assert all(v.error is not None for v in verdicts) and sum(v.skipped for v in verdicts) >= 6
     assert len(judge_server.requests) <= 17  # nothing retried once the breaker opened
     progress = RunProgress(stats=judge.stats, planned_calls=100)
@@ -227,5 +233,5 @@ def test_a_retry_after_longer_than_assay_waits_fails_the_call_at_once(judge_serv
     judge_server.push(status(429, "come back tomorrow", retry_after=86400), obj(GOOD))
     started = time.monotonic()
     verdict = asyncio.run(make(retries=5).judge(request()))
-    assert time.monotonic() - started < 2 and len(judge_server.requests) == 1
+    assert time.monotonic() - started < 60 and len(judge_server.requests) == 1  # not 86400 s
     assert "asks to wait 86400 s, longer than the 120 s assay waits" in verdict.error

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -16,7 +17,7 @@ import pytest
 from judge_helpers import GOOD, Score, request
 
 from assay.judge import JudgeCache, Verdict, cache_key, default_cache_path
-from tests.support.judge_server import delayed, malformed, obj, status
+from tests.support.judge_server import delayed, hang, malformed, obj, status
 
 
 def gather(judge, n, **kw):
@@ -128,34 +129,57 @@ from judge_helpers import request
 from assay.judge import make_judge
 
 async def main():
-    judge = make_judge("openai-compatible:scripted@{url}", cache={cache!r}, concurrency=2)
+    judge = make_judge("openai-compatible:scripted@{url}", cache={cache!r}, concurrency=2,
+                       default_headers={{"X-Killed-Run": "1"}})
     await asyncio.gather(*(judge.judge(request(i)) for i in range({n})))
     print("finished", flush=True)
 asyncio.run(main())
 """
 
 
+def stored(cache: Path) -> int:
+    """Verdicts in a cache file another process is writing, read-only (0 while it has no table yet)."""
+    import sqlite3
+
+    if not cache.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=30)) as db:
+            return db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
 @pytest.mark.skipif(os.name != "posix", reason="needs SIGKILL")
 def test_a_killed_run_resumes_without_paying_again(judge_server, tmp_path, make):
-    n, cache = 20, tmp_path / "resume.sqlite3"
-    judge_server.default = delayed(obj(GOOD), 0.1)
+    """Deterministic at any speed: the server answers the first run's first 6 calls and holds every
+    later one, the run is killed once those 6 verdicts are in the cache, and the rerun's calls are
+    told from the killed run's (a late one may still reach the server) by a header only it sends."""
+    n, done, cache = 20, 6, tmp_path / "resume.sqlite3"
+    answered = iter(range(10**6))
+    lock = threading.Lock()
+
+    def first_run(request):
+        with lock:
+            return obj(GOOD) if next(answered) < done else hang(600)  # held until the server stops
+    judge_server.reply = first_run
     script = RESUMABLE.format(root=str(Path(__file__).parents[2]), here=str(Path(__file__).parent),
                               url=judge_server.url, cache=str(cache), n=n)
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while judge_server.completed < 6 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
-    assert proc.returncode == -signal.SIGKILL
+    try:
+        while stored(cache) < done:  # until the 6 answered verdicts are all in the file, however long that takes
+            assert proc.poll() is None, "the first run ended before it was killed"
+            time.sleep(0.02)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL and len(JudgeCache(cache)) == done
 
-    done = len(JudgeCache(cache))
-    assert 1 <= done < n, "the run was killed midway, after some verdicts were stored"
-    before = len(judge_server.requests)
-    judge_server.default = obj(GOOD)
+    judge_server.reply = lambda request: obj(GOOD)
     verdicts = gather(make(cache=cache), n)
     assert all(v.error is None for v in verdicts)
-    assert len(judge_server.requests) - before == n - done  # only the unfinished calls are paid for
+    resumed = [r for r in judge_server.requests if "X-Killed-Run" not in r.headers]
+    assert len(resumed) == n - done  # only the unfinished calls are paid for
     assert sum(v.cached for v in verdicts) == done
 
 

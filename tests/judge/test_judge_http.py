@@ -207,12 +207,11 @@ def test_a_garbled_status_line_is_a_retryable_connection_error_and_a_redirect_na
 
 def test_a_gzip_bomb_an_endless_body_and_a_huge_length_are_refused_at_the_reply_cap(transport, judge_server, make):
     judge_server.push(hostile("gzip_bomb"), hostile("endless_body"), hostile("huge_length", 2 * 10**9))
-    judge = make(max_reply_mb=1, retries=3, timeout=20)
+    judge = make(max_reply_mb=1, retries=3, timeout=600)
     for i in range(3):
-        started = time.monotonic()
-        verdict = asyncio.run(judge.judge(request(i)))
+        verdict = asyncio.run(judge.judge(request(i)))  # a reader without the cap would read until the timeout
         assert verdict.error is not None and "reply over the 1 MiB limit (--max-reply-mb) refused" in verdict.error
-        assert verdict.attempts == 1 and time.monotonic() - started < 5  # refused, not retried nor waited out
+        assert verdict.attempts == 1  # refused at the cap (not at the timeout: that error says so), not retried
     assert len(judge_server.requests) == 3
 
 
@@ -232,8 +231,8 @@ def test_endless_headers_are_refused_and_a_trickling_body_ends_at_the_timeout(tr
                                         or "protocol" in first.error.lower())
     started = time.monotonic()
     second = asyncio.run(judge.judge(request(2)))
-    assert second.error is not None and "no reply within 1 s" in second.error
-    assert 0.9 < time.monotonic() - started < 3.0
+    assert second.error is not None and "no reply within 1 s" in second.error  # the trickle itself never ends
+    assert time.monotonic() - started >= 0.9
 
 
 def test_bytes_past_the_end_of_a_reply_are_never_read_as_the_next_reply(judge_server, make):

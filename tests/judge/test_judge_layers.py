@@ -59,15 +59,24 @@ def test_concurrency_grows_past_the_start_while_latency_holds(make, judge_server
     assert judge.stats.concurrency_limit == 6 and judge_server.peak > 2
 
 
-def test_concurrency_stops_growing_when_latency_only_queues(make, judge_server):
+def test_concurrency_stops_growing_when_latency_only_queues(make, judge_server, monkeypatch):
+    """A single-slot server: more calls in flight only wait longer. The limit layer's clock is the
+    server's own: 25 ms pass per call it finishes, so a call's latency is the calls served while it
+    waited (its place in the queue, not the machine's load) and the outcome holds at any speed."""
     import threading
+    import types
 
-    lock = threading.Lock()
+    from assay.judge import _limits
 
-    def one_at_a_time(req):  # a single-slot server: more calls in flight only wait longer
+    lock, served = threading.Lock(), [0]
+
+    def one_at_a_time(req):  # the server is the bottleneck: calls in flight queue here, for real
         with lock:
             time.sleep(0.025)
+            served[0] += 1
         return obj(GOOD)
+    monkeypatch.setattr(_limits, "time", types.SimpleNamespace(perf_counter=lambda: served[0] * 0.025,
+                                                               monotonic=time.monotonic))
     judge_server.reply = one_at_a_time
     judge = make(concurrency=2, max_concurrency=16)
     gather(judge, 100)

@@ -57,6 +57,7 @@ class Reply:
     delay: float = 0.0                 # seconds before answering (latency)
     hang: float | None = None          # wait this long (or until the server stops) and drop the socket
     usage: tuple[int, int] | None = None   # (input, output) tokens; default ~chars/4
+    cost: Any = None                   # a cost the server reports in its usage ("cost_usd"), NaN and all
     finish_reason: str | None = None
     hostile: str | None = None         # a broken or malicious server: see ``hostile()``
     size: int = 0                      # ... its size in bytes
@@ -70,8 +71,10 @@ ENCODINGS: dict[str, Callable[[str], str]] = {
     "base64": lambda k: base64.b64encode(k.encode()).decode(),
     "base64url": lambda k: base64.urlsafe_b64encode(b"x" + k.encode()).decode(),  # at another alignment
     "basic": lambda k: base64.b64encode(f"user:{k}".encode()).decode(),
+    "hex": lambda k: k.encode().hex(),
+    "HEX": lambda k: f"0x{k.encode().hex().upper()}",
 }
-"""How a server may echo the request's key: as sent, JSON-escaped, URL-encoded, base64 (also inside longer text)."""
+"""How a server may echo the request's key: as sent, JSON-escaped, URL-encoded, base64 (also inside longer text), hex."""
 
 
 def echo(encoding: str, *, code: int = 200) -> Reply:
@@ -434,8 +437,8 @@ class _Handler(BaseHTTPRequestHandler):
             "model": request.get("model", "scripted"),
             "choices": [{"index": 0, "message": message,
                          "finish_reason": reply.finish_reason or ("tool_calls" if args is not None else "stop")}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                      "total_tokens": prompt + completion}}, reply.headers)
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                      **({"cost_usd": reply.cost} if reply.cost is not None else {})}}, reply.headers)
 
     def _anthropic(self, request: dict, reply: Reply) -> None:
         if reply.status >= 400:

@@ -28,10 +28,11 @@ from ._agents import AgentReply, AgentRequest, make_agent, make_user
 from ._runner import MAX_TURNS, Collected, NotCollected, Settings, _command, check_settings, collect_async, \
     fingerprint, trial_key
 from ._tasks import Task, Tool, load_tasks
+from ._tools import Code, CodePolicy, register_tool
 from ._user import UserTurn
 
 __all__ = ["AgentReply", "AgentRequest", "Collected", "NotCollected", "Settings", "Task", "Tool", "UserTurn", "collect",
-           "journal_path", "load_tasks", "make_agent", "make_user", "simulator_errors_path"]
+           "journal_path", "load_tasks", "make_agent", "make_user", "register_tool", "simulator_errors_path"]
 
 
 def journal_path(output: str | os.PathLike[str]) -> Path:
@@ -58,7 +59,8 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
             agent_options: JudgeOptions | dict[str, Any] | None = None,
             user_options: JudgeOptions | dict[str, Any] | None = None,
             on_trial: Callable[[Trace, str | None], None] | None = None, cancel: threading.Event | None = None,
-            fresh: bool = False, agent_env: Iterable[str] = (), **options: Any) -> Collected:
+            allow_code: bool | str | Iterable[str] = False, tools: dict[str, Any] | None = None,
+            retry_failed: int = 0, fresh: bool = False, agent_env: Iterable[str] = (), **options: Any) -> Collected:
     """Run ``agent`` on every task ``trials`` times; returns the traces (``Collected``).
 
     ``tasks``: a task file (JSONL, docs/collect.md) or Task objects / dicts. ``agent``: a model
@@ -69,6 +71,11 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     ``budget_usd``, ...) apply to both; ``agent_options`` / ``user_options`` (a JudgeOptions or its
     fields as a dict) to one.
     ``temperature`` and ``seed`` (trial t samples with ``seed + t``) are recorded in each trace.
+    ``allow_code``: the code a task file may name for its tools (none by default: a task file naming
+    code is refused before anything is imported): True (any module outside the standard library, any
+    ``.py`` file) or module prefixes and paths (``["my_project.tools", "./tools/"]``). ``tools``: tools
+    of your own code by name (``"function": NAME`` in a task), as ``register_tool`` registers them.
+    ``retry_failed``: times a trial whose agent failed (error, timeout) is run again, afresh.
     ``fresh``: ignore (and replace) the journal of an interrupted earlier run into ``output``.
     ``agent_env``: names of environment variables a ``cmd:`` agent gets besides the minimal ones.
     """
@@ -77,10 +84,14 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
         raise ConfigError(f"the output {str(output)!r} is the task file: give the traces another file")
     task_list = load_tasks(tasks)
     settings = Settings(trials=trials, temperature=temperature, seed=seed, max_turns=MAX_TURNS if max_turns is None else max_turns,
-                        max_tokens=max_tokens)
+                        max_tokens=max_tokens, retry_failed=retry_failed)
     check_settings(trials, settings.max_turns)
+    if retry_failed < 0:
+        raise ConfigError(f"retry_failed: expected 0 or more, got {retry_failed}")
     if output is not None:
         check_writable(output, "output")
+    source = str(tasks) if isinstance(tasks, (str, os.PathLike)) else "the task list"
+    code = Code(task_list, CodePolicy(allow_code), tools, source=source)  # before the agent: nothing imported yet
     agent_kw, user_kw = {**options, **_given(agent_options)}, {**options, **_given(user_options)}
     agent_env = tuple(agent_env)
     concurrency = int(agent_kw.get("concurrency") or CONCURRENCY)
@@ -88,7 +99,7 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     try:
         agent_obj = make_agent(agent, **agent_kw, **({"env": agent_env} if agent_env else {}))
         user_obj = None if user is None else make_user(user, **user_kw)
-        return _collect(task_list, agent_obj, user_obj, settings, output, fresh, on_trial, cancel, concurrency)
+        return _collect(task_list, agent_obj, user_obj, settings, output, fresh, on_trial, cancel, concurrency, code)
     finally:
         if lock is not None:
             lock.release()
@@ -96,7 +107,7 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
 
 def _collect(task_list: list[Task], agent_obj: Any, user_obj: Any, settings: Settings,
              output: str | os.PathLike[str] | None, fresh: bool, on_trial: Callable[[Trace, str | None], None] | None,
-             cancel: threading.Event | None, concurrency: int) -> Collected:
+             cancel: threading.Event | None, concurrency: int, code: Code) -> Collected:
     journal = journal_path(output) if output is not None else None
     key = fingerprint(task_list, agent_obj, user_obj, settings)
     done = _read_journal(journal, key) if journal is not None and not fresh else {}
@@ -110,7 +121,7 @@ def _collect(task_list: list[Task], agent_obj: Any, user_obj: Any, settings: Set
 
     try:
         result = _run(collect_async(task_list, agent_obj, user_obj, settings, done=done, on_trial=finished,
-                                    cancel=cancel, concurrency=concurrency))
+                                    cancel=cancel, concurrency=concurrency, code=code))
     finally:
         command = _command(agent_obj)
         if command is not None:

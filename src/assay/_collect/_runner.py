@@ -1,34 +1,36 @@
 """Running an agent on tasks: trials, conversations, tool calls, and the trace of each.
 
 Each trial is one conversation: the task's user turns (then a simulated user's, with ``user``),
-each answered by the agent, whose tool calls are run from the task's tools and fed back until it
-replies with text. Agent calls go through the judge stack (``make_agent``), so concurrency, rate
+each answered by the agent, whose tool calls are run from the trial's own tools (``_tools``: fresh
+modules, instances and state per trial) and fed back until it replies with text. Agent calls go through the judge stack (``make_agent``), so concurrency, rate
 limits, retries, the breaker, the budget and the cache are the judge's; a trial's calls carry its
 index as the request's ``repeat``, so trials of one task never share a cached reply.
 
 Faults are kept apart: an agent call that fails makes a ``failed`` trace carrying the error; a
 simulated user that fails or breaks its role makes a simulator fault (``Collected.simulator_errors``),
-which is never scored as the agent's.
+which is never scored as the agent's. A harness fault (the simulator's, or an agent unreachable
+before any reply) is marked ``metadata.harness_fault`` with ``harness_error``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import inspect
 import json
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from ..errors import ConfigError
-from ..model import ToolCall, Trace, Turn, Usage
+from ..model import Expected, ToolCall, Trace, Turn, Usage
 from ..model._options import CONCURRENCY
 from ._agents import STDERR_TAIL, AgentReply, AgentRequest, CommandAgent
-from ._tasks import Task, Tool, canned, import_callable
-from ._user import STOPS, UserTurn, role_break, user_request
+from ._tasks import Task
+from ._tools import Code, CodePolicy
+from ._user import UserTurn, role_break, user_request
 
 MAX_TURNS = 10
 """Most user turns of a simulated conversation when the task gives no ``max_turns``."""
@@ -37,6 +39,9 @@ MAX_STEPS = 10
 MAX_TRIAL_CALLS = 256
 """Most tool calls run in one trial: past it the calls are counted, not run, and the trial ends."""
 KEY = "collect.agent@1"
+HARNESS_FAULT, HARNESS_ERROR = "harness_fault", "harness_error"
+"""Metadata of a trial the harness failed (the simulated user broke its role, the agent was unreachable before
+any reply): ``assay run`` keeps such trials out of the statistics, counted with the reason."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class Settings:
     max_turns: int = MAX_TURNS
     max_steps: int = MAX_STEPS
     max_tokens: int | None = None
+    retry_failed: int = 0
+    """Times a trial whose agent failed (an error, a timeout) is run again, afresh, before it counts as failed."""
     max_tool_calls: int = MAX_TRIAL_CALLS
 
 
@@ -108,55 +115,39 @@ def identity(judge: Any) -> dict[str, Any] | None:
     return {"model": getattr(judge, "model", repr(judge)), "identity": found if isinstance(found, dict) else None}
 
 
-class _Tools:
-    """The task's tools, run for the agent: a ``module:function`` or canned results."""
-
-    def __init__(self, tools: list[Tool]) -> None:
-        self.by_name = {t.name: t for t in tools}
-        self._functions: dict[str, Callable[..., Any]] = {}
-        for tool in tools:
-            if tool.function is not None:
-                self._functions[tool.name] = import_callable(tool.function, f"tool {tool.name!r}")
-
-    async def run(self, name: str, arguments: Any) -> tuple[Any, str | None, float]:
-        """(result, error, milliseconds) of one call."""
-        started = time.perf_counter()
-        tool = self.by_name.get(name)
-        if tool is None:
-            known = ", ".join(sorted(self.by_name)) or "none"
-            return None, f"unknown tool {name!r} (the task's tools: {known})", 0.0
-        if not isinstance(arguments, dict):
-            return None, f"arguments are not a JSON object: {str(arguments)[:200]!r}", 0.0
-        fn = self._functions.get(name)
-        if fn is None:
-            result, error = canned(tool, arguments)
-            return result, error, (time.perf_counter() - started) * 1000
-        try:
-            out = await fn(**arguments) if inspect.iscoroutinefunction(fn) else \
-                await asyncio.to_thread(fn, **arguments)
-            error = None
-        except Exception as exc:  # noqa: BLE001 - the tool's failure is the agent's to handle
-            out, error = None, f"{type(exc).__name__}: {exc}"
-        return out, error, (time.perf_counter() - started) * 1000
-
-
 def _tool_message(call_id: str, result: Any, error: str | None) -> dict[str, Any]:
     content = json.dumps({"error": error}) if error is not None else \
         result if isinstance(result, str) else json.dumps(result, default=str)
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
-async def run_trial(task: Task, trial: int, agent: Any, user: Any, settings: Settings) -> tuple[Trace, str | None]:
-    """One conversation; returns its trace and the simulator fault (None when the user kept its role)."""
-    return await _Trial(task, trial, agent, user, settings).run()
+async def run_trial(task: Task, trial: int, agent: Any, user: Any, settings: Settings,
+                    code: Code | None = None) -> tuple[Trace, str | None]:
+    """One conversation; returns its trace and the simulator fault (None when the user kept its role).
+
+    A trial whose agent failed is run again, afresh, up to ``settings.retry_failed`` times; the trace
+    kept is the last attempt's, with ``metadata.collect.attempts`` (how many ran) and ``failed_attempts``
+    (the earlier attempts' errors).
+    """
+    code = code if code is not None else Code([task], CodePolicy())
+    failures: list[str] = []
+    while True:
+        trace, fault = await _Trial(task, trial, agent, user, settings, code).run()
+        if trace.status != "failed" or len(failures) >= settings.retry_failed:
+            break
+        failures.append(str(trace.metadata.get("error")))
+    if failures:
+        trace.metadata["collect"]["attempts"] = len(failures) + 1
+        trace.metadata["collect"]["failed_attempts"] = failures
+    return trace, fault
 
 
 class _Trial:
     """The state of one conversation: the agent's messages, the user's visible transcript, the turns."""
 
-    def __init__(self, task: Task, trial: int, agent: Any, user: Any, settings: Settings) -> None:
+    def __init__(self, task: Task, trial: int, agent: Any, user: Any, settings: Settings, code: Code) -> None:
         self.task, self.trial, self.agent, self.user, self.settings = task, trial, agent, user, settings
-        self.tools = _Tools(task.tools)
+        self.tools = code.trial_tools(task, trial)
         self.schemas = tuple(t.schema() for t in task.tools)
         self.seed = None if settings.seed is None else settings.seed + trial
         digest = hashlib.sha256(json.dumps([task.system, self.schemas], default=str).encode()).hexdigest()[:16]
@@ -190,7 +181,7 @@ class _Trial:
             collect["stderr"] = stderr
             if stderr["bytes"] > STDERR_TAIL:  # the tail is the last STDERR_TAIL bytes
                 self.truncated["stderr_bytes"] = stderr["bytes"] - STDERR_TAIL
-        meta: dict[str, Any] = {**task.metadata, "stop_reason": "simulator_error" if fault else stop,
+        meta: dict[str, Any] = {**task.metadata, **_about(task), "stop_reason": "simulator_error" if fault else stop,
                                 "collect": collect}
         if self.truncated:
             meta["truncated"] = self.truncated
@@ -198,15 +189,20 @@ class _Trial:
             meta["error"] = error
         if fault is not None:
             meta["simulator_error"] = fault
+            meta[HARNESS_FAULT], meta[HARNESS_ERROR] = "simulator", fault
+        elif error is not None and _unreachable(error) and not any(t.output or t.tool_calls for t in self.turns):
+            meta[HARNESS_FAULT], meta[HARNESS_ERROR] = "unreachable", error  # nothing is known about the agent
         status = "failed" if error is not None else "partial" if fault is not None else "completed"
         trace = Trace(id=trial_key(task.id, self.trial), task_id=task.id, trial=self.trial,  # type: ignore[arg-type]
-                      system=self.system, turns=self.turns, expected=task.expected, status=status, metadata=meta)
+                      system=self.system, turns=self.turns, expected=_expected(task), status=status,
+                      state=self.tools.final_state(), metadata=meta)
         return trace, fault
 
     async def _converse(self) -> tuple[str, str | None, str | None]:
         """(stop reason, agent error, simulator fault)."""
         while True:
             n = len(self.turns)
+            stop: str | None = None
             if n < len(self.scripted):
                 text: str | None = self.scripted[n]
             elif self.user is None:
@@ -224,9 +220,13 @@ class _Trial:
             if error is not None:
                 return "agent_error", error, None
             self.transcript.append(("assistant", turn.output or ""))
+            if stop is not None:  # the user's last word ("Yes, go ahead." + goal_met) is answered, then it ends
+                return stop, None, None
 
     async def _ask_user(self) -> tuple[str | None, str | None, str | None]:
-        """The simulated user's next message, or (None, stop reason, None), or (None, None, fault)."""
+        """(message, stop, fault): the simulated user's next message (with the stop it came with, which ends
+        the conversation once the agent has answered it), or (None, stop, None), or (None, None, fault).
+        A message that comes with ``gave_up`` is not sent: the user has left."""
         verdict = await self.user.judge(user_request(self.task, self.transcript, trial=self.trial,
                                                      temperature=self.settings.temperature))
         if verdict.skipped:
@@ -240,9 +240,10 @@ class _Trial:
         broke = role_break(move, self.task, self.transcript[-1][1] if self.transcript else None)
         if broke is not None:
             return None, None, f"the simulated user broke its role: {broke}"
-        if move.stop in STOPS:
+        message = move.message.strip()
+        if move.stop == "gave_up" or (move.stop != "continue" and not message):
             return None, move.stop, None
-        return move.message.strip(), None, None
+        return message, None if move.stop == "continue" else move.stop, None
 
     async def _agent_turn(self, text: str) -> tuple[Turn, str | None]:
         """The agent's answer to one user message: calls until it replies with text, tools run between."""
@@ -304,6 +305,26 @@ class _Trial:
         return spent
 
 
+def _unreachable(error: str) -> bool:
+    """Whether an agent error says the agent could not be reached (as opposed to failing once reached)."""
+    return "connection error:" in error and "closed the connection" not in error
+
+
+def _about(task: Task) -> dict[str, Any]:
+    """What the simulated user played, for graders: ``metadata.persona``, ``scenario``, ``user_instructions``."""
+    return {key: value for key, value in (("persona", task.persona), ("scenario", task.scenario),
+                                          ("user_instructions", task.instructions)) if value is not None}
+
+
+def _expected(task: Task) -> Any:
+    """The task's expected block, with its ``goal`` as ``expected.goal`` unless the block names one."""
+    if task.goal is None or (task.expected is not None and task.expected.goal):
+        return task.expected
+    if task.expected is None:
+        return Expected(goal=task.goal)
+    return msgspec.structs.replace(task.expected, goal=task.goal)
+
+
 def _command(agent: Any) -> CommandAgent | None:
     """The command agent under the stack's layers, if that is the agent."""
     for _ in range(32):
@@ -323,8 +344,12 @@ def _usage(tokens_in: int, tokens_out: int, cost: float | None) -> Usage | None:
 async def collect_async(tasks: list[Task], agent: Any, user: Any, settings: Settings, *,
                         done: dict[str, tuple[Trace, str | None]] | None = None,
                         on_trial: Callable[[Trace, str | None], None] | None = None,
-                        cancel: threading.Event | None = None, concurrency: int = CONCURRENCY) -> Collected:
-    """Every task x trial not in ``done``; traces in task order, then trial order."""
+                        cancel: threading.Event | None = None, concurrency: int = CONCURRENCY,
+                        code: Code | None = None) -> Collected:
+    """Every task x trial not in ``done``; traces in task order, then trial order. ``code``: the tools'
+    code, checked (else the tasks may name no code)."""
+    if code is None:
+        code = Code(tasks, CodePolicy())  # refuses code and loads each tool once before any agent call
     done = dict(done or {})
     resumed = len(done)
     gate = asyncio.Semaphore(concurrency)
@@ -336,7 +361,7 @@ async def collect_async(tasks: list[Task], agent: Any, user: Any, settings: Sett
             if cancel is not None and cancel.is_set():
                 return
             try:
-                trace, fault = await run_trial(task, trial, agent, user, settings)
+                trace, fault = await run_trial(task, trial, agent, user, settings, code)
             except NotCollected as exc:
                 skipped.append((task.id, trial, str(exc)))  # type: ignore[arg-type]
                 return
@@ -344,8 +369,6 @@ async def collect_async(tasks: list[Task], agent: Any, user: Any, settings: Sett
         if on_trial is not None:
             on_trial(trace, fault)
 
-    for task in tasks:
-        _Tools(task.tools)  # a tool function that cannot be imported is an error before any agent call
     todo = [asyncio.ensure_future(one(task, trial)) for task in tasks for trial in range(settings.trials)
             if trial_key(task.id, trial) not in done]  # type: ignore[arg-type]
     interrupted = False

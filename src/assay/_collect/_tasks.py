@@ -35,10 +35,14 @@ class Tool(_Struct):
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "object", "properties": {}})
-    """The arguments' JSON schema (an object schema, as OpenAI function calling takes it)."""
+    parameters: dict[str, Any] | None = None
+    """The arguments' JSON schema (an object schema, as OpenAI function calling takes it); none: no arguments."""
     function: str | None = None
-    """``module:function`` called with the arguments as keywords (sync or async); its return value is the result."""
+    """``module:function`` or ``path/file.py:function`` (code: run only when the user allows it, docs/collect.md),
+    or the name of a tool the user's own code registered (``assay.register_tool``); called with the arguments
+    as keywords (sync or async), its return value is the result. A class on the path is instantiated per trial."""
+    factory: bool = False
+    """``function`` names a factory: called once per trial, it returns the function to call."""
     results: list[CannedResult] = []
     """Canned results keyed by arguments, so the agent runs without its production backend."""
     default: Any = None
@@ -47,7 +51,8 @@ class Tool(_Struct):
     def schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry."""
         return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                 "parameters": self.parameters}}
+                                                 "parameters": self.parameters if self.parameters is not None
+                                                 else {"type": "object", "properties": {}}}}
 
 
 class Task(_Struct):
@@ -66,6 +71,9 @@ class Task(_Struct):
     max_turns: int | None = None
     """Most user turns in a simulated conversation."""
     tools: list[Tool] = []
+    state: dict[str, Any] | None = None
+    """The environment's initial state: each trial's tools get a fresh copy (a ``state`` parameter) and the
+    trace records it as it ends (``Trace.state``); ``expected.state`` is the final state to reach."""
     expected: Expected | None = None
     metadata: dict[str, Any] = {}
 
@@ -86,14 +94,16 @@ class Task(_Struct):
                 raise ValueError("input: no user message")
         if self.max_turns is not None and self.max_turns < 1:
             raise ValueError(f"max_turns: expected at least 1, got {self.max_turns}")
-        names = [t.name for t in self.tools]
+        first: dict[str, int] = {}  # one pass: a task with 100k tools is checked in linear time
         for i, tool in enumerate(self.tools):
-            if names.index(tool.name) != i:
-                raise ValueError(f"tools[{i}].name: {tool.name!r} is defined twice")
+            if first.setdefault(tool.name, i) != i:
+                raise ValueError(f"tools[{i}].name: {tool.name!r} is defined twice (first as tools[{first[tool.name]}])")
             if tool.function is not None and tool.results:
                 raise ValueError(f"tools[{i}]: give 'function' or 'results', not both")
-            if tool.function is not None and ":" not in tool.function:
-                raise ValueError(f"tools[{i}].function: expected 'module:function', got {tool.function!r}")
+            if tool.function is not None and not tool.function.strip():
+                raise ValueError(f"tools[{i}].function: empty; give 'module:function' or a registered tool's name")
+            if tool.factory and tool.function is None:
+                raise ValueError(f"tools[{i}].factory: needs 'function' (the factory to call per trial)")
 
     def user_messages(self) -> list[str]:
         """The scripted user turns: the input, or every user message of an input list."""
@@ -121,9 +131,12 @@ def load_tasks(source: str | os.PathLike[str] | Iterable[Any]) -> list[Task]:
 
 def _read_file(path: Path) -> list[Task]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not part of line 1
     except OSError as exc:
         raise DataError(f"cannot read the task file: {exc.strerror}", source=str(path)) from None
+    except UnicodeDecodeError as exc:
+        at = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise DataError(f"not UTF-8 text (byte {exc.object[exc.start]:#04x})", source=str(path), line=at) from None
     tasks, lines = [], []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():

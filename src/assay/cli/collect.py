@@ -15,7 +15,7 @@ from ._progress import RunProgress
 EPILOG = """\b
 Exit status (without --score):
   0    every trial was collected (an agent that failed a trial is a failed trace, not an error)
-  2    usage or input error (bad options, an invalid task file)
+  2    usage or input error (bad options, an invalid task file, code in it that --allow-code does not allow)
   3    not everything could be collected: no trial completed, the agent refused every call,
        or trials were not run (--budget-usd reached, the agent stopped answering)
   130  interrupted (Ctrl-C, SIGTERM); rerun the same command to collect the unfinished trials
@@ -50,6 +50,13 @@ class _TrialProgress(RunProgress):
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="The trace file (JSON Lines), written when the collection ends; trials a simulated user "
                    "broke go to OUTPUT's name + .simulator-errors.jsonl.")
+@click.option("--allow-code", "allow_code", multiple=True, metavar="PREFIX",
+              help="Let the task file's tools run code from PREFIX (repeatable): a module prefix (my_project.tools), "
+                   "a path (./tools/, tools/book.py), or '*' for any module outside the standard library. Without "
+                   "it a task file that names code is refused, with what it would run.")
+@click.option("--retry-failed", type=click.IntRange(0), default=0, show_default=True, metavar="N",
+              help="Run a trial whose agent failed (an error, a timeout) again, afresh, up to N times; the "
+                   "attempts are recorded in the trace.")
 @click.option("--max-turns", type=click.IntRange(1), default=None,
               help="Most user turns of a simulated conversation (default: the task's max_turns, else 10).")
 @click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True,
@@ -80,7 +87,8 @@ class _TrialProgress(RunProgress):
 @plugin_option
 @debug_option
 @handle_errors
-def command(tasks: str, agent: str, user: str | None, trials: int, output: str, max_turns: int | None,
+def command(tasks: str, agent: str, user: str | None, trials: int, output: str, allow_code: tuple[str, ...],
+            retry_failed: int, max_turns: int | None,
             temperature: float, fresh: bool, agent_env: tuple[str, ...], agent_key_env: str | None,
             user_key_env: str | None, progress: bool | None, progress_every: float, score: bool, metrics: tuple[str, ...],
             judge: str | None, results: tuple[str, ...], store: str | None, no_store: bool,
@@ -112,7 +120,7 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
         try:
             collected = collect(tasks, agent, user=user, trials=trials, output=output, temperature=temperature,
                                 seed=seed, max_turns=max_turns, max_tokens=max_tokens, cancel=cancel, fresh=fresh,
-                                agent_env=agent_env, **sides,
+                                agent_env=agent_env, allow_code=allow_code, retry_failed=retry_failed, **sides,
                                 on_trial=(lambda trace, fault: tracker.trace_done()) if tracker else None,
                                 **options)
         finally:
@@ -171,6 +179,9 @@ def summary_line(collected: Any, tasks: int, trials: int, output: str) -> str:
     parts = [f"{len(collected.traces) - failed} completed", f"{failed} failed"]
     if collected.simulator_errors:
         parts.append(f"{len(collected.simulator_errors)} simulator errors (not scored)")
+    retried = sum(1 for t in collected.traces if "attempts" in t.metadata.get("collect", {}))
+    if retried:
+        parts.append(f"{retried} run again after a failure (--retry-failed)")
     if collected.resumed:
         parts.append(f"{collected.resumed} kept from the interrupted run")
     return (f"collected {len(collected.traces)} traces ({tasks} tasks x {trials} trials) into {output}: "

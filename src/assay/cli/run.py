@@ -44,7 +44,8 @@ Exit status:
                    "names another format is an error. junit: JUnit XML, one test case per trace x metric; "
                    "csv: one row per trace x metric; html: the report (needs -o).")
 @click.option("-q", "--quiet", is_flag=True,
-              help="Print no results table or failed-trace list, only the one-line count (on stderr).")
+              help="Print only the one-line count (on stderr): no table, failed traces, judge summary, "
+                   "progress or file list; a run that could not be evaluated says why on the same line.")
 @click.option("--input-format", default=None, help="Input format (default: detected).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad input record.")
 @click.option("--judge", "judge", multiple=True, envvar="ASSAY_JUDGE",
@@ -106,10 +107,14 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
 
     limits = limits_from(judge_flags)
     session = Session.open(config_path, plugins=plugins)
-    announce(session, config_path)
+    if not quiet:
+        announce(session, config_path)
     stdout_fmt, files = plan_outputs(outputs, fmt, html, quiet)
     store_file = store_path(store, no_store)
+    if quiet and progress is None:
+        progress = False  # -q: the one line, nothing else
     with reading_limits(limits), input_warnings():
+        # a dry run is a plan: the session writes no -o or --html file and stores nothing
         result = session.run(paths, judge=judge, judge_flags=judge_flags, jury_weights=list(judge_weights) or None,
                              jury_scores=jury_scores, metrics=metrics, weights=weights, repeats=repeats,
                              intervals=intervals, input_format=input_format, strict=strict, limits=limits,
@@ -121,6 +126,11 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])
     dry = bool(result.run.dry_run)
+    status, why = run_status(result)
+    if quiet and not dry:  # exactly the documented one line; why it could not evaluate goes on it
+        line = _render.one_line(result)
+        click.echo(shown(f"{line}; could not evaluate: {why}" if status == "could_not_evaluate" else line), err=True)
+        sys.exit(EXIT_STATUS[status])
     if dry:
         click.echo(dry_run_plan(result.run), err=stdout_fmt not in ("table", None))  # stdout stays the results'
     elif stdout_fmt == "table":
@@ -136,7 +146,9 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if result.run.run_id:
         click.echo(f"run {result.run['run_id']} stored in {store_file} (assay runs show {result.run['run_id']})",
                    err=True)
-    if files:
+    if files and dry:
+        click.echo("dry run: " + ", ".join(path for path, _, _ in files) + " not written", err=True)
+    elif files:
         click.echo("; ".join(f"report written to {path}" if f == "html" else f"{f} results written to {path}"
                              for path, f, _ in files), err=True)
     for issue in result.input_issues[:20]:
@@ -146,7 +158,6 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if result.input_issues:
         rest = "the others were scored" if result.run.n_traces else "no trace could be read"
         click.echo(f"{len(result.input_issues)} input record(s) skipped; {rest}.", err=True)
-    status, why = run_status(result)
     if dry and status != "invalid_input":
         sys.exit(EXIT_OK)  # nothing was meant to be scored
     if status == "could_not_evaluate":

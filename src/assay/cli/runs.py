@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
-from ._common import debug_option, handle_errors
+from ._common import debug_option, handle_errors, shown
 
 store_option = click.option("--store", type=click.Path(dir_okay=False), default=None,
                             help="Run store file (default: $ASSAY_STORE, else the user data dir).")
@@ -70,24 +72,45 @@ def rm(ctx: click.Context, refs: tuple[str, ...], store: str | None, debug: bool
 
 @command.command("prune")
 @click.option("--keep", type=click.IntRange(0), default=None,
-              help="Also delete completed runs beyond the newest KEEP.")
+              help="Also delete completed runs beyond the newest KEEP (in scope).")
+@click.option("--name", default=None, help="Only runs with this --name.")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag (repeatable: all of them).")
 @click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
+@click.option("-y", "--yes", is_flag=True, help="Delete without asking.")
 @store_option
 @debug_option
 @click.pass_context
 @handle_errors
-def prune(ctx: click.Context, keep: int | None, dry_run: bool, store: str | None, debug: bool) -> None:
-    """Delete runs that did not complete (failed, interrupted, incomplete); with --keep N, old completed ones too."""
-    from ..session import open_store
+def prune(ctx: click.Context, keep: int | None, name: str | None, tags: tuple[str, ...], dry_run: bool, yes: bool,
+          store: str | None, debug: bool) -> None:
+    """Delete runs that did not complete (failed, interrupted, incomplete); with --keep N, old completed ones too.
 
-    st = open_store(store or ctx.obj.get("store"))
-    infos = st.runs()
-    completed = [i for i in infos if i.status == "completed"]
-    doomed = [i for i in infos if i.status in ("failed", "interrupted", "incomplete")]
-    if keep is not None:
-        doomed += completed[keep:]
+    Only in a scope: --name, --tag or a store of its own (--store, $ASSAY_STORE); the default store
+    holds every project's runs. Asks before deleting unless --yes."""
+    from ..errors import ConfigError
+    from ..store import ENV, prune_plan
+    from ..session import open_store
+    from .run import _parse_tags
+
+    path = store or ctx.obj.get("store")
+    scope = _parse_tags(tags)
+    if name is None and not scope and not path and not os.environ.get(ENV):
+        raise ConfigError("assay runs prune: the default run store holds every project's runs; scope it with "
+                          "--name NAME, --tag KEY=VALUE or --store PATH (--dry-run lists what would go)")
+    st = open_store(path)
+    doomed, kept = prune_plan(st.runs(), name=name, tags=scope, keep=keep)
     for info in doomed:
-        click.echo(f"{'would delete' if dry_run else 'deleted'} {info.id} ({info.status})")
-        if not dry_run:
-            st.delete(info.id)
-    click.echo(f"{len(doomed)} run(s) {'to delete' if dry_run else 'deleted'}, {len(infos) - len(doomed)} kept")
+        click.echo(shown(f"{'would delete' if dry_run else 'to delete'} {info.id} ({info.status})"))
+    if dry_run or not doomed:
+        click.echo(f"{len(doomed)} run(s) to delete, {kept} kept")
+        return
+    if not yes:
+        try:
+            confirmed = click.confirm(shown(f"Delete {len(doomed)} run(s) from {st.path}?"), default=False, err=True)
+        except click.Abort:
+            confirmed = False  # no answer (stdin closed)
+        if not confirmed:
+            raise ConfigError("nothing deleted: not confirmed (answer y, or pass --yes)")
+    for info in doomed:
+        st.delete(info.id)
+    click.echo(f"{len(doomed)} run(s) deleted, {kept} kept")

@@ -93,6 +93,9 @@ def iter_values(stream: IO[bytes] | Iterable[bytes], source: str, *, unwrap: tup
     limits = limits or _limits.current()
     chunks = byte_chunks(stream) if hasattr(stream, "read") else iter(stream)  # type: ignore[arg-type]
     mode, head = _sniff_mode(chunks, unwrap)
+    if b"\r" in head and b"\n" not in head:  # CR alone ends each line (old Mac files): read it as LF
+        chunks = (chunk.replace(b"\r", b"\n") for chunk in chain([head], chunks))  # (JSON has no raw CR in strings)
+        mode, head = _sniff_mode(chunks, unwrap)
     chunks = chain([head], chunks)
     if mode == "empty":
         return

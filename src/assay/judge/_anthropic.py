@@ -1,4 +1,9 @@
-"""Claude as a judge through the official ``anthropic`` SDK, the schema forced with tool use."""
+"""Claude as a judge through the official ``anthropic`` SDK, the schema forced with tool use.
+
+The SDK reads replies itself, whole; its HTTP client gets a response hook that reads each body
+first, through the same bounded path as the chat-completions clients (:mod:`assay.judge._http`):
+at most ``max_reply_mb``, decompressed in slices, refused (not retried) past it.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,10 @@ import json
 from typing import Any
 
 from assay._secrets import register_secret, register_url, without_credentials
-from assay.errors import ConfigError
+from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion, LoopLocal
+from ._http import DEFAULT_MAX_REPLY, TooLarge, read_bounded, too_large
 from ._parse import json_schema, schema_instruction
 from ._prices import Price, is_local_url, resolve_price
 from ._protocol import JudgeRequest
@@ -24,6 +30,7 @@ class AnthropicJudge(Backend):
     System messages become the ``system`` parameter (the API has no system role); the verdict
     comes back as the input of a forced ``submit_verdict`` tool call ("tools"), or as text
     ("json", for proxies without tool use). ``max_tokens`` is required by the API.
+    ``max_reply_mb``: the most a reply may be, decompressed (a larger one is refused, not retried).
     """
 
     backend = "anthropic"
@@ -31,9 +38,13 @@ class AnthropicJudge(Backend):
 
     def __init__(self, name: str, *, api_key: str | None = None, base_url: str | None = None,
                  timeout: float | None = 60.0, max_tokens: int | None = 1024, structured: str = "tools",
-                 price: Price | None = None, temperature: float | None = None, seed: int | None = None) -> None:
+                 price: Price | None = None, temperature: float | None = None, seed: int | None = None,
+                 max_reply_mb: float = DEFAULT_MAX_REPLY / 2**20) -> None:
         if structured not in MODES:
             raise ConfigError.unknown("structured-output mode for anthropic", structured, MODES)
+        if not max_reply_mb > 0:
+            raise ConfigError(f"max_reply_mb must be > 0, got {max_reply_mb!r}")
+        self.max_reply = int(max_reply_mb * 2**20)
         if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
             price = resolve_price(name, local=is_local_url(base_url))
         super().__init__(name, timeout=timeout, price=price)
@@ -57,8 +68,14 @@ class AnthropicJudge(Backend):
         return {"backend": "anthropic", "base_url": without_credentials((self.base_url or "").rstrip("/")) or None}
 
     def _new_client(self) -> Any:
+        cap = self.max_reply
+
+        async def bounded(response: Any) -> None:
+            await read_bounded(response, cap)
+        # The SDK's own client class (its defaults, on whichever httpx it was built for), plus the hook.
+        http = self._anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [bounded]})
         client = self._anthropic.AsyncAnthropic(api_key=self._api_key or "not-needed", base_url=self.base_url,
-                                                timeout=self.timeout, max_retries=0)
+                                                timeout=self.timeout, max_retries=0, http_client=http)
         client.messages  # noqa: B018  (the SDK imports its resource modules on first access)
         return client
 
@@ -82,7 +99,16 @@ class AnthropicJudge(Backend):
         return params
 
     async def _complete(self, request: JudgeRequest) -> Completion:
-        response = await self._client.get().messages.create(**self._params(request))
+        try:
+            response = await self._client.get().messages.create(**self._params(request))
+        except self._anthropic.APIConnectionError as exc:  # the SDK wraps what the response hook raised
+            cause = exc.__cause__
+            if isinstance(cause, TooLarge):
+                raise too_large(cause, self.max_reply, backend=self.backend, model=self.name) from None
+            if isinstance(cause, ValueError):
+                raise ProviderError(f"unreadable reply: {cause}", backend=self.backend, model=self.name,
+                                    retryable=True) from exc
+            raise
         text, structured = "", False
         for block in response.content:
             if block.type == "tool_use":

@@ -4,11 +4,17 @@ Metered sits right on the transport (below Limited), so every real call, retries
 included, is counted once, and the budget is checked only when a call holds a slot and is about
 to start. It may start only while spending plus the estimates of the calls in flight is under the
 cap, so concurrency cannot overshoot it by more than the estimates' error.
+
+A cost a backend reports that is not a finite number >= 0 (NaN, infinite, negative) is never added
+as is: it would switch the cap off (NaN compares false, a negative refunds). Such a call, and under
+a USD cap one whose cost is unknown, is charged conservatively: the most of its price, its estimate
+and the dearest call seen so far; with nothing to price it, the USD cap stops new calls.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from assay.errors import ProviderError
@@ -31,6 +37,8 @@ class Budget:
     spent_tokens: int = 0
     _reserved_usd: float = 0.0
     _reserved_tokens: int = 0
+    unkept: str | None = None
+    """Why the USD cap can no longer be kept (a call's cost unknown, nothing to price it): no new call starts."""
 
     def __post_init__(self) -> None:
         for name, value in (("usd", self.usd), ("tokens", self.tokens)):
@@ -39,6 +47,8 @@ class Budget:
 
     def exhausted(self) -> str | None:
         """Why no new call may start, or None."""
+        if self.unkept is not None:
+            return f"budget exhausted: {self.unkept}"
         if self.usd is not None and self.spent_usd + self._reserved_usd >= self.usd:
             return f"budget exhausted: ${self.spent_usd:.4f} spent of ${self.usd:.4f}"
         if self.tokens is not None and self.spent_tokens + self._reserved_tokens >= self.tokens:
@@ -60,7 +70,9 @@ class Metered(Wrapper):
     """Count every backend call in ``stats`` and stop starting calls once ``budget`` is spent.
 
     Calls refused by the budget come back as skipped Verdicts ("budget exhausted ..."). A call
-    whose cost is unknown counts its tokens but not dollars (see ``stats.unpriced_calls``).
+    whose cost is unknown counts its tokens but not dollars (see ``stats.unpriced_calls``), except
+    under a USD cap, where it is charged conservatively (see the module's docstring); a reported cost
+    that is not a finite number >= 0 is always replaced, so no total downstream adds a NaN.
     """
 
     def __init__(self, inner: Judge, *, budget: Budget | None = None, price: Price | None = None,
@@ -68,11 +80,31 @@ class Metered(Wrapper):
         super().__init__(inner, stats=stats)
         self.budget, self.price = budget, price or getattr(inner, "price", None)
         self._scale, self._seen_estimated, self._seen_actual = 1.0, 0, 0
+        self._dearest = 0.0  # the largest valid cost one call has reported: what a call of unknown cost is charged
+
+    def _priced(self, verdict: Verdict, est_usd: float) -> Verdict:
+        """*verdict* with a cost that is a finite number >= 0, or None (unknown) where that is allowed."""
+        cost = verdict.cost_usd
+        if cost is not None and math.isfinite(cost) and cost >= 0:
+            self._dearest = max(self._dearest, cost)
+            return verdict
+        capped = self.budget is not None and self.budget.usd is not None
+        if verdict.skipped or verdict.cached or (cost is None and not capped):
+            return verdict if cost is None else dataclasses.replace(verdict, cost_usd=None)
+        priced = self.price.cost(verdict.input_tokens, verdict.output_tokens) if self.price else None
+        charged = max(priced or 0.0, est_usd, self._dearest)
+        if charged > 0 or (priced is not None and cost is None):
+            return dataclasses.replace(verdict, cost_usd=charged)
+        if capped and self.budget is not None:
+            told = "no cost" if cost is None else f"cost {cost!r}"
+            self.budget.unkept = (f"a call to {self.model} reported {told} and nothing prices it "
+                                  "(pass prices={...} or use budget_tokens)")
+        return dataclasses.replace(verdict, cost_usd=None)
 
     async def call(self, request: JudgeRequest) -> Verdict:
         budget = self.budget
         if budget is None:
-            return await self._counted(request)
+            return await self._counted(request, 0.0)
         reason = budget.exhausted()
         if reason is not None:
             return errored(self.model, reason, skipped=True, attempts=0)
@@ -82,7 +114,7 @@ class Metered(Wrapper):
         budget.reserve(est_in + est_out, est_usd)
         tokens, usd = 0, 0.0
         try:
-            verdict = await self._counted(request)
+            verdict = await self._counted(request, est_usd)
             tokens, usd = verdict.input_tokens + verdict.output_tokens, verdict.cost_usd or 0.0
             return verdict
         finally:
@@ -92,10 +124,10 @@ class Metered(Wrapper):
                 self._seen_actual += tokens
                 self._scale = max(1.0, self._seen_actual / self._seen_estimated)
 
-    async def _counted(self, request: JudgeRequest) -> Verdict:
+    async def _counted(self, request: JudgeRequest, est_usd: float) -> Verdict:
         check_stop()  # after an interrupt no new call starts, whatever layer queued it
         try:
-            verdict = await call_inner(self.inner, request)
+            verdict = self._priced(await call_inner(self.inner, request), est_usd)
         except ProviderError:
             self.stats.record_call(0, 0, 0.0)
             raise

@@ -82,10 +82,30 @@ class Body:
         if data:
             self._parts.append(data)
 
-    def text(self) -> str:
+    def data(self) -> bytes:
+        """The whole body, decompressed."""
         if self._z is not None:
             self._add(self._z.flush())
-        return b"".join(self._parts).decode("utf-8", "replace")
+        return b"".join(self._parts)
+
+    def text(self) -> str:
+        return self.data().decode("utf-8", "replace")
+
+
+async def read_bounded(response: Any, cap: int) -> None:
+    """An httpx ``response`` hook: read the body through :class:`Body` before the client does.
+
+    For an SDK that reads replies itself (anthropic): the body is held decompressed and capped,
+    and the client's own read then finds it there (no decoding left, so no second copy).
+    Raises TooLarge past *cap*, ValueError for an encoding or compressed body it cannot read.
+    """
+    body = Body(response.headers.get("content-encoding", ""), cap)
+    length = response.headers.get("content-length", "")
+    if length.isdigit():
+        body.check_length(int(length))
+    async for chunk in response.aiter_raw():
+        await body.feed(chunk)
+    response._content = body.data()  # what aread() returns when set: the read above is the only one
 
 
 def too_large(exc: TooLarge, cap: int, *, backend: str, model: str) -> ProviderError:

@@ -7,9 +7,12 @@ A model not in the table has an unknown cost (None), never 0; local servers cost
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from assay.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +21,13 @@ class Price:
 
     input: float
     output: float
+
+    def __post_init__(self) -> None:
+        for name in ("input", "output"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value < 0:
+                raise ConfigError(f"price: {name}: expected a finite number >= 0 (USD per 1M tokens), got {value!r}")
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input + output_tokens * self.output) / 1_000_000

@@ -51,6 +51,8 @@ class Requirement(StrEnum):
     """Instructions to comply with: expected.instructions or a system prompt."""
     GOAL = "goal"
     """Something to achieve: expected goal, success criteria or expected output."""
+    EXPECTED_STATE = "expected_state"
+    """An expected final environment state (expected.state)."""
     USAGE = "usage"
     LATENCY = "latency"
     THROUGHPUT = "throughput"
@@ -75,6 +77,7 @@ _DATA_CHECKS: dict[Requirement, Callable[[Trace], bool]] = {
     Requirement.INSTRUCTIONS: lambda t: bool(t.system) or (t.expected is not None and bool(t.expected.instructions)),
     Requirement.GOAL: lambda t: t.expected is not None and bool(
         t.expected.goal or t.expected.success_criteria or t.expected.output),
+    Requirement.EXPECTED_STATE: lambda t: t.expected is not None and t.expected.state is not None,
     Requirement.USAGE: lambda t: t.total_usage() is not None,
     Requirement.LATENCY: lambda t: t.total_latency_ms() is not None,
     Requirement.THROUGHPUT: lambda t: t.throughput_rps is not None,

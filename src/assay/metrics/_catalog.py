@@ -61,6 +61,7 @@ BUILTIN_MODULES: dict[str, str] = {
     "role_adherence": "conversation",
     "safety_score": "responsible_ai",
     "sentiment": "conversation",
+    "state_match": "state",
     "stickler_false_alarm_rate": "structured",
     "stickler_false_discovery_rate": "structured",
     "stickler_field_f1": "structured",

@@ -212,6 +212,8 @@ class Expected(_Struct):
     tool_order: Literal["strict", "any"] = "strict"
     turns: int | None = None
     """Expected number of user turns (turn_efficiency)."""
+    state: Any = None
+    """The environment's expected final state (a JSON value; ``state_match`` compares ``Trace.state`` with it)."""
 
 
 def _turns_from(obj: Any) -> None:
@@ -273,6 +275,8 @@ class Trace(_Struct):
     usage: Usage | None = None
     latency_ms: float | None = None
     throughput_rps: float | None = None
+    state: Any = None
+    """The environment's state when the run ended (a stateful task's tools, ``assay collect``)."""
     metadata: dict[str, Any] = {}
 
     def __post_init__(self) -> None:

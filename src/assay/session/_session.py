@@ -119,12 +119,13 @@ class Session:
             table: Any = None, **spec: Any) -> RunResult:
         """Score ``paths``: the judge of :meth:`judge_spec`, the RunSpec of :meth:`run_spec` (``spec``: its
         settings), then :func:`~assay.session.run_files` into the store and the outputs. A dry run is a plan:
-        it is not stored, and its record says ``dry_run``."""
+        it is not stored, no output file is written (one already there stays as it was), and its record
+        says ``dry_run``."""
         from ._run import run_files
 
         judge_spec = self.judge_spec(judge, judge_flags, weights=jury_weights, scores=jury_scores)
         run_spec = self.run_spec(judge=judge_spec, **spec)
-        result = run_files(list(paths), run_spec, outputs=outputs, fmt=fmt,
+        result = run_files(list(paths), run_spec, outputs=() if run_spec.dry_run else outputs, fmt=fmt,
                            store=None if run_spec.dry_run else store, judge_cards=judge_cards, progress=progress,
                            table=table)
         if run_spec.dry_run:

@@ -19,13 +19,14 @@ from ._db import RunInfo, RunStore
 from ._inputs import InputTap, hash_inputs, trace_key, traces_from_inputs
 from ._load import load_run, load_traces
 from ._paths import ENV, default_store_path
+from ._prune import in_scope, prune_plan
 from ._record import RunRecorder
 from ._recording import record_evaluation
 from ._sequences import delete_sequence, load_sequence, save_sequence
 
 __all__ = ["ENV", "InputTap", "RunInfo", "RunRecorder", "RunRow", "RunStore", "RunsPage", "default_store_path",
-           "delete_sequence", "find_runs", "hash_inputs",
+           "delete_sequence", "find_runs", "hash_inputs", "in_scope",
            "list_cards", "load_card", "load_run", "load_sequence", "load_summary", "load_traces", "new_run_id",
-           "read_results_file", "previous_run", "record_evaluation", "resolve_run", "run_info", "run_series",
-           "stored_results", "trace_at", "result_from_dict", "save_card", "save_sequence", "trace_key",
+           "prune_plan", "read_results_file", "previous_run", "record_evaluation", "resolve_run", "run_info",
+           "run_series", "stored_results", "trace_at", "result_from_dict", "save_card", "save_sequence", "trace_key",
            "traces_from_inputs"]
