@@ -45,7 +45,10 @@ class OpenAIOptions(HTTPOptions):
 
 @dataclass(frozen=True, kw_only=True)
 class AnthropicOptions(HTTPOptions):
-    """Anthropic's messages API (through its SDK)."""
+    """Anthropic's messages API (through its SDK, whose replies are read through the bounded path)."""
+
+    max_reply_mb: float | None = None
+    """The largest reply read, in MiB decompressed (enforced while reading)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,7 +78,6 @@ OPTIONS: dict[str, type] = {"openai": OpenAIOptions, "anthropic": AnthropicOptio
 _WHY = {
     ("local", "max_reply_mb"): "an in-process judge has no reply to download: bound what it writes with "
                                "--max-tokens (max_tokens)",
-    ("anthropic", "max_reply_mb"): "the Anthropic SDK reads its replies itself, so the cap cannot be enforced",
     ("anthropic", "api_version"): "it is an Azure OpenAI setting",
     ("anthropic", "extra_body"): "it is an OpenAI-compatible setting",
     ("anthropic", "default_headers"): "it is an OpenAI-compatible setting",
