@@ -24,6 +24,7 @@ if str(ROOT) not in sys.path:  # so `tests.support` imports under plain `pytest`
     sys.path.insert(0, str(ROOT))
 
 from assay.metrics._base import REGISTRY  # noqa: E402
+from tests.support.browser import chromium  # noqa: E402,F401  (registers the fixture)
 from tests.support.judge_server import judge_server  # noqa: E402,F401  (registers the fixture)
 
 _LOCAL_NAMES = {"localhost", "localhost.localdomain", "", None}

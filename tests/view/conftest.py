@@ -6,10 +6,7 @@ own browser downloads are never used); without them the tests marked ``browser``
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -17,10 +14,6 @@ from view_data import store_with_runs
 
 from assay.store import RunStore
 from assay.view import ViewServer
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
@@ -55,25 +48,3 @@ def serve():
         v.close()
 
 
-def _chromium() -> str | None:
-    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    """A headless Chromium driven by Playwright, one per test module (see tests/report/conftest.py)."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("browser tests need Playwright: pip install playwright (no browser download needed)")
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("browser tests need a local Chromium: apt-get install chromium (or set $CHROMIUM)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()

@@ -15,6 +15,7 @@ _COMMANDS = {
     "compare": ("assay.cli.compare", "Compare two runs: paired differences, significance, regressions."),
     "plan": ("assay.cli.plan", "Trials per task needed to detect a difference."),
     "runs": ("assay.cli.runs", "List recorded runs; show one."),
+    "serve": ("assay.cli.serve", "Receive agents' OTLP traces and score each as it completes (a live run)."),
     "report": ("assay.cli.report", "Write a self-contained HTML report of a run."),
     "tournament": ("assay.cli.tournament", "Rank N runs by pairwise judging (all pairs or Swiss, Bradley-Terry)."),
     "versus": ("assay.cli.versus", "Judge two runs head to head: win rate, sign test, position bias."),

@@ -174,6 +174,23 @@ def read_records(stream: IO[bytes], source: str, convert: Convert, *,
         yield from convert_value(item, source, n, convert)
 
 
+def read_array_as_one(stream: IO[bytes], source: str, convert: Convert) -> Iterator[Record]:
+    """``read_records``, but a file that is one JSON array is one record (an older ADK eval set, a
+    mini-swe-agent message list): ``convert`` gets the whole list."""
+    head = stream.peek(1 << 12)[:1 << 12] if hasattr(stream, "peek") else b""
+    if head.lstrip()[:1] != b"[":
+        yield from read_records(stream, source, convert)
+        return
+    items = []
+    for item in iter_values(stream, source):
+        if not isinstance(item, Value):
+            yield f"{source}:{item.line}", item
+            return
+        items.append(item)
+    if items:
+        yield from convert_value(Value([v.value for v in items], items[0].line), source, 1, convert)
+
+
 def convert_value(item: Value, source: str, n: int, convert: Convert) -> Iterator[Record]:
     loc = f"{source}:{item.line}"
     prefix = item.path if item.key else ""

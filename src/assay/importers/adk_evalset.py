@@ -20,11 +20,10 @@ from typing import IO, Any
 
 from ..errors import DataError
 from ..model import Trace
-from ._common import Record, array, build_trace, join, obj, read_records
+from ._common import Record, array, build_trace, join, obj, read_array_as_one
 from ._payload import normalise
 from ._registry import Importer, register_importer
 from ._sniff import inspect
-from ._stream import iter_values
 
 
 def _text(content: Any, role: str) -> str | None:
@@ -119,20 +118,7 @@ def convert(value: Any, fallback: str) -> Iterator[Trace]:
 
 
 def read(stream: IO[bytes], source: str) -> Iterator[Record]:
-    head = stream.peek(1 << 12)[:1 << 12] if hasattr(stream, "peek") else b""
-    if head.lstrip()[:1] == b"[":  # the older list: the whole array is one session
-        from ._common import convert_value
-        from ._stream import Value
-        items = []
-        for item in iter_values(stream, source):
-            if not isinstance(item, Value):
-                yield f"{source}:{item.line}", item
-                return
-            items.append(item)
-        if items:
-            yield from convert_value(Value([v.value for v in items], items[0].line), source, 1, convert)
-        return
-    yield from read_records(stream, source, convert)
+    return read_array_as_one(stream, source, convert)  # the older list: the whole array is one session
 
 
 def sniff(head: bytes, filename: str) -> bool:

@@ -24,10 +24,9 @@ from typing import IO, Any
 from ..errors import DataError
 from ..model import Trace
 from ._chat import build_turns, is_mini_swe
-from ._common import Record, array, build_trace, join, obj, read_records
+from ._common import Record, array, build_trace, join, obj, read_array_as_one
 from ._registry import Importer, register_importer
 from ._sniff import inspect
-from ._stream import Value, iter_values
 
 _BLOCK = re.compile(r"```(?:mswea_bash_command|bash|sh)?[ \t]*\n(.*?)```", re.S)
 
@@ -148,19 +147,7 @@ def convert(value: Any, fallback: str) -> Iterator[Trace]:
 
 
 def read(stream: IO[bytes], source: str) -> Iterator[Record]:
-    head = stream.peek(1 << 12)[:1 << 12] if hasattr(stream, "peek") else b""
-    if head.lstrip()[:1] != b"[":
-        yield from read_records(stream, source, convert)
-        return
-    from ._common import convert_value  # an older mini-swe-agent file: one array of messages, one trajectory
-    items = []
-    for item in iter_values(stream, source):
-        if not isinstance(item, Value):
-            yield f"{source}:{item.line}", item
-            return
-        items.append(item)
-    if items:
-        yield from convert_value(Value([v.value for v in items], items[0].line), source, 1, convert)
+    return read_array_as_one(stream, source, convert)  # an older mini-swe-agent file: one array of messages, one trajectory
 
 
 def sniff(head: bytes, filename: str) -> bool:

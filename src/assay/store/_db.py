@@ -394,6 +394,10 @@ class RunStore:
         return RunRecorder.begin(self, inputs=inputs, metrics=metrics, config=config or {}, judge=judge,
                                  batch_size=batch_size, flush_interval_s=flush_interval_s)
 
+    def resume(self, run_id: str, *, batch_size: int = 1000, flush_interval_s: float = 2.0) -> RunRecorder:
+        """The recorder of an existing run, to go on adding results to it (``assay serve`` restarted)."""
+        return RunRecorder.resume(self, run_id, batch_size=batch_size, flush_interval_s=flush_interval_s)
+
     def runs(self, limit: int | None = None) -> list[RunInfo]:
         """Runs, newest first."""
         with self._conn() as conn:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sqlite3
@@ -66,6 +67,28 @@ class RunRecorder:
             raise RuntimeError("could not allocate a unique run id")
         return cls(store, conn, run_id, batch_size=batch_size, flush_interval_s=flush_interval_s,
                    codec=RowCodec(metrics, inputs))
+
+    @classmethod
+    def resume(cls, store: RunStore, run_id: str, *, batch_size: int = 1000,
+               flush_interval_s: float = 2.0) -> RunRecorder:
+        """Go on writing a run this process did not start (``assay serve`` after a restart): its counts
+        continue, and it is ``running`` again under this process."""
+        conn = store.connect()
+        row = conn.execute("SELECT n_traces, n_passed, n_failed, n_issues, tokens, cost_usd, metrics, inputs"
+                           " FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            conn.close()
+            raise KeyError(run_id)
+        n, n_passed, n_failed, n_issues, tokens, cost, metrics, inputs = row
+        with write_transaction(conn):
+            conn.execute("UPDATE runs SET status = 'running', finished_at = NULL, error = NULL, result = NULL,"
+                         " host = ?, pid = ?, updated_at = ? WHERE id = ?",
+                         (socket.gethostname(), os.getpid(), utcnow(), run_id))
+        self = cls(store, conn, run_id, batch_size=batch_size, flush_interval_s=flush_interval_s,
+                   codec=RowCodec(json.loads(metrics), json.loads(inputs)))
+        self._seq, self._passed, self._failed, self._issue_seq = n, n_passed, n_failed, n_issues
+        self._tokens, self._cost = tokens or 0, cost
+        return self
 
     def add(self, item: TraceResult | InputIssue, trace: Trace | None = None) -> None:
         """Buffer one streamed item (with its input trace when known); flushes by size or time."""
