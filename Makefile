@@ -5,8 +5,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.assay-installed
+DEMO_STAMP := $(VENV)/.assay-demo-installed
 
-.PHONY: install demo test bench screenshot clean
+.PHONY: install demo check test bench screenshot clean
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
@@ -14,19 +15,28 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+# the demo needs assay alone (no test tools, browsers or model runtimes)
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $(DEMO_STAMP)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	@mkdir -p out
 	# exit status 1 means some traces failed a threshold: expected on the example data
 	$(BIN)/assay run examples/traces.jsonl --no-store -q -o out/demo.json -o out/report.html || [ $$? -eq 1 ]
 	$(BIN)/assay run examples/traces.jsonl || [ $$? -eq 1 ]
 	@echo "results: out/demo.json   report: out/report.html (open it in a browser)"
 
-test: $(STAMP)
+check: $(STAMP)
 	$(BIN)/lint-imports
+	$(BIN)/ruff check src
+	$(BIN)/mypy
+
+test: check
 	$(BIN)/python -m pytest -n 2
 
 screenshot: $(STAMP)
@@ -41,4 +51,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/stats.py
 
 clean:
-	rm -rf out $(STAMP) .make-installed .pytest_cache .hypothesis
+	rm -rf out $(STAMP) $(DEMO_STAMP) .make-installed .pytest_cache .hypothesis .mypy_cache .ruff_cache

@@ -9,17 +9,18 @@ on first use of ``evaluate``/``aevaluate``/``Evaluation``/``calibrate``.
 it would shadow the builtin; ``MetricWarning`` is the same enum.
 """
 
-from .errors import AssayError, ConfigError, DataError, MetricError, ProviderError
+from .errors import AssayError, ConfigError, DataError, ProviderError
 from .importers import load_traces, read_traces
 from .metrics import DEFAULT_METRICS, Metric, MetricContext, Requirement, metric
-from .model import Expected, JudgeCard, MetricResult, RunResult, ToolCall, Trace, TraceResult, Turn, Usage, Warning
+from .model import Expected, JudgeCard, MetricResult, RunResult, ToolCall, Trace, TraceResult, Turn, Usage
+from .model import Warning as Warning  # importable by name, kept out of __all__ (see above)
 from .model import Warning as MetricWarning
 
 from ._version import __version__
 
 __all__ = [
     "AssayError", "ConfigError", "DEFAULT_METRICS", "DataError", "Evaluation", "Expected", "JudgeCard", "Metric",
-    "MetricContext", "MetricError", "MetricResult", "MetricWarning", "ProviderError", "Requirement", "RunResult",
+    "MetricContext", "MetricResult", "MetricWarning", "ProviderError", "Requirement", "RunResult",
     "ToolCall", "Trace", "TraceResult", "Turn", "Usage", "__version__", "aevaluate", "calibrate", "collect", "evaluate", "load_traces",
     "metric", "read_traces", "register_tool",
 ]
@@ -38,7 +39,11 @@ def __getattr__(name: str) -> object:
             from .analysis import calibrate
 
             return calibrate
-        from . import _api, engine
+        if name in ("evaluate", "aevaluate"):  # the session floor: config, outputs, the run store
+            from . import session
 
-        return getattr(_api if name in ("evaluate", "aevaluate") else engine, name)  # _api: evaluate with store=
+            return getattr(session, name)
+        from . import engine
+
+        return getattr(engine, name)
     raise AttributeError(f"module 'assay' has no attribute {name!r}")

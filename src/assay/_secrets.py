@@ -120,7 +120,7 @@ def redact(text: T) -> T:
     """
     if not isinstance(text, str) or not text:
         return text
-    out = text
+    out: str = text  # a str here (checked above); T for the callers
     for secret in _secrets():
         if secret in out:
             out = out.replace(secret, REDACTED)

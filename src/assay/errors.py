@@ -3,8 +3,10 @@
 AssayError
  ├── ConfigError    bad flags, unknown metric or judge, bad parameters   (CLI exit 2)
  ├── DataError      unreadable or invalid input: carries file, line, field (CLI exit 2)
- ├── ProviderError  a judge backend refused or failed: backend, model, status, body
- └── MetricError    a metric raised while scoring: metric name, trace id, chained cause
+ └── ProviderError  a judge backend refused or failed: backend, model, status, body
+
+A metric that raises is not an error of the run: its result carries the failure (warning
+``metric_error``, the exception in its reason), and the other metrics and traces are scored.
 
 InputWarning (a UserWarning): input that is read but suspicious (a duplicate trace id); the
 CLI prints it as one 'Warning: ...' line.
@@ -67,13 +69,4 @@ class InputWarning(UserWarning):
     """Input that is read but probably wrong: ``file:line: what``."""
 
 
-class MetricError(AssayError):
-    """A metric raised while scoring one trace."""
-
-    def __init__(self, metric: str, trace_id: str, cause: BaseException) -> None:
-        self.metric, self.trace_id = metric, trace_id
-        from ._secrets import redact
-        super().__init__(redact(f"metric {metric!r} failed on trace {trace_id!r}: {type(cause).__name__}: {cause}"))
-
-
-__all__ = ["AssayError", "ConfigError", "DataError", "InputWarning", "ProviderError", "MetricError"]
+__all__ = ["AssayError", "ConfigError", "DataError", "InputWarning", "ProviderError"]

@@ -136,19 +136,21 @@ def assert_not_worse(baseline: Any, candidate: Any, *, metric: str = "overall", 
 
 
 def _evaluate(traces: Any, metrics: Iterable[Any] | None, *, judge: Any = None,
-              inputs: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+              inputs: dict[str, Any] | None = None, session: Any = None, **kwargs: Any) -> Any:
     """Evaluate, turning a configuration error into one failure line (no traceback into assay's internals)."""
     __tracebackhide__ = True
     from .engine import NO_JUDGE, Evaluation
+    from .engine._spec import JudgeSpec
     from .errors import ConfigError
 
     try:
         from .engine._sinks import Each, run_into
-        from .engine._spec import JudgeSpec, RunSpec
+        from .session import Session
         described = {k: kwargs.pop(k) for k in ("weights", "thresholds", "repeats", "input_format", "strict")
                      if k in kwargs}
-        spec = RunSpec(metrics=metrics, judge=JudgeSpec.of(judge), **{k: v for k, v in described.items()
-                                                                       if v is not None})
+        session = session or Session()
+        spec = session.run_spec(metrics=metrics, judge=JudgeSpec.of(judge) if judge is not None else None,
+                                **{k: v for k, v in described.items() if v is not None})
         evaluation = Evaluation.from_spec(spec, attach_traces=inputs is not None, **kwargs)
         sinks = []
         if inputs is not None:  # results come back without their inputs; the sink sees them
@@ -182,7 +184,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Judge model for assay metrics (default: ini assay_judge, then $ASSAY_JUDGE).")
     group.addoption("--assay-report", default=None, metavar="PATH.html",
                     help="Write an HTML report of every trace the assay_evaluate fixture scored in this session.")
+    group.addoption("--assay-config", default=None, metavar="PATH",
+                    help="assay config file (default: ini assay_config, else the nearest assay.toml or pyproject.toml "
+                         "with [tool.assay] from the rootdir): its plugins, [[criteria]], [judge] and metrics apply.")
     parser.addini("assay_judge", "Judge model for assay metrics, e.g. openai:gpt-4o-mini.", default="")
+    parser.addini("assay_config", "assay config file (default: the nearest assay.toml from the rootdir).", default="")
 
 
 class _Tally:
@@ -305,10 +311,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 class _Judges:
-    """The session's judges by spec, built on first use (one instance per xdist worker)."""
+    """The session's judges by spec, built on first use (one instance per xdist worker) with the config
+    file's ``[judge]`` options."""
 
-    def __init__(self, default_spec: str | None) -> None:
-        self.default_spec = default_spec
+    def __init__(self, default_spec: str | None, session: Any = None) -> None:
+        self.session = session
+        configured = session.config.judge if session is not None else None
+        self.default_spec = default_spec or (configured if isinstance(configured, str) else None)
         self._built: dict[str, Any] = {}
 
     def get(self, spec: Any = None) -> Any:
@@ -318,17 +327,31 @@ class _Judges:
         if not isinstance(spec, str):
             return spec  # a judge object given in the marker
         if spec not in self._built:
-            from .judge import make_judge
-            self._built[spec] = make_judge(spec)
+            from .session import Session
+            self._built[spec] = (self.session or Session()).judge(spec)
         return self._built[spec]
 
 
 @pytest.fixture(scope="session")
-def assay_judges(pytestconfig: pytest.Config) -> _Judges:
+def assay_session(pytestconfig: pytest.Config) -> Any:
+    """The :class:`assay.session.Session` the fixtures start from: the config file read once, its plugins
+    and ``[[criteria]]`` loaded (the same file ``assay run`` reads from the rootdir)."""
+    from .errors import ConfigError
+    from .session._session import Session
+
+    path = pytestconfig.getoption("--assay-config", None) or pytestconfig.getini("assay_config") or None
+    try:
+        return Session.open(path, start=pytestconfig.rootpath)
+    except ConfigError as exc:
+        raise pytest.UsageError(f"assay: {exc}") from None
+
+
+@pytest.fixture(scope="session")
+def assay_judges(pytestconfig: pytest.Config, assay_session: Any) -> _Judges:
     """Judges built once per session (per worker under xdist), keyed by model spec."""
     spec = (pytestconfig.getoption("--assay-judge") or pytestconfig.getini("assay_judge")
             or os.environ.get("ASSAY_JUDGE") or None)
-    return _Judges(spec)
+    return _Judges(spec, assay_session)
 
 
 @pytest.fixture(scope="session")
@@ -352,7 +375,7 @@ def marker_options(node: pytest.Item) -> dict[str, Any]:
 
 
 @pytest.fixture()
-def assay_evaluate(request: pytest.FixtureRequest, assay_judges: _Judges) -> Any:
+def assay_evaluate(request: pytest.FixtureRequest, assay_judges: _Judges, assay_session: Any) -> Any:
     """``assay_evaluate(traces, metrics=None, **kw)``: ``assert_passes`` with the marker's and session's settings."""
     defaults = marker_options(request.node)
     judge = assay_judges.get(defaults.pop("judge", None))
@@ -367,7 +390,7 @@ def assay_evaluate(request: pytest.FixtureRequest, assay_judges: _Judges) -> Any
         opts.setdefault("judge", judge)
         allow_null = opts.pop("allow_null", True)
         inputs: dict[str, Any] | None = {} if tally is not None and tally.keep else None
-        result = _evaluate(traces, opts.pop("metrics", None), inputs=inputs, **opts)
+        result = _evaluate(traces, opts.pop("metrics", None), inputs=inputs, session=assay_session, **opts)
         if tally is not None:
             tally.add(request.node.nodeid, result, inputs)
         return _check(result, allow_null)

@@ -47,3 +47,22 @@ def test_detected_as_otel_and_scored_with_more_than_latency() -> None:
     scored = {m for m, r in by_id[T1].items() if r["score"] is not None}
     assert {"latency_score", "prompt_injection_detection"} <= scored
     assert len(run_cli(DATA / "openllmetry_malformed.jsonl")["input_issues"]) == 3
+
+
+def test_an_array_entity_attribute_reads_as_json_text(tmp_path) -> None:
+    """A legal OTLP array attribute as traceloop.entity.input/output is kept as its JSON text (it ended the
+    whole run with NameError: json was not imported)."""
+    import json
+
+    doc = json.loads((DATA / "openllmetry_spans.json").read_text(encoding="utf-8"))
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    workflow = next(s for s in spans if s["name"] == "weather_assistant.workflow")
+    kept = [s for s in spans if s["traceId"] == workflow["traceId"] and s is workflow]
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"] = kept
+    for attr in workflow["attributes"]:
+        if attr["key"] in ("traceloop.entity.input", "traceloop.entity.output"):
+            attr["value"] = {"arrayValue": {"values": [{"stringValue": "Paris"}, {"intValue": "2"}]}}
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    t = plain(traces_of(path)[T1])
+    assert t["turns"][0]["input"] == '["Paris", 2]' and t["turns"][0]["output"] == '["Paris", 2]'

@@ -138,7 +138,7 @@ def test_bad_options_are_config_errors(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     with pytest.raises(ConfigError, match="structured-output mode"):
         make_judge("gpt-4o", structured="xml")
-    with pytest.raises(TypeError):
+    with pytest.raises(ConfigError, match="judge backend openai:gpt-4o does not take option 'no_such_option'"):
         make_judge("gpt-4o", no_such_option=1)
 
 

@@ -123,3 +123,16 @@ def test_judge_accounting_is_written_for_judged_results_only():
     assert d["j"] == {"score": 1.0, "passed": True, "threshold": 0.7, "warning": None, "reason": "ok",
                       "judge_calls": 2, "tokens": 0, "cost_usd": None}
     assert d["p"] == {"score": 1.0, "passed": True, "threshold": 0.7, "warning": None, "reason": "ok"}
+
+
+def test_the_default_set_version_survives_a_round_trip():
+    """RunRecord.default_set holds DEFAULT_SET_VERSION (an int); typed str it read back as None."""
+    from assay.metrics._defaults import DEFAULT_SET_VERSION
+    from assay.model import RunResult
+
+    import assay
+
+    result = assay.evaluate([{"id": "a", "turns": [{"input": "hi", "output": "hello"}]}])
+    assert result.run.default_set == DEFAULT_SET_VERSION
+    back = RunResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert back.run.default_set == DEFAULT_SET_VERSION and "default_set" not in back.run.other

@@ -103,10 +103,10 @@ import pytest
 BUILT = []
 
 @pytest.fixture(scope="session", autouse=True)
-def fake_make_judge():
+def fake_build_judge():
     import assay.judge
     mp = pytest.MonkeyPatch()
-    mp.setattr(assay.judge, "make_judge", lambda spec: BUILT.append(spec) or object())
+    mp.setattr(assay.judge, "build_judge", lambda spec, options=None: BUILT.append(spec) or object())
     yield
     mp.undo()
 ''')

@@ -122,7 +122,7 @@ def test_stdin_runs_are_stored_with_their_input_traces(tmp_path):
 
 
 def test_stored_inputs_are_capped_per_run(tmp_path, monkeypatch):
-    from assay.cli import _session
+    from assay.session import _run as _session
 
     monkeypatch.setattr(_session, "STORED_INPUTS_PASSED", 2)
     monkeypatch.setattr(_session, "STORED_INPUTS_OTHER", 1)

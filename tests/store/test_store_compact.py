@@ -7,7 +7,7 @@ import sqlite3
 
 from click.testing import CliRunner
 
-import assay.cli._session as session
+import assay.session._run as session
 from assay.cli import main
 from assay.model import encode_trace
 from assay.store import RunStore, load_run

@@ -260,7 +260,7 @@ def _try_lock(fd: int) -> bool:
     except ImportError:  # Windows
         import msvcrt
         try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]  # Windows only: no stub here
         except OSError:
             return False
         return True

@@ -198,7 +198,7 @@ class CallableAgent(Backend):
         try:
             params = inspect.signature(fn).parameters
         except (TypeError, ValueError):
-            params = {}
+            params = {}  # type: ignore[assignment]  # no signature: takes nothing by name
         self._takes_tools = "tools" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
     async def _complete(self, request: JudgeRequest) -> Completion:

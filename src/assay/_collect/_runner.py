@@ -204,7 +204,7 @@ class _Trial:
             n = len(self.turns)
             stop: str | None = None
             if n < len(self.scripted):
-                text = self.scripted[n]
+                text: str | None = self.scripted[n]
             elif self.user is None:
                 return "scripted", None, None
             elif n >= self.max_turns:

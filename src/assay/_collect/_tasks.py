@@ -111,10 +111,6 @@ class Task(_Struct):
             return [self.input]
         return [m["content"] for m in self.input if m["role"] == "user"]
 
-    def simulated(self) -> bool:
-        """Whether a simulated user has something to play (else the task is its fixed user turns)."""
-        return any((self.goal, self.scenario, self.instructions, self.persona))
-
 
 def load_tasks(source: str | os.PathLike[str] | Iterable[Any]) -> list[Task]:
     """Tasks from a JSONL file, or from Task objects and dicts; errors are located (file:line: field)."""
@@ -139,8 +135,8 @@ def _read_file(path: Path) -> list[Task]:
     except OSError as exc:
         raise DataError(f"cannot read the task file: {exc.strerror}", source=str(path)) from None
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[:exc.start].count(b"\n") + 1
-        raise DataError(f"not UTF-8 text (byte {exc.object[exc.start]:#04x})", source=str(path), line=line) from None
+        at = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise DataError(f"not UTF-8 text (byte {exc.object[exc.start]:#04x})", source=str(path), line=at) from None
     tasks, lines = [], []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():

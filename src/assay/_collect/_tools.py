@@ -369,7 +369,7 @@ class TrialTools:
         context = self._kwargs(fn)
         kwargs = {**{k: v for k, v in arguments.items() if k not in context}, **context}
         try:
-            if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+            if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004
                 out = await fn(**kwargs)
             else:  # a worker thread, so that a slow tool does not stall the other trials
                 out = await asyncio.to_thread(fn, **kwargs)

@@ -94,7 +94,7 @@ def compare_runs(a: RunResult, b: RunResult, *, alpha: float = 0.05, level: floa
     *duplicates*: None refuses runs with repeated trace ids (DataError listing them); "first",
     "last" or "mean" pairs them by that rule (``DUPLICATE_RULES``).
     """
-    from ..stats import holm, min_p_value, paired_compare, plan_paired
+    from ..stats import holm, paired_compare, plan_paired
 
     dups = _check_duplicates(a, b, duplicates)
     rule = duplicates or "last"

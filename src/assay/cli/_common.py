@@ -8,12 +8,15 @@ import gc
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .._secrets import redact
 from ..errors import AssayError, ConfigError, DataError, ProviderError
+
+if TYPE_CHECKING:
+    from ..session._session import Session
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_EVALUATED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_STATUS = {"passed": EXIT_OK, "failed": EXIT_FAILED, "invalid_input": EXIT_USAGE,
@@ -25,10 +28,12 @@ plugin_option = click.option(
     "--plugin", "plugins", multiple=True, metavar="MODULE",
     help="Import MODULE (a module path or a .py file) first, so the metrics, judge backends and importers "
          "it registers can be named (repeatable). Installed plugins need no flag.")
-
+config_option = click.option(
+    "-c", "--config", "config_path", type=click.Path(dir_okay=False),
+    help="TOML or JSON config file (default: the nearest assay.toml, or pyproject.toml with [tool.assay], "
+         "in this directory or a parent).")
 
 _QUICK_EXIT: list[bool] = []
-
 
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -58,10 +63,20 @@ def exit_quickly() -> None:
         atexit.register(gc.freeze)
 
 
-def load_plugins(modules: Any) -> None:
-    """Import the ``--plugin`` / config ``plugins`` modules (a bad one is a ConfigError)."""
-    from .. import _plugins
-    _plugins.import_modules(modules)
+def open_session(config_path: str | None, plugins: tuple[str, ...] = ()) -> Session:
+    """The command's :class:`assay.session.Session` (-c, else the nearest config file, and --plugin);
+    a config file found rather than named is announced on stderr."""
+    from ..session._session import Session
+
+    session = Session.open(config_path, plugins=plugins)
+    announce(session, config_path)
+    return session
+
+
+def announce(session: Session, config_path: str | None) -> None:
+    """Say on stderr which config file was found (not when -c named it)."""
+    if session.source is not None and not config_path:
+        click.echo(f"config: {session.source}", err=True)
 
 
 def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -100,8 +115,3 @@ def print_traceback(exc: BaseException) -> None:
     """The traceback for --debug, on stderr (the exit status stays the documented one)."""
     import traceback
     sys.stderr.write(redact("".join(traceback.format_exception(exc))))  # SDK errors quote request headers
-
-
-def stderr_console() -> Any:
-    from rich.console import Console
-    return Console(stderr=True)

@@ -122,3 +122,15 @@ class RunProgress:
             self._thread.join()
         if self._bar is not None:
             self._bar.stop()
+
+
+def progress_display(progress: bool | None, every: float) -> Callable[..., RunProgress] | None:
+    """What ``--progress/--no-progress`` and ``--progress-every`` ask of a run: a bar on a terminal, a line
+    every ``every`` seconds elsewhere; None with --no-progress."""
+    if progress is False:
+        return None
+
+    def make(**watch: Any) -> RunProgress:
+        return RunProgress(tty=sys.stderr.isatty(), interval=every, **watch)
+
+    return make

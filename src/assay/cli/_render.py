@@ -359,3 +359,15 @@ def _wrap(text: str, width: int, indent: str) -> list[str]:
         if len(lines) < 2 or (len(lines[-1].split()) > 1 and len(lines[-1].strip()) >= 10):
             return lines
     return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def table_text(result: RunResult) -> str:
+    """The table as plain text, 100 columns (``-o results.txt``)."""
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    table(result, Console(file=buf, width=100, color_system=None, force_terminal=False, emoji=False,
+                          highlight=False))
+    return buf.getvalue()

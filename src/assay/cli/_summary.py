@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..model._record import RunRecord
 
-def judge_summary(run: dict[str, Any]) -> str | None:
+
+def judge_summary(run: RunRecord) -> str | None:
     """One human paragraph: calls made / cached / retried / errored (top reasons), budget, tokens, cost."""
     j = run.get("judge")
     if not j or run.get("dry_run"):
@@ -44,7 +46,7 @@ def _spent(j: dict[str, Any]) -> str:
     return (f"${cost:.4f}" if cost >= 0.00005 else f"${cost:.2g}") + extra
 
 
-def dry_run_plan(run: dict[str, Any]) -> str:
+def dry_run_plan(run: RunRecord) -> str:
     """The dry run's table: per metric the traces, planned calls, estimated tokens and cost."""
     plan = run.get("judge_plan") or {}
     j = run.get("judge") or {}

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from ._common import EXIT_NOT_EVALUATED, EXIT_OK, debug_option, handle_errors, load_plugins, plugin_option
-from ._judge_options import judge_options, pop_judge_options
+from ._common import EXIT_NOT_EVALUATED, EXIT_OK, debug_option, handle_errors, config_option, open_session, plugin_option
+from ._judge_options import judge_options
 
 EPILOG = """\b
 Labels: a CSV (header trace_id,metric,label or trace_id,metric,score) or JSON Lines file
@@ -40,32 +40,30 @@ on every labelled trace)."""
 @click.option("--no-store", is_flag=True, help="Do not keep the card in the run store (the judge cache is apart: "
               "--no-cache).")
 @judge_options
+@config_option
 @plugin_option
 @debug_option
 @handle_errors
 def command(paths: tuple[str, ...], metrics: tuple[str, ...], labels: str | None, judge: str | None, output: str,
             fmt: str, show: int, input_format: str | None, store: str | None, no_store: bool,
-            plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
+            config_path: str | None, plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
     """Score the labelled traces in PATHS with the judge and compare its verdicts with the labels:
     agreement, Cohen's kappa, confusion matrix, TPR/TNR with intervals, disagreements."""
     from .._files import check_writable, write_atomic
     from ..analysis import calibrate
     from ..errors import ConfigError
+    from ..session import store_path
     from ..store import RunStore, save_card
     from ._input_options import input_warnings
-    from ._session import store_path
 
-    load_plugins(plugins)
-    if judge is None:
-        raise ConfigError("calibrating needs a judge: pass --judge (e.g. openai:gpt-4o-mini) or set ASSAY_JUDGE")
-    options = pop_judge_options(judge_flags)
-    if options.dry_run:
+    session = open_session(config_path, plugins)
+    if session.judge_options(judge_flags).dry_run:
         raise ConfigError("--dry-run: a calibration needs the judge's verdicts; `assay run --dry-run` estimates cost")
     store_file = store_path(store, no_store)
     check_writable(output, "-o")
-    from ..judge import build_judge
+    judge_obj = session.judge(judge, judge_flags, needed_by="calibrating")
     with input_warnings():
-        card = calibrate(list(paths), list(metrics) or None, judge=build_judge(judge, options), labels=labels,
+        card = calibrate(list(paths), list(metrics) or None, judge=judge_obj, labels=labels,
                          input_format=input_format)
     write_atomic(output, card.to_json() + b"\n")
     if store_file is not None:

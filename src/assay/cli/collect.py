@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from ._common import EXIT_NOT_EVALUATED, EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, \
-    load_plugins, plugin_option, shown
+    open_session, plugin_option, shown
+from ._judge_options import model_options, pop_judge_flags
 from ._progress import RunProgress
 
 EPILOG = """\b
@@ -18,7 +19,11 @@ Exit status (without --score):
   3    not everything could be collected: no trial completed, the agent refused every call,
        or trials were not run (--budget-usd reached, the agent stopped answering)
   130  interrupted (Ctrl-C, SIGTERM); rerun the same command to collect the unfinished trials
-With --score: the exit status of `assay run` on the collected traces."""
+With --score: the exit status of `assay run` on the collected traces.
+\b
+--seed S: trial t samples with S + t where the provider takes a seed. The model flags (--concurrency,
+--timeout, --retries, --budget-usd, --cache ...) are the judge flags of `assay run`, applied to the
+agent (a chat model) and the simulated user."""
 
 
 class _TrialProgress(RunProgress):
@@ -56,21 +61,6 @@ class _TrialProgress(RunProgress):
               help="Most user turns of a simulated conversation (default: the task's max_turns, else 10).")
 @click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="Sampling temperature of the agent and the simulated user (recorded in each trace).")
-@click.option("--seed", type=click.INT, default=None,
-              help="Base sampling seed: trial t samples with SEED + t where the provider takes a seed.")
-@click.option("--max-tokens", type=click.IntRange(1), default=None, help="Most tokens per agent reply.")
-@click.option("--concurrency", type=click.IntRange(1), default=None,
-              help="Trials (and model calls) in flight at once (default 16).")
-@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Requests per minute.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds per agent or user call (default 60; 600 for a local server).")
-@click.option("--retries", type=click.IntRange(0), default=None, help="Retries on transient errors (default 5).")
-@click.option("--budget-usd", type=click.FloatRange(min=0), default=None,
-              help="Stop making model calls once the agent (a chat model) or the simulated user has spent "
-                   "this much; the trials left are reported, and a rerun collects them.")
-@click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None,
-              help="Cache file for model replies (default: the judge cache). A rerun replays them.")
-@click.option("--no-cache", is_flag=True, help="Fresh samples: do not read or write the cache.")
 @click.option("--fresh", is_flag=True,
               help="Collect every trial again: ignore the journal an interrupted run into -o left.")
 @click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",
@@ -92,33 +82,30 @@ class _TrialProgress(RunProgress):
               help="With --score: write results here too (as `assay run -o`).")
 @click.option("--store", default=None, type=click.Path(dir_okay=False), help="With --score: the run store file.")
 @click.option("--no-store", is_flag=True, help="With --score: do not record the run in the run store.")
+@model_options("seed", "max_tokens", "concurrency", "rpm", "timeout", "retries", "budget_usd", "cache",
+               "no_cache", who="model")
 @plugin_option
 @debug_option
 @handle_errors
 def command(tasks: str, agent: str, user: str | None, trials: int, output: str, allow_code: tuple[str, ...],
             retry_failed: int, max_turns: int | None,
-            temperature: float, seed: int | None, max_tokens: int | None, concurrency: int | None, rpm: float | None,
-            timeout: float | None, retries: int | None, budget_usd: float | None, cache: str | None,
-            no_cache: bool, fresh: bool, agent_env: tuple[str, ...], agent_key_env: str | None,
+            temperature: float, fresh: bool, agent_env: tuple[str, ...], agent_key_env: str | None,
             user_key_env: str | None, progress: bool | None, progress_every: float, score: bool, metrics: tuple[str, ...],
             judge: str | None, results: tuple[str, ...], store: str | None, no_store: bool,
-            plugins: tuple[str, ...], debug: bool) -> None:
+            plugins: tuple[str, ...], debug: bool, **model_flags: Any) -> None:
     """Run AGENT on every task of TASKS (JSON Lines), --trials times each, and write the traces to -o."""
     import threading
 
     from .._collect import collect, load_tasks
     from ..errors import ConfigError
-    from ._session import _stop_on_signals
+    from ..session import stop_on_signals
 
     if not score and (metrics or results or store or no_store):
         raise ConfigError("-m, --results, --store and --no-store go with --score")
-    load_plugins(plugins)
-    options: dict[str, Any] = {k: v for k, v in (("concurrency", concurrency), ("rpm", rpm), ("timeout", timeout),
-                                                 ("retries", retries), ("budget_usd", budget_usd)) if v is not None}
-    if no_cache:
-        options["cache"] = False
-    elif cache:
-        options["cache"] = cache
+    open_session(None, plugins)
+    cache, no_cache = model_flags.get("cache"), model_flags.get("no_cache", False)
+    options = pop_judge_flags(model_flags)  # the agent's and the simulated user's, as the judge flags are a judge's
+    seed, max_tokens = options.pop("seed", None), options.pop("max_tokens", None)  # per trace: collect's own
     sides = {side: {"api_key": _key(name, flag)} for side, name, flag in
              (("agent_options", agent_key_env, "--agent-key-env"), ("user_options", user_key_env, "--user-key-env"))
              if name is not None}
@@ -127,7 +114,7 @@ def command(tasks: str, agent: str, user: str | None, trials: int, output: str, 
     total = len(task_list) * trials
     tracker = _TrialProgress(total, tty=sys.stderr.isatty(), interval=progress_every) \
         if progress is not False else None
-    with _stop_on_signals(cancel):
+    with stop_on_signals(cancel):
         if tracker is not None:
             tracker.__enter__()
         try:

@@ -53,9 +53,9 @@ def command(run_a: str, run_b: str, alpha: float, delta: float, seed: int, holm_
             store_path: str | None, debug: bool) -> None:
     """Compare RUN_B against RUN_A (result files from `assay run --output`, or run ids)."""
     from ..analysis._compare import compare_runs
-    from ._loading import load_result
+    from ..session import load_result
     from ._render_compare import comparison_table
-    from ._session import dumps
+    from ..session import dumps
 
     a, b = load_result(run_a, store_path), load_result(run_b, store_path)
     if sequential:
@@ -75,7 +75,7 @@ def _sequential(a, b, alpha: float, seed: int, duplicates: str | None, metric: s
     from ..errors import ConfigError
     from ..store import RunStore, default_store_path, delete_sequence, load_sequence, save_sequence
     from ._render_compare import sequential_lines
-    from ._session import dumps
+    from ..session import dumps
 
     path = store_path or default_store_path()
     if path is None:

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import click
 
-from ._common import debug_option, handle_errors, load_plugins, plugin_option
+from ._common import debug_option, handle_errors, config_option, open_session, plugin_option
 
 
 @click.command("metrics")
 @click.argument("names", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--markdown", is_flag=True, help="A Markdown table (the README's catalog: built-ins only).")
+@config_option
 @plugin_option
 @debug_option
 @handle_errors
-def command(names: tuple[str, ...], as_json: bool, markdown: bool, plugins: tuple[str, ...], debug: bool) -> None:
-    """List every registered metric (name, dimension, requirements, formula, origin), or document NAMES."""
+def command(names: tuple[str, ...], as_json: bool, markdown: bool, config_path: str | None, plugins: tuple[str, ...],
+            debug: bool) -> None:
+    """List every registered metric (name, dimension, requirements, formula, origin), or document NAMES
+    (the config file's [[criteria]] and plugins' metrics included)."""
     from ..metrics._base import REGISTRY
 
-    load_plugins(plugins)
+    open_session(config_path, plugins)
     if names:
         click.echo("\n".join(REGISTRY.describe(n) for n in names), nl=False)
         return
@@ -33,7 +36,7 @@ def command(names: tuple[str, ...], as_json: bool, markdown: bool, plugins: tupl
             click.echo(f"| {name} | {s.dimension} | {needs} | {s.judge_calls} | {s.summary.replace('|', '/')} |")
         return
     if as_json:
-        from ._session import dumps
+        from ..session import dumps
         click.echo(dumps([{"name": s.name, "dimension": s.dimension, "requires": [str(r) for r in s.requires],
                            "summary": s.summary, "level": s.level, "default": s.default,
                            "judge_calls": s.judge_calls, "version": s.version, "origin": origins[s.name]}

@@ -25,9 +25,9 @@ def command(run: str, delta: float, alpha: float, power: float, baseline: str | 
     alpha / number of metrics (Holm). With --baseline, the observed differences against that run.
     """
     from ..analysis._plan import plan_run
-    from ._loading import load_result
+    from ..session import load_result
     from ._render_compare import plan_table
-    from ._session import dumps
+    from ..session import dumps
 
     base = load_result(baseline, store_path) if baseline else None
     rows = plan_run(load_result(run, store_path), delta=delta, alpha=alpha, power=power, baseline=base)

@@ -30,7 +30,7 @@ from ._common import debug_option, handle_errors
 def command(run: str, output: str, store: str | None, comparison: str | None, baseline: str | None,
             duplicates: str | None, title: str | None, max_traces: int, screenshot: str | None, debug: bool) -> None:
     """Write an HTML report of RUN: a run id, unique prefix, latest, latest~N, or a results file."""
-    from ._session import make_report
+    from ..session import make_report
 
     make_report(run, output, store=store, comparison=comparison, baseline=baseline, duplicates=duplicates, title=title,
                 max_traces=max_traces, screenshot=screenshot)

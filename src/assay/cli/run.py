@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
-
 from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, load_plugins, plugin_option, shown
+from ._common import EXIT_OK, EXIT_STATUS, debug_option, exit_quickly, handle_errors, announce, config_option, plugin_option, shown
 from ._input_options import input_options, input_warnings, limits_from
-from ._judge_options import judge_options, pop_judge_options
+from ._judge_options import judge_options
+from ._progress import progress_display
+from ..session._outputs import plan_outputs
+from ..session._run import store_path
+from ..session._session import Session
+
+OUTPUT_FORMATS = ("table", "json", "jsonl", "junit", "csv", "html")
 
 
-FORMATS = ("table", "json", "jsonl", "junit", "csv", "html")
-_SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit", ".csv": "csv", ".json": "json",
-                   ".html": "html", ".htm": "html", ".txt": "table"}
 
 EPILOG = """\b
 Exit status:
@@ -35,13 +35,11 @@ Exit status:
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="NAME[@LABEL][:param=value,...]",
               help="Metric to run (repeatable). Default: every metric the data supports. NAME@LABEL names an "
                    "instance, so one metric can run twice with different parameters (results: 'NAME@LABEL').")
-@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="TOML or JSON config file (default: the nearest assay.toml, or pyproject.toml with [tool.assay], "
-                   "in this directory or a parent).")
 @click.option("-o", "--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
               help="Write results to this file (repeatable: -o r.jsonl -o r.html). Its format follows the suffix: "
                    ".json, .jsonl/.ndjson, .csv, .xml (JUnit), .html/.htm (the HTML report), .txt (the table); "
                    "another suffix takes -f, else json. The table is still printed (-q: not).")
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default=None,
+@click.option("-f", "--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default=None,
               help="Output format (default: table on the terminal; into -o, from its suffix). An -o whose suffix "
                    "names another format is an error. junit: JUnit XML, one test case per trace x metric; "
                    "csv: one row per trace x metric; html: the report (needs -o).")
@@ -89,6 +87,7 @@ Exit status:
                    "judge limits and budgets are split between the workers.")
 @judge_options
 @input_options
+@config_option
 @plugin_option
 @debug_option
 @handle_errors
@@ -101,57 +100,38 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
             **judge_flags: object) -> None:
     """Score the traces in PATHS; exit 0 if all pass, 1 if a threshold failed, 2 on bad usage or input,
     3 if the evaluation could not be done, 130 when interrupted."""
-    from ..engine._config import discover_config, load_config, parse_weight
-    from ..engine._spec import JudgeSpec, RunSpec
-    from ..errors import ConfigError
     from ..importers import reading_limits
+    from ..model._status import run_status
     from . import _render
     from ._summary import dry_run_plan, judge_summary
-    from ._session import run_session, store_path
 
     limits = limits_from(judge_flags)
-    cfg = load_config(config_path) if config_path else discover_config()
-    if cfg.source is not None and not config_path and not quiet:
-        click.echo(f"config: {cfg.source}", err=True)
-    load_plugins([*cfg.plugins, *plugins])
-    if cfg.criteria:
-        from ..metrics.criteria import register_criteria
-        register_criteria(cfg.criteria)
-    judge_opts = pop_judge_options(judge_flags, cfg.options())
-    judges = list(judge) or cfg.judge
-    jury_weights = list(judge_weights) or (cfg.judge_weights if not judge else None)
-    if isinstance(judges, list) and not (len(judges) > 1 or jury_weights):
-        judges = judges[0] if judges else None
-    judge_spec = JudgeSpec.of(judges, judge_opts, weights=jury_weights, scores=jury_scores) \
-        if judges is not None else JudgeSpec.of(None, judge_opts)
-    for w in weights:
-        dim, value = parse_weight(w)
-        cfg.weights[dim] = value
-    spec = RunSpec(metrics=list(metrics) or cfg.metrics, judge=judge_spec, weights=cfg.weights,
-                   thresholds=cfg.thresholds, repeats=repeats, intervals=intervals, input_format=input_format,
-                   strict=strict, limits=limits, max_errors=max_errors, name=run_name, tags=_parse_tags(tags),
-                   executor=executor)
-    from ..model._status import run_status
+    session = Session.open(config_path, plugins=plugins)
+    if not quiet:
+        announce(session, config_path)
     stdout_fmt, files = plan_outputs(outputs, fmt, html, quiet)
-    dry = spec.dry_run
-    store_file = None if dry else store_path(store, no_store)  # a dry run is a plan, not a run
+    store_file = store_path(store, no_store)
     if quiet and progress is None:
         progress = False  # -q: the one line, nothing else
     with reading_limits(limits), input_warnings():
-        # a dry run is a plan: no -o or --html file is written (an existing one stays as it was)
-        result = run_session(list(paths), spec, outputs=[] if dry else files, fmt=stdout_fmt, progress=progress,
-                             progress_every=progress_every, store=store_file, judge_cards=judge_cards)
+        # a dry run is a plan: the session writes no -o or --html file and stores nothing
+        result = session.run(paths, judge=judge, judge_flags=judge_flags, jury_weights=list(judge_weights) or None,
+                             jury_scores=jury_scores, metrics=metrics, weights=weights, repeats=repeats,
+                             intervals=intervals, input_format=input_format, strict=strict, limits=limits,
+                             max_errors=max_errors, name=run_name, tags=_parse_tags(tags), executor=executor,
+                             outputs=files, fmt=stdout_fmt, store=store_file, judge_cards=judge_cards,
+                             progress=progress_display(progress, progress_every), table=_render.table_text)
     exit_quickly()  # the store, the judge cache and the output files are closed
     if result.run.interrupted:
         click.echo(interrupted_line(result), err=True)
         sys.exit(EXIT_STATUS["interrupted"])
+    dry = bool(result.run.dry_run)
     status, why = run_status(result)
     if quiet and not dry:  # exactly the documented one line; why it could not evaluate goes on it
         line = _render.one_line(result)
         click.echo(shown(f"{line}; could not evaluate: {why}" if status == "could_not_evaluate" else line), err=True)
         sys.exit(EXIT_STATUS[status])
     if dry:
-        result.run.dry_run = True
         click.echo(dry_run_plan(result.run), err=stdout_fmt not in ("table", None))  # stdout stays the results'
     elif stdout_fmt == "table":
         _render.table(result, judge_line=False)
@@ -183,37 +163,6 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if status == "could_not_evaluate":
         click.echo(shown(f"could not evaluate: {why}"), err=True)
     sys.exit(EXIT_STATUS[status])
-
-
-def plan_outputs(outputs: tuple[str, ...], fmt: str | None, html: str | None,
-                 quiet: bool = False) -> tuple[str | None, list[tuple[str, str, str]]]:
-    """What goes to stdout (a format, or None) and the files to write as ``(path, format, flag)``.
-
-    Each ``-o`` takes its format from its suffix; ``-f`` names the format of files whose suffix
-    names none, and contradicting a suffix is an error (nothing is scored). Without ``-o`` stdout
-    gets ``-f`` (default: the table); with ``-o`` it gets the table unless ``quiet``.
-    """
-    from ..errors import ConfigError
-
-    if fmt == "html" and not outputs:
-        raise ConfigError("-f html writes a file: give -o report.html (or --html report.html)")
-    files: list[tuple[str, str, str]] = []
-    seen: dict[str, str] = {}
-    for flag, path in [*(("-o", o) for o in outputs), *((("--html", html),) if html else ())]:
-        suffix = Path(path).suffix.lower()
-        implied = "html" if flag == "--html" else _SUFFIX_FORMATS.get(suffix)
-        if fmt and implied and implied != fmt and flag == "-o":
-            raise ConfigError(f"-f {fmt} contradicts -o {path!r}: a {suffix} file gets {implied}; "
-                              f"drop -f, or give the file a suffix that names {fmt}")
-        key = os.path.abspath(path)
-        if key in seen:
-            raise ConfigError(f"{flag} {path!r}: the same file is already an output ({seen[key]}); "
-                              "give each output its own file")
-        seen[key] = f"{flag} {path}"
-        files.append((path, implied or fmt or "json", flag))
-    if not outputs:
-        return (None if quiet and (fmt or "table") == "table" else fmt or "table"), files
-    return (None if quiet else "table"), files
 
 
 def interrupted_line(result: Any) -> str:

@@ -25,7 +25,7 @@ def command(ctx: click.Context, limit: int, as_json: bool, store: str | None, de
     if ctx.invoked_subcommand is not None:
         return
     from . import _render
-    from ._session import dumps, open_store
+    from ..session import dumps, open_store
 
     infos = open_store(store).runs(limit=limit or None)
     if as_json:
@@ -45,7 +45,7 @@ def show(ctx: click.Context, ref: str, as_json: bool, store: str | None, debug: 
     """Show run REF (an id, a unique prefix, latest or latest~N): its information and summary table."""
     from . import _render
     from ..model import encode_run
-    from ._session import open_store
+    from ..session import open_store
 
     st = open_store(store or ctx.obj.get("store"))
     info, result = st.info(ref), st.load(ref)
@@ -63,7 +63,7 @@ def show(ctx: click.Context, ref: str, as_json: bool, store: str | None, debug: 
 @handle_errors
 def rm(ctx: click.Context, refs: tuple[str, ...], store: str | None, debug: bool) -> None:
     """Delete runs REFS from the store."""
-    from ._session import open_store
+    from ..session import open_store
 
     st = open_store(store or ctx.obj.get("store"))
     for ref in refs:
@@ -89,7 +89,7 @@ def prune(ctx: click.Context, keep: int | None, name: str | None, tags: tuple[st
     holds every project's runs. Asks before deleting unless --yes."""
     from ..errors import ConfigError
     from ..store import ENV, prune_plan
-    from ._session import open_store
+    from ..session import open_store
     from .run import _parse_tags
 
     path = store or ctx.obj.get("store")

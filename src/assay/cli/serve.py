@@ -45,23 +45,13 @@ def command(store: str | None, journal: str | None, host: str, port: int, metric
     """Receive OTLP traces at http://HOST:PORT/v1/traces and score each as it completes, into a live run."""
     import signal
 
-    from ..engine._config import discover_config, load_config
-    from ..engine._spec import JudgeSpec, RunSpec
     from ..errors import ConfigError
     from ..serve import Limits, Server, Settings
+    from ..session._session import Session
     from ..store import default_store_path
-    from ._common import load_plugins
 
-    cfg = load_config(config_path) if config_path else discover_config()
-    load_plugins(list(cfg.plugins))
-    if cfg.criteria:
-        from ..metrics.criteria import register_criteria
-        register_criteria(cfg.criteria)
-    judges = judge or cfg.judge
-    if isinstance(judges, list):
-        judges = judges[0] if len(judges) == 1 else judges
-    spec = RunSpec(metrics=list(metrics) or cfg.metrics, judge=JudgeSpec.of(judges, cfg.options()),
-                   weights=cfg.weights, thresholds=cfg.thresholds, name=run_name)
+    session = Session.open(config_path)  # the config file, its plugins and [[criteria]], as every command
+    spec = session.run_spec(metrics=metrics, judge=session.judge_spec(judge), name=run_name)
     path = store or default_store_path()
     if path is None:
         raise ConfigError("the run store is off (ASSAY_STORE=off): pass --store PATH")

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from ._common import EXIT_NOT_EVALUATED, EXIT_OK, debug_option, handle_errors, load_plugins, plugin_option
-from ._judge_options import judge_options, pop_judge_options
+from ._common import EXIT_NOT_EVALUATED, EXIT_OK, debug_option, handle_errors, config_option, open_session, plugin_option
+from ._judge_options import judge_options
 
 EPILOG = """\b
 Every match judges two runs on the trace ids both scored, as `assay versus` does (anonymous
@@ -41,28 +41,25 @@ Exit status:
               help="Write an HTML page here: the ranking and the win-matrix chart.")
 @click.option("--store", "store_path", default=None, type=click.Path(dir_okay=False), help="Run store to look ids up in.")
 @judge_options
+@config_option
 @plugin_option
 @debug_option
 @handle_errors
 def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str | None, schedule: str,
             rounds: int | None, n_boot: int, stat_seed: int, fmt: str, output: str | None, html: str | None,
-            store_path: str | None, plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
+            store_path: str | None, config_path: str | None, plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
     """Judge RUNS (results files, run ids or trace files; at least two) against each other and rank them."""
     from .._files import check_writable, write_atomic
     from ..analysis._tournament import Entrant, tournament
     from ..analysis._versus import pair_by_task, run_label
     from ..errors import ConfigError
-    from ..judge import build_judge
-    from ._loading import load_side
     from ._render_versus import tournament_table
-    from ._session import dumps
+    from ..session import dumps, load_side
     from .versus import pairwise_from_options
 
-    load_plugins(plugins)
+    session = open_session(config_path, plugins)
     m = pairwise_from_options(metric, criteria)
-    opts = pop_judge_options(judge_flags)
-    if judge is None:
-        raise ConfigError("assay tournament needs a judge: pass --judge (or set ASSAY_JUDGE)")
+    j = session.judge(judge, judge_flags, needed_by="assay tournament")
     if len(runs) < 2:
         raise ConfigError(f"assay tournament needs at least 2 runs, got {len(runs)}")
     for flag, path in (("-o", output), ("--html", html)):
@@ -71,9 +68,8 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
     sides = [load_side(ref, store_path) for ref in runs]
     keyed = pair_by_task([r for r, _ in sides])
     entrants = [Entrant(run_label(r, ref), r, traces) for ref, r, (_, traces) in zip(runs, keyed, sides)]
-    result = tournament(entrants, m, build_judge(judge, opts), schedule=schedule, rounds=rounds, n_boot=n_boot,
-                        seed=stat_seed)
-    if opts.dry_run:
+    result = tournament(entrants, m, j, schedule=schedule, rounds=rounds, n_boot=n_boot, seed=stat_seed)
+    if session.judge_options(judge_flags).dry_run:
         j = result["judge"]
         click.echo(f"dry run: nothing was sent; {len([x for x in result['matches'] if not x.get('bye')])} matches, "
                    f"{result['planned_judge_calls']} judge calls planned, {j.get('estimated_calls', 0)} not in the "

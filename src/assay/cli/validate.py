@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_USAGE, debug_option, handle_errors, load_plugins, plugin_option
+from ._common import EXIT_OK, EXIT_USAGE, debug_option, handle_errors, config_option, open_session, plugin_option
 from ._input_options import input_options, input_warnings, limits_from
 
 _SHOWN = 160
@@ -21,17 +21,18 @@ _SHOWN = 160
 @click.option("-v", "--verbose", is_flag=True,
               help="Show, per file, the first trace's first input, its output and the tool calls read.")
 @input_options
+@config_option
 @plugin_option
 @debug_option
 @handle_errors
-def command(paths: tuple[str, ...], input_format: str | None, verbose: bool, plugins: tuple[str, ...], debug: bool,
-            **flags: object) -> None:
+def command(paths: tuple[str, ...], input_format: str | None, verbose: bool, config_path: str | None,
+            plugins: tuple[str, ...], debug: bool, **flags: object) -> None:
     """Check PATHS against the trace format; exit 2 if any record is bad.
 
     Records that are read but look wrong (a turn whose text is still an unparsed payload) and
     records skipped on purpose are warnings: printed, not counted as bad.
     """
-    load_plugins(plugins)
+    open_session(config_path, plugins)
     from ..importers import read_traces
     from ..model import InputIssue, ReadingWarning, negative_values
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_FAILED, EXIT_NOT_EVALUATED, EXIT_OK, debug_option, handle_errors, load_plugins, plugin_option
-from ._judge_options import judge_options, pop_judge_options
+from ._common import EXIT_FAILED, EXIT_NOT_EVALUATED, EXIT_OK, debug_option, handle_errors, config_option, open_session, plugin_option
+from ._judge_options import judge_options
 
 EPILOG = """\b
 Each trace id both runs have is one pair (trace files of two agents that share no id pair by
@@ -43,36 +43,31 @@ Exit status:
               help="Write an HTML view here: the replies side by side with the judge's reasons.")
 @click.option("--store", "store_path", default=None, type=click.Path(dir_okay=False), help="Run store to look ids up in.")
 @judge_options
+@config_option
 @plugin_option
 @debug_option
 @handle_errors
 def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: str | None, alpha: float,
             stat_seed: int, show: int, fmt: str, output: str | None, html: str | None, store_path: str | None,
-            plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
+            config_path: str | None, plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
     """Judge RUN_B against RUN_A on the traces both have: results files, run ids or trace files
     (two agents' trace files pair by trace id, else by task_id and trial)."""
     from .._files import check_writable, write_atomic
     from ..analysis._versus import pair_by_task, run_label, versus
-    from ..errors import ConfigError
-    from ..judge import build_judge
-    from ._loading import load_side
     from ._render_versus import dry_run_line, versus_table
-    from ._session import dumps
+    from ..session import dumps, load_side
 
-    load_plugins(plugins)
+    session = open_session(config_path, plugins)
     m = pairwise_from_options(metric, criteria)
-    opts = pop_judge_options(judge_flags)
-    if judge is None:
-        raise ConfigError("assay versus needs a judge: pass --judge (or set ASSAY_JUDGE)")
+    j = session.judge(judge, judge_flags, needed_by="assay versus")
     for flag, path in (("-o", output), ("--html", html)):
         if path:
             check_writable(path, flag)
     (a, ta), (b, tb) = load_side(run_a, store_path), load_side(run_b, store_path)
     a, b = pair_by_task([a, b])
-    j = build_judge(judge, opts)
     result = versus(a, b, ta, tb, m, j, alpha=alpha, seed=stat_seed,
                     names=(run_label(a, run_a), run_label(b, run_b)))
-    if opts.dry_run:
+    if session.judge_options(judge_flags).dry_run:
         click.echo(dry_run_line(result), err=fmt == "json")
         if fmt == "json":
             click.echo(dumps(result, indent=2))

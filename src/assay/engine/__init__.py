@@ -4,7 +4,7 @@ repeats, the Dask executor. Analyses of finished runs live in ``assay.analysis``
 from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions
 from ._dask import DaskExecutor
 from ._jury import Jury, make_jury
-from ._run import NO_JUDGE, Evaluation, aevaluate, evaluate, resolve_metrics
+from ._run import NO_JUDGE, Evaluation, resolve_metrics
 
-__all__ = ["DEFAULT_THRESHOLDS", "DEFAULT_WEIGHTS", "DaskExecutor", "Dimensions", "Evaluation", "Jury", "NO_JUDGE", "aevaluate",
-           "evaluate", "make_jury", "resolve_metrics"]
+__all__ = ["DEFAULT_THRESHOLDS", "DEFAULT_WEIGHTS", "DaskExecutor", "Dimensions", "Evaluation", "Jury", "NO_JUDGE",
+           "make_jury", "resolve_metrics"]

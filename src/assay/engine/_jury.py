@@ -222,7 +222,8 @@ class JuryTotals:
             c["n"] += 1
             c["disagree"] += bool(r.details.get("jury_disagree"))  # type: ignore[union-attr]
             for model in jury.get("failed", {}):
-                c["failed"][model] = c["failed"].get(model, 0) + 1
+                failed: dict[str, int] = c["failed"]  # type: ignore[assignment]
+                failed[model] = failed.get(model, 0) + 1
             if len(self.units[name]) < 200_000:
                 self.units[name].append(list(jury["scores"]))
                 self.label_units[name].append(list(jury["verdicts"]))

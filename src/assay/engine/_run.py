@@ -14,7 +14,7 @@ import datetime as _dt
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +50,12 @@ def resolve_metrics(metrics: Iterable[Any] | Mapping[str, Any] | None, *, regist
     """
     if metrics is None:
         chosen, skipped = {}, {}
-        for name in registry.default_names():
-            spec = registry.get(name).spec
+        for default in registry.default_names():
+            spec = registry.get(default).spec
             if spec.needs_judge and not judge:
-                skipped[name] = NO_JUDGE
+                skipped[default] = NO_JUDGE
             else:
-                chosen[name] = registry.create(name)
+                chosen[default] = registry.create(default)
         return chosen, skipped
     items = list(metrics.items()) if isinstance(metrics, Mapping) else [(None, item) for item in metrics]
     out: dict[str, Any] = {}
@@ -164,7 +164,7 @@ class Evaluation:
                            outcome, why)
 
     async def astream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
-                      tap: Any = None, totals: RunTotals | None = None) -> AsyncIterator[TraceResult | InputIssue]:
+                      tap: Any = None, totals: RunTotals | None = None) -> AsyncGenerator[TraceResult | InputIssue, None]:
         """Results (and input issues) in input order, scored concurrently within a window."""
         pending: deque[asyncio.Future[Any]] = deque()
         loop = asyncio.get_running_loop()
@@ -204,9 +204,9 @@ class Evaluation:
                 return
             records = iter(_records(source, input_format, strict, tap))
             while not cancel.is_set():  # type: ignore[union-attr]
-                item = next(records, None) if len(pending) < self.window else None
-                if item is not None:
-                    loc, record = item
+                got = next(records, None) if len(pending) < self.window else None
+                if got is not None:
+                    loc, record = got
                     if isinstance(record, InputIssue):
                         fut = loop.create_future()
                         fut.set_result(record)
@@ -399,7 +399,7 @@ def _judge_info(judge: Any) -> dict[str, Any]:
     return info
 
 
-def _drive(factory: Callable[[], AsyncIterator[Any]],
+def _drive(factory: Callable[[], AsyncGenerator[Any, None]],
            loop: asyncio.AbstractEventLoop | None = None) -> Iterator[Any]:
     """Iterate an async generator from sync code: on *loop* (running in another thread) when given,
     else on a new loop, in a worker thread if a loop is already running in this one."""
@@ -478,39 +478,3 @@ def _shutdown(loop: asyncio.AbstractEventLoop) -> None:
     finally:
         asyncio.set_event_loop(None)
         loop.close()
-
-
-def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
-             weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
-             input_format: str | None = None, strict: bool = False, executor: Any = None,
-             **judge_options: Any) -> RunResult:
-    """Score traces (paths, Trace objects or dicts) with metrics; returns a RunResult.
-
-    ``judge`` is a model string (``"openai:gpt-4o-mini"``), a client object or an
-    ``assay.judge.Judge``; ``judge_options`` go to ``assay.judge.make_judge``. A list of them is a
-    jury (``assay.engine.Jury``: equal weights; build a Jury for weights or medians).
-    ``executor="dask"`` (or ``"dask:tcp://HOST:8786"``, a ``distributed.Client``) scores on a Dask
-    cluster: see ``Evaluation.run``.
-    """
-    spec = RunSpec(metrics=metrics, judge=JudgeSpec.of(judge, judge_options), weights=weights or {},
-                   thresholds=thresholds or {}, input_format=input_format, strict=strict, executor=executor)
-    return Evaluation.from_spec(spec).run_spec(traces, spec)
-
-
-def resolve_judge(judge: Any, judge_options: Mapping[str, Any]) -> Any:
-    """``evaluate``'s ``judge`` argument as a judge: a model string, client, Judge, or a list of them (a jury)."""
-    spec = JudgeSpec.of(judge, judge_options)
-    return None if spec is None else spec.build()
-
-
-async def aevaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any = None,
-                    weights: Mapping[str, float] | None = None, thresholds: Mapping[str, float] | None = None,
-                    input_format: str | None = None, strict: bool = False, executor: Any = None,
-                    **judge_options: Any) -> RunResult:
-    """``evaluate`` for async code: awaitable without blocking the caller's event loop.
-
-    The run happens in a worker thread with its own event loop (judge calls included): an async
-    client object you pass as ``judge`` is used from that loop, not yours.
-    """
-    return await asyncio.to_thread(evaluate, traces, metrics, judge=judge, weights=weights, thresholds=thresholds,
-                                   input_format=input_format, strict=strict, executor=executor, **judge_options)

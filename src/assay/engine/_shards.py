@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -207,7 +207,3 @@ def _is_jsonl(head: bytes) -> bool:
         return isinstance(json.loads(first), dict)
     except ValueError:
         return False
-
-
-def sources_of(shards: Iterable[Shard]) -> list[str]:
-    return list(dict.fromkeys(s.path for s in shards if s.path is not None))

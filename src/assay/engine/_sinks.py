@@ -52,7 +52,7 @@ class Each(Sink):
     """A callback for every result as a sink (``on_result``)."""
 
     def __init__(self, callback: Callable[[TraceResult | InputIssue], None]) -> None:
-        self.add = callback  # type: ignore[method-assign]
+        self.add = callback  # type: ignore[method-assign,assignment]
 
 
 class Aborted(Exception):

@@ -190,8 +190,8 @@ class StatisticsCollector:
         self._names += other._names
         self._name_at.extend(_shift(other._name_at, offset) if offset else other._name_at)
         self._name_end.extend(array("q", (e + base for e in other._name_end)))
-        for mine, theirs in ((self._failed_runs, other._failed_runs), (self._excluded, other._excluded)):
-            mine.extend(_shift(theirs, offset) if offset else theirs)
+        for runs, kept in ((self._failed_runs, other._failed_runs), (self._excluded, other._excluded)):
+            runs.extend(_shift(kept, offset) if offset else kept)
         if other._task:
             self._last = other._last
         for name, theirs in other._scores.items():

@@ -93,9 +93,9 @@ def normalise(value: Any, default_role: str = "user", *, where: str = "") -> lis
     if isinstance(value, str):
         parsed = _repr(value, where)
         if parsed is not None:
-            out = normalise(parsed, default_role, where=where)
-            if out is not None:
-                return out
+            found = normalise(parsed, default_role, where=where)
+            if found is not None:
+                return found
         return _transcript(value) or [{"role": default_role, "content": value}]
     if isinstance(value, list):
         if not value:
@@ -105,10 +105,10 @@ def normalise(value: Any, default_role: str = "user", *, where: str = "") -> lis
         value = [_from_lc(m) for m in value]
         if all(isinstance(m, str) for m in value):
             if any(looks_like_repr(m) for m in value):  # agno: [str(Message), ...]
-                out = []
+                each: list[dict[str, Any]] = []
                 for m in value:
-                    out += normalise(m, default_role, where=where) or []
-                return out
+                    each += normalise(m, default_role, where=where) or []
+                return each
             return [{"role": default_role, "content": "\n".join(value)}]
         if all(isinstance(m, dict) for m in value):
             if all(_is_message(m) for m in value):
@@ -172,9 +172,9 @@ def _object(d: dict[str, Any], default_role: str, where: str) -> list[dict[str, 
     if isinstance(d.get("contents"), (str, list)) and not is_gemini(d):  # google-genai: contents="text"
         contents = d["contents"] if isinstance(d["contents"], list) else [d["contents"]]
         if all(isinstance(c, str) for c in contents):
-            out = [{"role": "system", "content": t} for t in [_system_text(
+            system_turns = [{"role": "system", "content": t} for t in [_system_text(
                 (d.get("config") or {}).get("system_instruction") if isinstance(d.get("config"), dict) else None)] if t]
-            return out + [{"role": default_role, "content": c} for c in contents]
+            return system_turns + [{"role": default_role, "content": c} for c in contents]
     if is_gemini(d) or isinstance(d.get("parts"), list):
         return _gemini(d, default_role)
     if "args" in d and isinstance(d.get("args"), (list, tuple)) or isinstance(d.get("kwargs"), dict) and (

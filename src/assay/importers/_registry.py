@@ -309,8 +309,8 @@ def _companions(paths: list[str], input_format: str | None, tap: Callable[[str, 
             finally:
                 _limits._current.reset(token)
         finally:
-            for f, _ in opened:
-                f.close()
+            for handle, _ in opened:
+                handle.close()
         skip.update(companions)
     return held, skip
 

@@ -199,16 +199,16 @@ def assemble(trace_id: str, spans: list[Span], conv: Convention) -> Trace:
     for n, members in scope_spans.items():
         if n == "":
             continue
-        for a in members:
-            up = scope(parent(a))
+        for span in members:
+            up = scope(parent(span))
             source = main_name if up is None or up in top else names[up]
-            message = conv.io(a)[0]
+            message = conv.io(span)[0]
             if message is None:
-                first = first_llm.get(a.span_id)
+                first = first_llm.get(span.span_id)
                 if first is not None:
                     message = _last_user(conv.llm(first).inputs)
             handoffs.append({"from": source or "main", "to": n, "kind": "delegate", "message": message,
-                             "timestamp": iso(a.start_ns)})
+                             "timestamp": iso(span.start_ns)})
     if handoffs:
         data["handoffs"] = sorted(handoffs, key=lambda h: h["timestamp"] or "")
     roots = [s for s in spans if parent(s) is None]

@@ -116,8 +116,8 @@ def _sniff_mode(chunks: Iterator[bytes], unwrap: tuple[str, ...] = ()) -> tuple[
     eof = False
     while len(data) < CHUNK:
         stripped = data.lstrip(_BOM).lstrip(b" \t\r\n")
-        nl = stripped.find(b"\n")
-        if nl >= 0 and stripped.count(b"\n", nl + 1) >= 8:
+        at = stripped.find(b"\n")
+        if at >= 0 and stripped.count(b"\n", at + 1) >= 8:
             break  # enough lines to see the shape
         chunk = next(chunks, b"")
         if not chunk:
@@ -328,7 +328,7 @@ class _Text:
             if p < n or not self.fill():
                 return self.buf[self.pos:self.pos + 1]
 
-    def value(self, decoder: json.JSONDecoder = json.JSONDecoder(parse_constant=_limits.reject_constant)) -> Any:
+    def value(self, decoder: json.JSONDecoder = json.JSONDecoder(parse_constant=_limits.reject_constant)) -> Any:  # noqa: B008 - one decoder, built once
         """Decode the value at the current position (after whitespace), within the limits.
 
         A value over a limit is skipped without being held, and raises RecordError: the reading

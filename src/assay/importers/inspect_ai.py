@@ -145,7 +145,7 @@ def _archive(stream: IO[bytes], source: str) -> Iterator[Record]:
                     except (RecordError, ValueError, zipfile.BadZipFile) as exc:
                         yield f"{source}:1", InputIssue(source, 1, name, _why(exc))
                         return
-                    header = log.get("eval") if isinstance(log, dict) and isinstance(log.get("eval"), dict) else {}
+                    header = dict(log["eval"]) if isinstance(log, dict) and isinstance(log.get("eval"), dict) else {}
                     break
             samples = [i for n, i in infos.items() if n.startswith("samples/") and n.endswith(".json")]
             if not samples:

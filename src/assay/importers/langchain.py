@@ -112,7 +112,7 @@ def _turns(messages: list[Any], path: str) -> dict[str, Any]:
     for i, raw in enumerate(messages):
         mpath = join(path, i)
         kind, m = _unwrap(raw, mpath)
-        role = _ROLES[kind]
+        role: str | None = _ROLES[kind]
         if role == "chat":
             chat_role = m.get("role")
             role = {"human": "user", "ai": "assistant"}.get(chat_role, chat_role) if isinstance(chat_role, str) else None

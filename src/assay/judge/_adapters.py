@@ -206,7 +206,7 @@ class CallableJudge(Backend):
         if not callable(function):
             raise TypeError(f"expected a callable, got {type(function).__name__}")
         fingerprint = _function_fingerprint(function) if inspect.isfunction(function) or inspect.ismethod(function) \
-            else _function_fingerprint(getattr(type(function), "__call__", function))
+            else _function_fingerprint(getattr(type(function), "__call__", function))  # noqa: B004 - the class's own
         super().__init__(name or getattr(function, "__name__", "function"), timeout=timeout, price=price)
         self.function = function
         self._identity = {**_object_identity(self.backend, function), "code": fingerprint}

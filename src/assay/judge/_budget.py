@@ -167,8 +167,3 @@ class DryRun:
 
     def __repr__(self) -> str:
         return f"DryRun({self.model!r})"
-
-
-def budget_from(usd: float | None, tokens: int | None) -> Budget | None:
-    return Budget(usd=usd, tokens=tokens) if usd is not None or tokens is not None else None
-

@@ -19,15 +19,16 @@ from typing import Any
 
 from assay import _plugins
 from assay.errors import ConfigError
-from assay.model._options import JudgeOptions
+from assay.model._options import GROWTH, LOCAL_TIMEOUT, REMOTE_TIMEOUT, JudgeOptions
 
 from ._adapters import CallableJudge, ClientJudge, LangChainJudge
 from ._anthropic import AnthropicJudge
+from ._backend_options import check_factory, check_options
 from ._base import Backend
 from ._breaker import Tripping
 from ._budget import Budget, DryRun, Metered
-from ._cache import Cached, JudgeCache
-from ._limits import GROWTH, Limited
+from ._cache import Cached
+from ._limits import Limited
 from ._local import local_backend
 from ._openai import OpenAICompatible, endpoint_identity
 from ._prices import Price, is_local_url, resolve_price
@@ -140,7 +141,9 @@ class _Backends:
 
 def _lazy(ep: Any) -> BackendFactory:
     def factory(model: str, **options: Any) -> Any:
-        return _plugins.load(ep)(model, **options)
+        target = _plugins.load(ep)
+        check_factory(target, f"judge backend {ep.name}:{model}", options)
+        return target(model, **options)
     return factory
 
 
@@ -231,6 +234,11 @@ def build_backend(spec: Spec, **options: Any) -> Backend:
         raise ConfigError.unknown("judge provider", spec.provider, _BACKENDS.origins())
     if spec.base_url:
         options["base_url"] = spec.base_url
+    label = f"{spec.provider}:{spec.model}"
+    if entry.origin == "built-in":  # a built-in backend's options class says what it takes
+        check_options("local" if spec.provider == "local" else PROVIDERS[spec.provider].kind, label, options)
+    elif entry.origin == "registered":  # a plugin's (lazy) factory is checked once loaded
+        check_factory(entry.factory, f"judge backend {label}", options)
     backend = entry.factory(spec.model, **options)
     if entry.origin == "built-in":
         return backend if isinstance(backend, Backend) else adapt(backend, prices=options.get("prices"))
@@ -250,8 +258,6 @@ def _builtin(provider: str) -> BackendFactory:
     return factory
 
 
-REMOTE_TIMEOUT, LOCAL_TIMEOUT = 60.0, 600.0
-"""Default seconds per call: a local server on a CPU often needs minutes for one verdict."""
 
 
 def provider_base_url(spec: Spec) -> str | None:
@@ -400,15 +406,18 @@ def adapt(obj: Any, **options: Any) -> Backend:
     prices = options.pop("prices", None)
     if isinstance(obj, Backend):
         return obj
+    kind: type[Backend]
     if callable(getattr(obj, "ainvoke", None)):
-        backend: Backend = LangChainJudge(obj, **options)
+        kind, what = LangChainJudge, "a LangChain chat model"
     elif callable(getattr(obj, "chat_complete", None)):
-        backend = ClientJudge(obj, **options)
+        kind, what = ClientJudge, "a chat_complete() client"
     elif callable(obj):
-        backend = CallableJudge(obj, **options)
+        kind, what = CallableJudge, "a function judge"
     else:
         raise ConfigError(f"cannot make a judge from {obj!r}: expected a model string, a Judge, a LangChain "
                           "chat model, a client with chat_complete(), or a function f(messages) -> str")
+    check_factory(kind, what, options, positional=1)  # the object itself comes first
+    backend: Backend = kind(obj, **options)
     if prices and backend.price is None:
         backend.price = resolve_price(backend.name, local=False, overrides=prices)
     return backend

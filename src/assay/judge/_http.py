@@ -27,11 +27,13 @@ from urllib.parse import urlencode, urlsplit
 
 from assay.errors import ConfigError, ProviderError
 
+from assay.model._options import MAX_REPLY_MB
+
 from ._base import status_error
 
 USER_AGENT = "assay (OpenAI-compatible chat completions)"
-DEFAULT_MAX_REPLY = 16 * 2**20
-"""Bytes of one reply, decompressed: a verdict is a few KB; a 16 MiB one is already a broken server."""
+DEFAULT_MAX_REPLY = MAX_REPLY_MB * 2**20
+"""Bytes of one reply, decompressed (``assay.model._options.MAX_REPLY_MB``)."""
 MAX_HEADERS, MAX_HEADER_BYTES = 100, 64 * 1024
 _SLICE = 2**20  # decompressed bytes per step: a gzip bomb yields the loop between steps
 _READ = 64 * 1024
@@ -118,7 +120,7 @@ def import_httpx() -> Any:
         import httpx2 as httpx  # imported here so that assay works without the extra
     except ImportError:
         try:
-            import httpx
+            import httpx  # type: ignore[no-redef]  # the older name of the same client
         except ImportError:
             raise ConfigError.missing_extra("an OpenAI-compatible judge", "openai", "openai") from None
     return httpx
@@ -173,13 +175,13 @@ class HttpxClient:
         try:
             async with self._client.stream("POST", self._base + path, content=data, params=self._query,
                                            headers={"Content-Type": "application/json"}) as response:
-                body = Body(response.headers.get("content-encoding", ""), self.max_reply)
+                reply = Body(response.headers.get("content-encoding", ""), self.max_reply)
                 length = response.headers.get("content-length", "")
                 if length.isdigit():
-                    body.check_length(int(length))
+                    reply.check_length(int(length))
                 async for chunk in response.aiter_raw():
-                    await body.feed(chunk)
-                text = body.text()
+                    await reply.feed(chunk)
+                text = reply.text()
         except TooLarge as exc:
             raise too_large(exc, self.max_reply, backend=self.backend, model=self.model) from None
         except ValueError as exc:

@@ -26,6 +26,7 @@ import time
 
 from assay.errors import ProviderError
 from assay.model._options import CONCURRENCY
+from assay.model._options import GROWTH as GROWTH  # the tests and older imports read it here
 
 from ._base import LoopLocal, Wrapper, call_inner
 from ._parse import output_guess
@@ -106,10 +107,6 @@ class _Slots:
                 free -= 1
 
 
-GROWTH = 4
-"""Default ``max_concurrency``: this many times ``concurrency``, for backends that serve many calls
-at once (``Backend.elastic``: the HTTP providers, not a single-slot local server or an in-process
-model)."""
 LATENCY_HOLDS = 1.5
 """A round's mean latency above this multiple of the best round's means the provider is queueing."""
 

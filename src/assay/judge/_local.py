@@ -23,12 +23,14 @@ from typing import Any
 
 from assay.errors import ConfigError, ProviderError
 
+from assay.model._options import N_CTX
+
 from ._base import Backend, Completion
 from ._parse import bounded_schema
 from ._prices import Price
 from ._protocol import JudgeRequest
 
-DEFAULT_CTX = 8192
+DEFAULT_CTX = N_CTX
 
 _LOADED: dict[tuple[str, int, int, int], Any] = {}
 _LOAD_LOCK = threading.Lock()

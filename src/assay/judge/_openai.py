@@ -75,7 +75,7 @@ class OpenAICompatible(Backend):
             price = resolve_price(name, local=is_local_url(base_url))
         super().__init__(name, backend=provider, timeout=timeout, price=price)
         try:
-            urlsplit(base_url or DEFAULT_BASE_URL).port
+            urlsplit(base_url or DEFAULT_BASE_URL).port  # noqa: B018 - reading .port checks it (ValueError)
         except ValueError as exc:
             raise ConfigError(f"bad judge base URL {without_credentials(base_url)!r}: {exc}") from None
         if not is_loopback(base_url or DEFAULT_BASE_URL):

@@ -15,6 +15,7 @@ import dataclasses
 import random
 
 from assay.errors import ProviderError
+from assay.model._options import RETRIES
 
 from ._base import Wrapper, call_inner
 from ._breaker import Tripping
@@ -37,7 +38,7 @@ class Retrying(Wrapper):
     answering 429 cannot hold a run for retry after retry.
     """
 
-    def __init__(self, inner: Judge, *, retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
+    def __init__(self, inner: Judge, *, retries: int = RETRIES, base_delay: float = 0.5, max_delay: float = 20.0,
                  max_retry_after: float = 120.0, seed: int | None = None, stats: JudgeStats | None = None) -> None:
         super().__init__(inner, stats=stats)
         if retries < 0:

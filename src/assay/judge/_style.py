@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from assay.model._options import ORDINAL_ORDERS, PROMPT_STYLES  # re-exported by the judge package
+from assay.model._options import ORDINAL_ORDERS as ORDINAL_ORDERS, PROMPT_STYLES as PROMPT_STYLES  # re-exported by the judge package
 
 SMALL_PARAMS_B = 9.0
 """Models whose name states at most this many billion parameters get the compact form."""

@@ -226,7 +226,7 @@ def metric(name: str, *, dimension: str, requires: Iterable[str] = (), summary: 
     spec = MetricSpec(name, dimension, reqs, summary, version, level, tuple(after), default, str(judge_calls))
 
     def wrap(obj: Any) -> Any:
-        cls = obj if isinstance(obj, type) else _function_metric(obj)
+        cls: Any = obj if isinstance(obj, type) else _function_metric(obj)
         if not dataclasses.is_dataclass(cls):
             if "threshold" not in getattr(cls, "__annotations__", {}):
                 cls.__annotations__ = {**getattr(cls, "__annotations__", {}), "threshold": float}
@@ -274,7 +274,8 @@ def is_async_metric(m: Any) -> bool:
 class Entry:
     """One registered metric: its class, where it came from, and whether it replaced another."""
 
-    cls: type
+    cls: Any
+    """A metric class: ``@metric`` gave it ``spec`` (its type says no more)."""
     origin: str
     """'built-in', 'plugin DIST' (an ``assay.metrics`` entry point) or 'module NAME' (user code)."""
     replace: bool = False
@@ -300,7 +301,7 @@ class Registry:
         self._origin: str | None = None
         """Origin of registrations made while built-ins or a plugin are being imported."""
 
-    def add(self, cls: type, *, replace: bool = False, origin: str | None = None) -> None:
+    def add(self, cls: Any, *, replace: bool = False, origin: str | None = None) -> None:
         """Register *cls* under ``cls.spec.name``; a clash is an error unless ``replace=True``."""
         if origin is None and self._origin is None and self._builtins is not None \
                 and cls.__module__.startswith(self._builtins + "."):
@@ -389,7 +390,7 @@ class Registry:
         self._load()
         return {n: self._entries[n].origin for n in sorted(self._entries)}
 
-    def get(self, name: str) -> type:
+    def get(self, name: str) -> Any:
         cls = self._get_builtin(name)
         if cls is not None:
             return cls
@@ -439,11 +440,11 @@ def _redefined(old: type, new: type) -> bool:
     return (old.__module__, old.__qualname__) == (new.__module__, new.__qualname__)
 
 
-def _where(cls: type) -> str:
+def _where(cls: Any) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def build(cls: type, params: dict[str, Any]) -> Any:
+def build(cls: Any, params: dict[str, Any]) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     hints = _hints(cls)
     aliases: dict[str, str] = getattr(cls, "aliases", {})
@@ -466,7 +467,7 @@ def build(cls: type, params: dict[str, Any]) -> Any:
 _PLAIN = {"float": float, "int": int, "bool": bool, "str": str}
 
 
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: Any) -> dict[str, Any]:
     """The parameters' types, for reading ``key=value`` strings; never a NameError.
 
     With ``from __future__ import annotations`` a metric defined inside a function may annotate
@@ -510,7 +511,7 @@ def _coerce(metric_name: str, key: str, value: Any, hint: Any) -> Any:
             raise ValueError
         return json.loads(value)
     except ValueError:
-        if typing.get_origin(hint) in (typing.Union, getattr(__import__("types"), "UnionType")) and str in typing.get_args(hint):
+        if typing.get_origin(hint) in (typing.Union, __import__("types").UnionType) and str in typing.get_args(hint):
             return value
         raise ConfigError(f"metric {metric_name!r}: parameter {key}: cannot read {value!r} as {getattr(hint, '__name__', hint)}") from None
 

@@ -245,19 +245,19 @@ class ToolSequenceCorrectness:
                                   details={"common": n, "length": n, "order_ignored": False})
         common = total = 0
         unordered = False
-        for exp, act, order in _segments(v):
+        for want, act, order in _segments(v):
             if order == "any":
                 unordered = True
-                common += len(exp) - len(multiset_diff(exp, act)[0])
-            elif exp == act:
-                common += len(exp)
-            elif (cells := lcs_cells(exp, act)) > MAX_LCS_CELLS:
+                common += len(want) - len(multiset_diff(want, act)[0])
+            elif want == act:
+                common += len(want)
+            elif (cells := lcs_cells(want, act)) > MAX_LCS_CELLS:
                 return ctx.null(Warning.INVALID_DATA,
-                                f"{len(exp)} expected and {len(act)} called tools would need {cells:,} comparisons, "
+                                f"{len(want)} expected and {len(act)} called tools would need {cells:,} comparisons, "
                                 f"over the {MAX_LCS_CELLS:,} this metric makes per trace")
             else:
-                common += lcs_length(exp, act)
-            total += max(len(exp), len(act))
+                common += lcs_length(want, act)
+            total += max(len(want), len(act))
         if total == 0:
             return ctx.result(1.0, "no tools expected and none called")
         how = "in any order" if unordered else "in order"

@@ -31,6 +31,21 @@ direction changes per request)."""
 
 CONCURRENCY = 16
 """Judge calls in flight at the start of a run (the only place this default is written)."""
+GROWTH = 4
+"""Default ``max_concurrency``: this many times ``concurrency``, for backends that serve many calls
+at once (``Backend.elastic``: the HTTP providers, not a single-slot local server or an in-process
+model)."""
+RETRIES = 5
+"""Retries of a call that failed transiently (429, 5xx, a timeout)."""
+REMOTE_TIMEOUT, LOCAL_TIMEOUT = 60.0, 600.0
+"""Default seconds per call: a local server on a CPU often needs minutes for one verdict."""
+MAX_REPLY_MB = 16
+"""MiB of one reply, decompressed: a verdict is a few KB; a 16 MiB one is already a broken server."""
+N_CTX = 8192
+"""Context size in tokens of an in-process (local:PATH.gguf) judge."""
+
+# Every judge default is written above or in the fields below, once; the CLI's help texts, the
+# stack and the backends read them from here.
 
 _BACKEND = {"backend": True}
 
@@ -46,7 +61,7 @@ class JudgeOptions:
     rpm: float | None = None
     tpm: float | None = None
     adaptive: bool = True
-    retries: int = 5
+    retries: int = RETRIES
     base_delay: float = 0.5
     max_delay: float = 20.0
     reasks: int = 2

@@ -31,7 +31,7 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True, dict=True):
     metrics: list[dict[str, Any]] | None = None
     """Each metric instance: name, metric, version, dimension, judge_calls, params."""
     skipped_metrics: dict[str, str] | None = None
-    default_set: str | None = None
+    default_set: int | None = None
     repeats: int | None = None
     dimension_weights: dict[str, float] | None = None
     dimension_thresholds: dict[str, float] | None = None

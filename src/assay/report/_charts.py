@@ -169,9 +169,9 @@ def trend(points: Sequence[tuple[str, Any, Any, Any, str]], *, label: str, width
     x = lambda i: left + (pw * (i + 0.5) / n if n else 0)
     y = lambda v: top + ph * (1 - min(max(v, 0.0), 1.0))
     parts: list[Any] = [h("title", label)]
-    for v in (0.0, 0.5, 1.0):
-        parts += [h("line", x1=left, x2=left + pw, y1=_f(y(v)), y2=_f(y(v)), class_="grid-line"),
-                  h("text", f"{v:g}", x=left - 4, y=_f(y(v) + 4), class_="tick", text_anchor="end")]
+    for tick in (0.0, 0.5, 1.0):
+        parts += [h("line", x1=left, x2=left + pw, y1=_f(y(tick)), y2=_f(y(tick)), class_="grid-line"),
+                  h("text", f"{tick:g}", x=left - 4, y=_f(y(tick) + 4), class_="tick", text_anchor="end")]
     line = [(x(i), y(val)) for i, p in enumerate(points) if (val := num(p[1])) is not None]
     if len(line) > 1:
         parts.append(h("polyline", points=" ".join(f"{_f(a)},{_f(b)}" for a, b in line), class_="series"))

@@ -83,12 +83,12 @@ def to_junit(result: RunResult, *, name: str = "assay") -> str:
     if dim_cases:  # a trace also fails on a dimension below its threshold: say so, as a test case
         suite = ET.SubElement(root, "testsuite", name=f"{name}.dimensions")
         failures = 0
-        for t, d, v in dim_cases:
+        for t, d, ds in dim_cases:
             case = ET.SubElement(suite, "testcase", classname=_x(f"{name}.dimension.{d}"), name=_x(t.id), time="0")
-            if v.passed is False:
+            if ds.passed is False:
                 failures += 1
-                msg = (f"dimension {d} scored {_below(v.score, v.threshold)} "
-                       f"(mean of {v.n} metric{'s' if v.n != 1 else ''})")
+                msg = (f"dimension {d} scored {_below(ds.score, ds.threshold)} "
+                       f"(mean of {ds.n} metric{'s' if ds.n != 1 else ''})")
                 ET.SubElement(case, "failure", message=_x(msg), type="dimension_threshold").text = _x(msg)
         for k, val in (("tests", len(dim_cases)), ("failures", failures), ("errors", 0), ("skipped", 0)):
             suite.set(k, str(val))

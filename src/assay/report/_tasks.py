@@ -8,7 +8,6 @@ per-task table, so they cover every trace of the run even when the page keeps on
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from ..model import RunResult, TraceResult
 from ._html import Markup, fmt, h

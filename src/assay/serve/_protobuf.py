@@ -173,7 +173,7 @@ def decode_export(buf: bytes) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     where = "resourceSpans"
     try:
-        for i, (number, wire, value, _) in enumerate(f for f in _fields(buf, 0, len(buf)) if f[0] == 1):
+        for i, (_number, wire, value, _) in enumerate(f for f in _fields(buf, 0, len(buf)) if f[0] == 1):
             where = f"resourceSpans[{i}]"
             if wire != _LEN:
                 raise _Bad("expected a message")

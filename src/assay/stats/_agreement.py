@@ -189,9 +189,9 @@ def corrected_pass_rate(passed: int | Sequence[bool | int], n: int, *, tp: int, 
         if len(verdicts) != n or len(clusters) != n:
             raise ValueError(f"corrected_pass_rate: n={n} verdicts expected, got {len(verdicts)} verdicts and "
                              f"{len(clusters)} cluster ids")
-        for i, v in enumerate(verdicts):
-            if v not in (0, 1):  # True and False compare equal to 1 and 0
-                raise ValueError(f"corrected_pass_rate: verdicts[{i}] must be True/False or 1/0, got {v!r}")
+        for i, verdict in enumerate(verdicts):
+            if verdict not in (0, 1):  # True and False compare equal to 1 and 0
+                raise ValueError(f"corrected_pass_rate: verdicts[{i}] must be True/False or 1/0, got {verdict!r}")
         passed = int(sum(bool(v) for v in verdicts))
     for name, v in (("passed", passed), ("n", n), ("tp", tp), ("fn", fn), ("tn", tn), ("fp", fp)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:

@@ -140,9 +140,9 @@ def paired_compare(
             low, high = percentile_interval(np, reps, difference, level)
         p_value = flip_p
     else:
-        low, high, p_value = cluster_t(np, sums, counts, difference, level)
+        low, high, t_p = cluster_t(np, sums, counts, difference, level)
         # no test on G clusters can honestly go below 2 / 2**G (the exact sign-flip floor)
-        p_value = 1.0 if p_value is None else max(p_value, min_p_value(g, exact=True))
+        p_value = 1.0 if t_p is None else max(t_p, min_p_value(g, exact=True))
     return Comparison(difference, low, high, p_value, mean_a, mean_b, n, g, only_a, only_b, level, used, exact,
                       floor, method, flip_p)
 

@@ -228,7 +228,6 @@ def plan_paired(
     if isinstance(n_tests, bool) or not isinstance(n_tests, int) or n_tests < 1:
         raise ValueError(f"{who}: n_tests must be an integer >= 1, got {n_tests!r}")
     values = [float(d) for d in diffs]
-    level = alpha / n_tests
     if clusters is None or len(set(clusters)) == len(values):
         n = len(values)
         if n < 2:

@@ -155,7 +155,7 @@ def _migrate_v1(conn: sqlite3.Connection, progress: _Progress) -> None:
     """Schema 1 -> 2: every stored trace's JSON document becomes a compact row, losing nothing."""
     conn.execute("ALTER TABLE results RENAME TO results_v1")
     _create(conn, _RESULTS_V3)
-    for run_id, metrics, config, inputs in conn.execute("SELECT id, metrics, config, inputs FROM runs").fetchall():
+    for run_id, metrics, _config, inputs in conn.execute("SELECT id, metrics, config, inputs FROM runs").fetchall():
         codec = RowCodec(json.loads(metrics), json.loads(inputs))
         rows = conn.execute("SELECT seq, result, trace FROM results_v1 WHERE run_id = ? ORDER BY seq", (run_id,))
         while batch := rows.fetchmany(1000):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -106,7 +106,7 @@ def trace_key(result: TraceResult) -> str:
 
 def traces_from_inputs(result: RunResult, *, limit: int | None = None) -> dict[str, Trace]:
     """Re-read a run's input files, keyed like ``trace_key``; inputs whose hash changed are skipped."""
-    files: list[Mapping[str, Any]] = result.run.input_files or [
+    files: list[Any] = result.run.input_files or [
         {"path": p, "sha256": None} for p in result.run.inputs or []]
     wanted = {trace_key(t) for t in result.traces}
     out: dict[str, Trace] = {}

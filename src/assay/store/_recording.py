@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -109,10 +109,10 @@ class StoreSink(Sink):
 def record_evaluation(evaluation: Evaluation, source: Any, store: Path, spec: RunSpec | None = None, *,
                       input_format: str | None = None, strict: bool = False, label: dict[str, Any] | None = None,
                       on_result: Callable[[TraceResult | InputIssue], None] | None = None,
-                      executor: Any = None) -> RunResult:
+                      executor: Any = None, sinks: Iterable[Any] = ()) -> RunResult:
     """Run ``evaluation`` over ``source`` as ``spec`` says while streaming every result into ``store``, as
     ``assay run`` does (without a spec: one from ``input_format``, ``strict``, ``label`` and ``executor``;
-    ``on_result`` sees every result too).
+    ``on_result`` sees every result too, and so do ``sinks``, after the store).
 
     The run is listed by ``assay runs`` and loadable by ``load_run``; ``result.run.run_id`` names
     it. ``source`` paths are hashed while read; Trace objects or dicts are recorded as "(python)".
@@ -124,10 +124,10 @@ def record_evaluation(evaluation: Evaluation, source: Any, store: Path, spec: Ru
     if spec is None:
         spec = RunSpec(input_format=input_format, strict=strict, name=(label or {}).get("name"),
                        tags=(label or {}).get("tags") or {}, executor=executor)
-    sinks: list[Any] = [StoreSink(evaluation, store, inputs)]
+    into: list[Any] = [StoreSink(evaluation, store, inputs), *sinks]
     if on_result is not None:
-        sinks.append(Each(on_result))
-    return run_into(evaluation, source, spec, sinks, tap=tap)
+        into.append(Each(on_result))
+    return run_into(evaluation, source, spec, into, tap=tap)
 
 
 def _paths(source: Any) -> list[str] | None:

@@ -115,9 +115,9 @@ class RagasToolCallAccuracy(RagasMetric):
     strict_order: bool = True
 
 
-for _kind, (_cls, _dim, _req, _needs, _summary) in DEEPEVAL.items():
+for _kind, (_cls, _dim, _requires, _needs, _summary) in DEEPEVAL.items():
     if _kind != "tool_correctness":  # declared below, with its own parameters
-        _declare(DeepEvalMetric, f"deepeval_{_kind}", _dim, _req, _summary,
+        _declare(DeepEvalMetric, f"deepeval_{_kind}", _dim, _requires, _summary,
                  {"library_metric": _cls, "needs": _needs}, "DeepEval-defined (2-3)")
 
 

@@ -85,7 +85,7 @@ def to_result(out: Any, name: str) -> MetricResult:
     return MetricContext.result(float(score), reasoning, details=meta)
 
 
-def _adapter(cls: type, instance: BaseMetric) -> type:
+def _adapter(cls: Any, instance: BaseMetric) -> type:
     name, dim = instance.get_name(), dimension_key(instance.get_dimension())
     threshold = getattr(instance, "threshold", 0.7)
     threshold = float(threshold) if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) else 0.7
