@@ -26,6 +26,7 @@ from ..errors import DataError
 from ..importers._common import join
 from ..importers._otlp import otlp_spans
 from ..importers._spans import Event, Span
+from ..view import loopback_hosts
 from ._journal import Journal
 from ._protobuf import decode_export, encode_partial_success
 
@@ -165,8 +166,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _authorised(self) -> bool:
         token = self.server.token
         if token is None:  # loopback: a web page cannot reach the receiver by rebinding a DNS name to 127.0.0.1
-            port = self.server.server_address[1]
-            if self.headers.get("Host", "") in {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}:
+            if self.headers.get("Host", "") in loopback_hosts(self.server.server_address[1]):
                 return True
             self._error(421, "unexpected Host header: send to 127.0.0.1, localhost or [::1] with the port",
                         drain=True)

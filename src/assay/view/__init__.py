@@ -12,6 +12,6 @@ in the package; nothing is loaded from elsewhere. See ``_server`` for what keeps
 """
 
 from ._layout import CSP
-from ._server import ViewServer, is_loopback
+from ._server import ViewServer, is_loopback, loopback_hosts
 
-__all__ = ["CSP", "ViewServer", "is_loopback"]
+__all__ = ["CSP", "ViewServer", "is_loopback", "loopback_hosts"]

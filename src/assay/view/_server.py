@@ -38,6 +38,12 @@ def is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
+def loopback_hosts(port: int) -> frozenset[str]:
+    """The Host headers a server on a loopback address answers (``assay view``, ``assay serve``): a page
+    that rebinds its own DNS name to 127.0.0.1 sends its name, and is refused."""
+    return frozenset((f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"))
+
+
 class ViewServer(ThreadingHTTPServer):
     """Serves ``store`` on (host, port); ``token`` None on a loopback address only."""
 
@@ -60,9 +66,8 @@ class ViewServer(ThreadingHTTPServer):
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}/" + (f"?token={self.token}" if self.token else "")
 
-    def allowed_hosts(self) -> set[str]:
-        port = self.server_address[1]
-        return {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+    def allowed_hosts(self) -> frozenset[str]:
+        return loopback_hosts(self.server_address[1])
 
 
 class _Handler(BaseHTTPRequestHandler):
