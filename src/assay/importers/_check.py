@@ -9,6 +9,7 @@ prints and a run keeps in ``input_issues``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..model import Trace
@@ -47,9 +48,15 @@ def payload_shape(value: Any) -> str | None:
     return None
 
 
+_SUSPECT = re.compile(r"\s*(?:[\[{]|[A-Z]\w*\(|role=|(?:system|developer|user|assistant|tool|human|ai):)")
+"""How every text that one of ``why_unparsed``'s tests can flag opens (after white space): a JSON or repr
+bracket, ``Name(`` (an object repr), ``role=`` (a pydantic repr) or ``role:`` (a flattened transcript).
+Most texts match none, and this one test clears them."""
+
+
 def why_unparsed(text: Any) -> str | None:
     """Why a turn's text looks like an unparsed payload, or None when it reads as text."""
-    if not isinstance(text, str):
+    if not isinstance(text, str) or _SUSPECT.match(text) is None:
         return None
     s = text.strip()
     if s[:1] in ("{", "["):
@@ -68,14 +75,20 @@ def unparsed(trace: Trace) -> list[tuple[str, str]]:
     """(field, why) for each turn text of ``trace`` that looks unread."""
     found: list[tuple[str, str]] = []
     system = (trace.system or "").strip()
-    threads = [("turns", trace.turns)] + [(f"agents.{name}.turns", a.turns) for name, a in trace.agents.items()]
+    long_system = len(system) > 40
+    threads = [("turns", trace.turns)]
+    if trace.agents:
+        threads += [(f"agents.{name}.turns", a.turns) for name, a in trace.agents.items()]
+    suspect = _SUSPECT.match  # the test why_unparsed opens with, here so that a plain text costs one call
     for prefix, turns in threads:
         for i, turn in enumerate(turns):
-            for name in ("input", "output"):
-                why = why_unparsed(getattr(turn, name))
-                if why is not None:
-                    found.append((f"{prefix}[{i}].{name}", why))
-            text = (turn.input or "").strip() if isinstance(turn.input, str) else ""
-            if system and text and len(system) > 40 and (text == system or text.startswith(system[:200])):
-                found.append((f"{prefix}[{i}].input", "is the system prompt, not the user's question"))
+            text, out = turn.input, turn.output
+            if isinstance(text, str) and suspect(text) is not None and (why := why_unparsed(text)) is not None:
+                found.append((f"{prefix}[{i}].input", why))
+            if isinstance(out, str) and suspect(out) is not None and (why := why_unparsed(out)) is not None:
+                found.append((f"{prefix}[{i}].output", why))
+            if long_system and isinstance(text, str):
+                text = text.strip()
+                if text and (text == system or text.startswith(system[:200])):
+                    found.append((f"{prefix}[{i}].input", "is the system prompt, not the user's question"))
     return found
