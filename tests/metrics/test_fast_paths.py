@@ -124,3 +124,35 @@ def test_indexed_matching_is_the_exhaustive_matching(pair):
     expected, actual = pair
     called = [c.name for c in actual]
     assert match_arguments(expected, actual, called) == _reference_matching(expected, actual)
+
+
+@settings(max_examples=600, deadline=None)
+@given(call_pairs(), st.integers(0, 2))
+def test_few_calls_are_matched_as_the_index_matches_them(pair, done):
+    # match_arguments weighs a few calls directly (_match_few); the index (_Pool) must agree wherever
+    # the direct way answers (it declines values without an exact form: NaN, tuples)
+    from assay.metrics import tool_calling
+
+    expected, actual = pair
+    done = min(done, _as_expected(expected, actual))
+    called = [c.name for c in actual]
+    few = tool_calling._match_few(expected, actual, called, done)
+    few_before = tool_calling._FEW
+    tool_calling._FEW = -1  # the index alone
+    try:
+        indexed = match_arguments(expected, actual, called, done)
+    finally:
+        tool_calling._FEW = few_before
+    if few is not None:
+        assert few == indexed
+    assert match_arguments(expected, actual, called, done) == indexed
+
+
+def test_few_calls_decline_values_without_an_exact_form():
+    expected = [ExpectedToolCall(name="f", arguments={"a": NAN})]
+    actual = [ToolCall(name="f", arguments={"a": NAN})]
+    from assay.metrics import tool_calling
+
+    assert tool_calling._match_few(expected, actual, ["f"], 0) is None
+    assert tool_calling._match_few([ExpectedToolCall(name="f", arguments={"a": [1, {"b": 2.0}]})],
+                                   [ToolCall(name="f", arguments={"a": [1, {"b": 2}]})], ["f"], 0) == ([1.0], [])

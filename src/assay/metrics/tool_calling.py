@@ -336,6 +336,10 @@ def match_arguments(expected: Sequence[Any], actual: Sequence[ToolCall], called:
     bounds (the first of the best). ``done``: the first ``done`` calls were made as expected, in
     order (``_as_expected``): expected call i takes call i. Linear in the calls and arguments.
     """
+    if len(actual) - done <= _FEW:
+        few = _match_few(expected, actual, called, done)
+        if few is not None:
+            return few
     pools: dict[str, _Pool | None] = {}
     used = [True] * done + [False] * (len(actual) - done)
     per_call: list[float] = [1.0] * done
@@ -356,6 +360,69 @@ def match_arguments(expected: Sequence[Any], actual: Sequence[ToolCall], called:
         if best < 1.0:
             notes.append(f"{name}: {best:.2f} of arguments match")
     return per_call, notes
+
+
+_FEW = 8
+"""Calls left after the first ``done`` up to which ``match_arguments`` weighs every same-name call directly."""
+
+
+def _match_few(expected: Sequence[Any], actual: Sequence[ToolCall], called: Sequence[str],
+               done: int) -> tuple[list[float], list[str]] | None:
+    """``match_arguments`` for a few calls (at most ``_FEW`` after ``done``, so fewer than ``MATCH_CANDIDATES``
+    share a name): each expected call takes the first unused same-name call of the best ``key_score``,
+    which is what the index finds there (a full match scores 1.0 and is the first exact match; a call
+    sharing no value scores 0). None when an argument value has no exact form (``_plain``): the index
+    tells such values apart from full matches, so they go through it."""
+    used = [False] * len(actual)
+    per_call: list[float] = [1.0] * done
+    notes: list[str] = []
+    for e in expected[done:]:
+        name, args = e.name, e.arguments
+        if args is not None and not _plain(args):
+            return None
+        best_i, best = -1, -1.0
+        for i in range(done, len(actual)):
+            if used[i] or called[i] != name:
+                continue
+            if args is None:
+                best_i, best = i, 1.0
+                break
+            got = actual[i].arguments
+            if not _plain(got):
+                return None
+            sc = key_score(args, got)
+            if sc > best:
+                best_i, best = i, sc
+                if sc == 1.0:
+                    break
+        if best_i < 0:
+            per_call.append(0.0)
+            notes.append(f"{name}: not called")
+            continue
+        used[best_i] = True
+        per_call.append(best)
+        if best < 1.0:
+            notes.append(f"{name}: {best:.2f} of arguments match")
+    return per_call, notes
+
+
+def _plain(args: Mapping[str, Any]) -> bool:
+    """Whether every value of an argument dict has an exact form in ``_canon`` (JSON's types, no NaN)."""
+    if type(args) is not dict:
+        return False
+    for v in args.values():
+        t = type(v)
+        if t is str or t is int or t is bool or v is None or (t is float and v == v):
+            continue
+        if t is dict:
+            if not _plain(v):
+                return False
+        elif t is list:
+            if not _plain(dict(enumerate(v))):
+                return False
+        else:
+            return False
+    return True
 
 
 _MISSING: Any = object()

@@ -61,6 +61,8 @@ class RowCodec:
         self.names = [str(m.get("name")) for m in metrics]
         self.index = {n: i for i, n in enumerate(self.names)}
         self.thresholds = [(m.get("params") or {}).get("threshold") for m in metrics]
+        self._slot_of = {n: (i, self.thresholds[i]) for n, i in self.index.items() if i <= 255}
+        """Name -> (index, threshold) of the metrics a row can hold by index (the first 256)."""
         self.regroup = regroup
         """How ``unpack`` recomputes dimensions (reading needs it; writing does not)."""
         self.prefixes = [f"{i.get('path')}:" for i in inputs][:255]
@@ -86,35 +88,45 @@ class RowCodec:
 
     def pack(self, t: TraceResult, keep_all: bool) -> tuple[bytes, bytes | None]:
         """(scores, extra JSON or None) of one trace; ``keep_all`` keeps every reason."""
+        scores, extra, _ = self.pack_row(t, keep_all)
+        return scores, extra
+
+    def pack_row(self, t: TraceResult, keep_all: bool) -> tuple[bytes, bytes | None, bool]:
+        """``pack``, and whether a result may carry tokens or a cost (False: none does, so a recorder's
+        judge totals need not look at this trace's results again)."""
+        slot_of = self._slot_of
         if not keep_all and t.outcome is None:  # the common row: every result a passing score with nothing else to keep
-            index, thresholds = self.index, self.thresholds
             args: list[Any] = []
             append = args.append
             for name, r in t.metrics.items():
-                i = index.get(name)
-                if i is None or r.passed is not True or r.warning is not None or r.judge_calls \
-                        or r.threshold != thresholds[i] or i > 255:
+                s = slot_of.get(name)
+                if s is None or r.passed is not True or r.warning is not None or r.judge_calls \
+                        or r.threshold != s[1] or r.tokens or r.cost_usd is not None:
                     break
-                append(i)
+                append(s[0])
                 append(0)
                 append(r.score)  # (passed is True: a score)
             else:
                 row = _ROWS.get(len(args))
                 if row is None:
                     row = _ROWS[len(args)] = struct.Struct("<" + "BBd" * (len(args) // 3))
-                return row.pack(*args), None
+                return row.pack(*args), None, False
         out = bytearray()
         extra: dict[str, Any] | None = None
-        index, thresholds, pack_f64 = self.index, self.thresholds, _F64.pack
+        costly = False
+        pack_f64 = _F64.pack
         for name, r in t.metrics.items():
-            i = index.get(name)
-            if i is None or i > 255:  # not in the run's metric list: kept whole
+            if r.tokens or r.cost_usd is not None:
+                costly = True
+            s = slot_of.get(name)
+            if s is None:  # not in the run's metric list (or past the 256th): kept whole
                 extra = extra or {}
                 extra[name] = {"full": True, **r.to_dict()}
                 continue
+            i, thr = s
             score, warning, passed = r.score, r.warning, r.passed
             if score is not None and passed is True and warning is None and not keep_all and not r.judge_calls \
-                    and r.threshold == thresholds[i]:
+                    and r.threshold == thr:
                 out.append(i)  # the common case: a passing score, nothing else to keep
                 out.append(0)
                 out += pack_f64(score)
@@ -128,16 +140,15 @@ class RowCodec:
                 out.append(i)
                 out.append(code)
                 out += pack_f64(score)
-                thr = thresholds[i]
                 derived = None if thr is None or not 0.0 <= score <= 1.0 else score >= thr
-            e = self._extra(r, keep_all or passed is not True, derived, thresholds[i])
+            e = self._extra(r, keep_all or passed is not True, derived, thr)
             if e:
                 extra = extra or {}
                 extra[name] = e
         if t.outcome is not None:  # a failed or excluded trial: what regrouping cannot know
             extra = extra or {}
             extra[OUTCOME_KEY] = {"outcome": t.outcome, "reason": t.outcome_reason}
-        return bytes(out), None if extra is None else encode(extra)
+        return bytes(out), None if extra is None else encode(extra), costly
 
     @staticmethod
     def _extra(r: MetricResult, keep: bool, derived: bool | None, threshold: float | None) -> dict[str, Any]:

@@ -92,13 +92,15 @@ class RunRecorder:
 
     def add(self, item: TraceResult | InputIssue, trace: Trace | None = None) -> None:
         """Buffer one streamed item (with its input trace when known); flushes by size or time."""
-        if isinstance(item, InputIssue):
+        if type(item) is not TraceResult and isinstance(item, InputIssue):
             self._issues.append((self.run_id, self._issue_seq, dumps(item)))
             self._issue_seq += 1
         else:
             codec = self._codec
-            scores, extra = codec.pack(item, keep_all=trace is not None)  # a stored input keeps every reason
-            passed, seq, trace_id, source = item.passed, self._seq, item.id, codec.source(item.source)
+            # a stored input keeps every reason; costly: some result may carry tokens or a cost
+            scores, extra, costly = codec.pack_row(item, trace is not None)
+            passed, seq, trace_id = item.passed, self._seq, item.id
+            source = codec.source(item.source)
             self._results.append((trace_id, None if item.task_id == trace_id else item.task_id, item.trial, source,
                                   None if passed is None else int(passed), scores, extra))
             if trace is not None:
@@ -108,11 +110,12 @@ class RunRecorder:
                 self._passed += 1
             elif passed is False:
                 self._failed += 1
-            for r in item.metrics.values():
-                if r.tokens or r.cost_usd is not None:  # judged results (the rest carry neither)
-                    self._tokens += r.tokens
-                    if r.cost_usd is not None:
-                        self._cost = (self._cost or 0.0) + r.cost_usd
+            if costly:
+                for r in item.metrics.values():
+                    if r.tokens or r.cost_usd is not None:  # judged results (the rest carry neither)
+                        self._tokens += r.tokens
+                        if r.cost_usd is not None:
+                            self._cost = (self._cost or 0.0) + r.cost_usd
         if (len(self._results) + len(self._issues) >= self._batch_size
                 or time.monotonic() - self._last_flush >= self._interval):
             self.flush()

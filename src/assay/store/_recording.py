@@ -59,6 +59,8 @@ class InputBudget:
     def __init__(self, passed: int = STORED_INPUTS_PASSED, other: int = STORED_INPUTS_OTHER) -> None:
         self.caps = {"passed": passed, "other": other}
         self.counts = {"passed": 0, "other": 0}
+        self.open = passed > 0 or other > 0
+        """False once both caps are reached: no later trace is kept (callers may skip asking)."""
 
     def __call__(self, item: TraceResult) -> bool:
         key = "passed" if item.passed is True else "other"
@@ -66,6 +68,8 @@ class InputBudget:
         if self.counts[key] >= cap:
             return False
         self.counts[key] += 1
+        if self.counts[key] >= cap and all(self.counts[k] >= c for k, c in self.caps.items()):
+            self.open = False
         return True
 
 
@@ -93,7 +97,8 @@ class StoreSink(Sink):
 
     def add(self, item: TraceResult | InputIssue) -> None:
         trace = item.trace if isinstance(item, TraceResult) else None
-        self.recorder.add(item, trace if trace is not None and self.keep_input(item) else None)  # type: ignore[arg-type]
+        budget = self.keep_input
+        self.recorder.add(item, trace if trace is not None and budget.open and budget(item) else None)  # type: ignore[arg-type]
 
     def finish(self, result: RunResult) -> None:
         result.run.run_id = self.recorder.run_id
