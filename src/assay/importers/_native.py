@@ -19,7 +19,7 @@ from ..model._trace import _decoder
 from ._errors import json_type
 from ._limits import RecordError, check_value, current, reject_constant, too_deep
 from ._sniff import inspect
-from ._stream import iter_values, parse_line
+from ._stream import Lines, iter_values, parse_line
 
 Record = tuple[str, "Trace | InputIssue"]
 
@@ -84,8 +84,20 @@ def trace_from_value(obj: Any, source: str, line: int | None) -> Trace | InputIs
 def read_native(stream: IO[bytes], source: str) -> Iterator[Record]:
     """Every trace of a native file, in whichever of the three shapes it comes."""
     decode = _decoder(Trace).decode
-    for item in iter_values(stream, source, raw_lines=True):
-        if type(item) is tuple:  # a JSON Lines line that passed the cheap checks, undecoded
+    for item in iter_values(stream, source, raw_lines="blocks"):
+        if type(item) is Lines:  # a chunk's whole lines, all within the limits: as the tuples below, at once
+            lineno = item.line
+            for line in item.data.split(b"\n"):  # (the last is the empty text after the last newline)
+                if line[:1] == b"{":
+                    try:
+                        trace = decode(line)
+                    except (msgspec.MsgspecError, RecursionError):
+                        trace = parse_trace(line, source, lineno)
+                    yield f"{source}:{lineno}", trace
+                elif line and not line.isspace():
+                    yield from _other_line(line, source, lineno)
+                lineno += 1
+        elif type(item) is tuple:  # a JSON Lines line that passed the cheap checks, undecoded
             lineno, line = item
             if line[:1] == b"{":  # the usual record: decoded here, any failure explained by parse_trace
                 try:
@@ -93,16 +105,22 @@ def read_native(stream: IO[bytes], source: str) -> Iterator[Record]:
                 except (msgspec.MsgspecError, RecursionError):
                     trace = parse_trace(line, source, lineno)
                 yield f"{source}:{lineno}", trace
-            elif line.lstrip(b"\xef\xbb\xbf \t")[:1] == b"[":
-                yield from _list_line(line, source, lineno)
             else:
-                yield f"{source}:{lineno}", parse_trace(line, source, lineno)
+                yield from _other_line(line, source, lineno)
         elif isinstance(item, InputIssue):
             yield f"{source}:{item.line}", item
         elif item.mode == "lines" and isinstance(item.value, list):  # decoded by the text checks
             yield from _list_elements(item.value, source, item.line)
         else:
             yield f"{source}:{item.line}", trace_from_value(item.value, source, item.line)
+
+
+def _other_line(line: bytes, source: str, lineno: int) -> Iterator[Record]:
+    """A JSON Lines line that does not open with ``{``: a list of traces, or whatever it is, explained."""
+    if line.lstrip(b"\xef\xbb\xbf \t")[:1] == b"[":
+        yield from _list_line(line, source, lineno)
+    else:
+        yield f"{source}:{lineno}", parse_trace(line, source, lineno)
 
 
 def _list_line(line: bytes, source: str, lineno: int) -> Iterator[Record]:

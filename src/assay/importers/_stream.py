@@ -68,6 +68,18 @@ class Value:
     __hash__ = None  # type: ignore[assignment]
 
 
+class Lines:
+    """Whole JSON Lines lines read at once (``iter_values(..., raw_lines="blocks")``): ``n`` lines from line
+    ``line`` on, each ending with ``\\n``, none with ``\\r``, none longer than the string and record limits,
+    none with more brackets than the depth limit: what the per-line checks of ``raw_lines`` pass, checked
+    a chunk at a time. The reader takes each line as ``raw_lines`` gives it (blank ones are skipped)."""
+
+    __slots__ = ("data", "line", "n")
+
+    def __init__(self, data: bytes, line: int, n: int) -> None:
+        self.data, self.line, self.n = data, line, n
+
+
 class _Stop(Exception):
     """A syntax error after which the rest of the file cannot be read."""
 
@@ -82,12 +94,14 @@ def byte_chunks(stream: IO[bytes]) -> Iterator[bytes]:
 
 
 def iter_values(stream: IO[bytes] | Iterable[bytes], source: str, *, unwrap: tuple[str, ...] = (),
-                raw_lines: bool = False, limits: Limits | None = None) -> Iterator[Any]:
+                raw_lines: bool | str = False, limits: Limits | None = None) -> Iterator[Any]:
     """Yield every JSON value of the file, or an InputIssue where one cannot be read.
 
     With ``raw_lines`` a JSON Lines file yields each line that the cheap checks show is within the
     limits as a plain ``(line number, bytes)`` tuple, undecoded (the native reader validates it
-    straight from bytes; no Value per record); other lines come decoded. ``limits`` defaults to
+    straight from bytes; no Value per record); other lines come decoded. With ``raw_lines="blocks"``
+    a chunk's whole lines come as one ``Lines`` when they all pass those checks (checked for the
+    chunk at once), else line by line as with ``raw_lines``. ``limits`` defaults to
     those set by ``reading_limits``.
     """
     limits = limits or _limits.current()
@@ -180,10 +194,53 @@ def _complete(line: bytes) -> bool:
         return False
 
 
-def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool,
-                limits: Limits) -> Iterator[Value | InputIssue | tuple[int, bytes]]:
+_BRACKETS_AND_NL = bytes(c for c in range(256) if c not in b"[{\n")
+"""What ``bytes.translate`` deletes to keep a text's opening brackets and newlines."""
+
+
+def _iter_blocks(chunks: Iterator[bytes], source: str,
+                 limits: Limits) -> Iterator[Value | InputIssue | tuple[int, bytes] | Lines]:
+    """``_iter_lines`` with ``raw_lines="blocks"``: the whole lines of each chunk as one ``Lines`` when all of
+    them pass the per-line checks at once, else line by line (``_iter_lines``) for that chunk."""
+    most = min(limits.max_string_bytes, limits.max_record_bytes)
+    max_depth = limits.max_depth
+    lineno = 0  # lines before the current chunk
+    pending = b""
+    parts: list[bytes] = []  # a line longer than a chunk, in parts (joined once, when it ends)
+    size = 0
+    for chunk in chunks:
+        if b"\n" not in chunk:
+            parts.append(chunk)
+            size += len(chunk)
+            if len(pending) + size > most:  # over the limits: the line reader measures it without holding it
+                yield from _iter_lines(chain([pending, *parts], chunks), source, True, limits, lineno + 1)
+                return
+            continue
+        if parts:
+            chunk = b"".join([pending, *parts, chunk])
+            parts, size, pending = [], 0, b""
+        data = pending + chunk if pending else chunk
+        cut = data.rfind(b"\n") + 1
+        block, pending = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
+        brackets = block.translate(None, _BRACKETS_AND_NL)
+        n = brackets.count(b"\n")
+        if lineno and b"\r" not in block and (len(block) <= most or max(map(len, block.split(b"\n"))) < most) and \
+                (len(brackets) - n <= max_depth or max(map(len, brackets.split(b"\n"))) <= max_depth):
+            yield Lines(block, lineno + 1, n)  # (no line has more brackets than max_depth: none nests deeper)
+        else:  # (the first lines always: a BOM, the sniffed head)
+            yield from _iter_lines(iter([block]), source, True, limits, lineno + 1)
+        lineno += n
+    if pending or parts:
+        yield from _iter_lines(iter([pending, *parts]), source, True, limits, lineno + 1)
+
+
+def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool | str,
+                limits: Limits, start: int = 1) -> Iterator[Value | InputIssue | tuple[int, bytes] | Lines]:
+    if raw == "blocks" and limits.on_bad_text != "replace":
+        yield from _iter_blocks(chunks, source, limits)
+        return
     max_string, max_depth, replace = limits.max_string_bytes, limits.max_depth, limits.on_bad_text == "replace"
-    for lineno, line in enumerate(_split_lines(chunks, limits.max_record_bytes), 1):
+    for lineno, line in enumerate(_split_lines(chunks, limits.max_record_bytes), start):
         if type(line) is int:
             yield _issue(source, lineno, _limits.too_large(line, limits))
             continue
