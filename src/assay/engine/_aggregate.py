@@ -246,7 +246,7 @@ class RunTotals(SummaryBuilder):
         ``outcome`` (``assay.model._outcome``): a ``"failed"`` trial goes to the statistics as a failure,
         an ``"excluded"`` one as excluded, whatever the verdict of its metrics."""
         slots, collector = self._slots, self._collector
-        pos = 0 if collector is None else collector.position()
+        pos = 0 if collector is None else len(collector._task)  # (collector.position(), inlined)
         sums: dict[str, list[float]] = {}
         any_failed = False
         for name, r in metrics.items():
@@ -280,7 +280,13 @@ class RunTotals(SummaryBuilder):
         verdict = _verdict(sums, any_failed, self._dims)
         if collector is not None:
             if outcome is None:
-                collector.add_trace(task_id, verdict[2])
+                last = collector._last
+                if task_id == last[0] and collector._name_at:  # collector.add_trace's case of a task's next trial, inlined
+                    collector._task.append(last[1])
+                    passed = verdict[2]
+                    collector._passed.append(-1 if passed is None else int(passed))
+                else:
+                    collector.add_trace(task_id, verdict[2])
             else:
                 collector.add_trace(task_id, False if outcome == "failed" else None, outcome)
         else:

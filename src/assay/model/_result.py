@@ -312,12 +312,19 @@ def _metric_out(r: MetricResult, unset: Any = msgspec.UNSET) -> _MetricOut:
     return _MetricOut(r.score, r.passed, r.threshold, r.warning, r.reason, r.evidence or unset, r.details or unset)
 
 
-def _trace_out(t: TraceResult, out: Any = _metric_out) -> _TraceOut:
+def _trace_out(t: TraceResult) -> _TraceOut:
+    metrics: dict[str, _MetricOut] = {}
+    unset = msgspec.UNSET
+    for k, r in t.metrics.items():  # _metric_out, inlined: it runs for every result written
+        if r.judge_calls:
+            metrics[k] = _metric_out(r)
+        else:
+            metrics[k] = _MetricOut(r.score, r.passed, r.threshold, r.warning, r.reason, r.evidence or unset,
+                                    r.details or unset)
     if t.outcome is not None:
-        return _TraceOut(t.id, t.task_id, t.trial, t.source, t.overall, t.passed, t.dimensions,
-                         {k: out(r) for k, r in t.metrics.items()}, t.outcome, t.outcome_reason)
-    return _TraceOut(t.id, t.task_id, t.trial, t.source, t.overall, t.passed, t.dimensions,
-                     {k: out(r) for k, r in t.metrics.items()})
+        return _TraceOut(t.id, t.task_id, t.trial, t.source, t.overall, t.passed, t.dimensions, metrics,
+                         t.outcome, t.outcome_reason)
+    return _TraceOut(t.id, t.task_id, t.trial, t.source, t.overall, t.passed, t.dimensions, metrics)
 
 
 def _named(t: TraceResult) -> TraceResult:
