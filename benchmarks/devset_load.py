@@ -129,8 +129,9 @@ def _check_item(metric: str, writer: str, where: str, rec: dict[str, Any]) -> li
     labels = labels_of(metric)
     if not isinstance(rec.get("id"), str) or not rec["id"]:
         bad.append(f"{where}: id: expected a non-empty string, got {rec.get('id')!r}")
-    elif not rec["id"].startswith(f"{writer}-{SHORT[metric]}-"):
-        bad.append(f"{where}: id: {rec['id']!r} should start with {writer}-{SHORT[metric]}- (writer W{writer}, {metric})")
+    elif not re.match(rf"W?{writer}-{SHORT[metric]}-\w+$", rec["id"]):
+        bad.append(f"{where}: id: {rec['id']!r} should read {writer}-{SHORT[metric]}-<number> or W{writer}-... "
+                   f"(writer W{writer}, {metric})")
     if rec.get("label") not in labels:
         bad.append(f"{where}: label: {rec.get('label')!r} is not one of {labels}")
     if not isinstance(rec.get("note"), str) or not rec["note"].strip():
@@ -318,7 +319,9 @@ def report(ds: DevSet) -> str:
     for note in ds.notes:
         lines.append(f"note: {note}")
     lines.append(f"\n{len(ds.problems)} problem(s)" + (":" if ds.problems else ""))
-    lines.extend(f"  {p}" for p in ds.problems)
+    lines.extend(f"  {p}" for p in ds.problems[:100])
+    if len(ds.problems) > 100:
+        lines.append(f"  ... and {len(ds.problems) - 100} more")
     return "\n".join(lines)
 
 
