@@ -150,10 +150,11 @@ def _check_item(metric: str, writer: str, where: str, rec: dict[str, Any]) -> li
     return bad
 
 
-def _read_as_traces(records: list[tuple[str, int, dict[str, Any]]], problems: list[str], notes: list[str]) -> None:
-    """Every item through ``assay.read_traces`` (label and note set aside, as ``judge_quality`` does)."""
+def _read_as_traces(records: list[tuple[str, int, dict[str, Any]]], problems: list[str], notes: list[str]) -> set[str]:
+    """Every item through ``assay.read_traces`` (label and note set aside, as ``judge_quality`` does);
+    returns where the items that did not read are."""
     if not records:
-        return
+        return set()
     with tempfile.TemporaryDirectory(prefix="devset-") as tmp:
         path = Path(tmp) / "items.jsonl"
         lines = (json.dumps({k: rec[k] for k in TRACE_KEYS if k in rec}, ensure_ascii=False) for _, _, rec in records)
@@ -162,6 +163,7 @@ def _read_as_traces(records: list[tuple[str, int, dict[str, Any]]], problems: li
         with warnings.catch_warnings(record=True):  # duplicate ids: checked and named by the loader
             warnings.simplefilter("always")
             read = list(read_traces(path, input_format="assay"))
+        failed: set[str] = set()
         traced = 0
         for _, got in read:
             if hasattr(got, "turns"):
@@ -169,9 +171,14 @@ def _read_as_traces(records: list[tuple[str, int, dict[str, Any]]], problems: li
                 continue
             msg = ": ".join(p for p in (getattr(got, "field", None), getattr(got, "message", str(got))) if p)
             line = where.get(getattr(got, "line", None) or 0, "?")
-            (notes if getattr(got, "is_warning", False) else problems).append(f"{line}: as an assay trace: {msg}")
-        if traced < len(records) and not any("as an assay trace" in p for p in problems):
-            problems.append(f"{len(records) - traced} item(s) did not read as traces")
+            if getattr(got, "is_warning", False):
+                notes.append(f"{line}: as an assay trace: {msg}")
+            else:
+                problems.append(f"{line}: as an assay trace: {msg}")
+                failed.add(line)
+        if traced + len(failed) < len(records):
+            problems.append(f"{len(records) - traced} item(s) did not read as assay traces")
+    return failed
 
 
 def _blind_maps(root: Path) -> dict[str, str]:
@@ -211,7 +218,10 @@ def load(root: Path | str = ROOT) -> DevSet:
                 by_id[item.id] = item
                 ds.items[metric].append(item)
                 records.append((where, n, rec))
-    _read_as_traces(records, ds.problems, ds.notes)
+    failed = _read_as_traces(records, ds.problems, ds.notes)
+    for metric in METRICS:
+        ds.items[metric] = [i for i in ds.items[metric] if i.where not in failed]
+    by_id = {k: i for k, i in by_id.items() if i.where not in failed}
 
     blind = _blind_maps(root)
     for path in sorted((root / "labels").glob("*.jsonl")):
