@@ -83,8 +83,8 @@ class Item:
             return self.label
         return self.adjudicated[0] if self.adjudicated else None
 
-    def as_trace_item(self) -> dict[str, Any]:
-        label = self.agreed_label or self.label
+    def as_trace_item(self, written: bool = False) -> dict[str, Any]:
+        label = self.label if written else self.agreed_label or self.label
         out = {k: self.record[k] for k in TRACE_KEYS if k in self.record}
         out.update(label=label, score=WEIGHTS[self.metric][label], note=self.record.get("note", ""), writer=self.writer)
         return out
@@ -200,6 +200,9 @@ def load(root: Path | str = ROOT) -> DevSet:
         if writer not in HALF_OF_WRITER:
             ds.problems.append(f"{folder.name}: writer {writer!r} is in no half ({sorted(HALF_OF_WRITER)})")
             continue
+        for other in sorted(p.name for p in folder.iterdir() if p.name not in {f"{m}.jsonl" for m in METRICS}):
+            ds.notes.append(f"{folder.name}/{other}: not read (a writer's folder holds "
+                            + " and ".join(f"{m}.jsonl" for m in METRICS) + ")")
         for metric in METRICS:
             path = folder / f"{metric}.jsonl"
             if not path.exists():
@@ -254,8 +257,9 @@ def load(root: Path | str = ROOT) -> DevSet:
     return ds
 
 
-def items(metric: str, half: str | None = None, root: Path | str = ROOT) -> list[dict[str, Any]]:
-    """The agreed items of *metric* (one *half*, or both), as ``judge_quality`` scores them.
+def items(metric: str, half: str | None = None, root: Path | str = ROOT, *, written: bool = False) -> list[dict[str, Any]]:
+    """The agreed items of *metric* (one *half*, or both), as ``judge_quality`` scores them;
+    ``written``: every valid item with its writer's label (before or without the second labelling).
 
     Raises ``ValueError`` naming the problems when any item or label line is invalid."""
     if half is not None and half not in HALVES:
@@ -264,6 +268,8 @@ def items(metric: str, half: str | None = None, root: Path | str = ROOT) -> list
     if ds.problems:
         raise ValueError(f"the development set under {ds.root} has {len(ds.problems)} problem(s), first: "
                          + "; ".join(ds.problems[:3]) + " (python benchmarks/devset_load.py --check lists them)")
+    if written:
+        return [i.as_trace_item(written=True) for i in ds.items[metric] if half is None or i.half == half]
     return [i.as_trace_item() for i in ds.agreed(metric, half)]
 
 

@@ -135,9 +135,10 @@ def static_reuse(backend: Any, calls: list[tuple[str, int, int]]) -> float:
 
 
 def set_items(name: str, metric: str, half: str | None, root: Path | None = None) -> list[dict[str, Any]]:
-    """The labelled items of one set: ``devset`` (the written set, agreed items) or ``templates``."""
-    if name == "devset":
-        return devset_load.items(metric, half, root or devset_load.ROOT)
+    """The labelled items of one set: ``devset`` (the written set's agreed items), ``written`` (all
+    its valid items with the writers' labels, before the second labelling) or ``templates``."""
+    if name in ("devset", "written"):
+        return devset_load.items(metric, half, root or devset_load.ROOT, written=name == "written")
     return judge_quality_set.items(metric, half)
 
 
@@ -204,7 +205,7 @@ def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label:
     result = evaluate(traces, [metric], judge=judge)
     seconds = time.perf_counter() - started
     labels = sorted({i["label"] for i in data}) if metric not in ORDINAL else ORDINAL[metric]
-    if set_name == "devset":
+    if set_name in ("devset", "written"):
         labels = devset_load.labels_of(metric)
     positions: Counter[int] = Counter()
     rows: list[tuple[dict[str, Any], str | None, float | None]] = []
@@ -290,9 +291,10 @@ def render(metric: str, got: dict[str, dict[str, Any]], header: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", required=True, help="e.g. local:/models/qwen2.5-1.5b-instruct-q4_k_m.gguf")
-    parser.add_argument("--set", dest="set_name", choices=["devset", "templates"], default=None,
-                        help="the written development set (default once benchmarks/devset/ holds it) or the "
-                             "earlier template set")
+    parser.add_argument("--set", dest="set_name", choices=["devset", "written", "templates"], default=None,
+                        help="devset: the written development set's agreed items (default once benchmarks/devset/ "
+                             "holds it); written: all its items by the writers' labels alone (before the second "
+                             "labelling: not figures to report); templates: the earlier template set")
     parser.add_argument("--devset-root", type=Path, default=None,
                         help=f"where the written set lies (default {devset_load.ROOT})")
     parser.add_argument("--metric", action="append", choices=["failure_rate", "goal_achievement_rate",
@@ -314,9 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     set_name = args.set_name or ("devset" if devset_load.present(root) else "templates")
     if args.set_name is None:
         print(f"set: {set_name}" + ("" if set_name == "devset" else f" (no written set under {root} yet)"), flush=True)
-    metrics = args.metric or (list(devset_load.METRICS) if set_name == "devset" else
+    metrics = args.metric or (list(devset_load.METRICS) if set_name != "templates" else
                               ["failure_rate", "goal_achievement_rate", "answer_relevance", "accuracy"])
-    if set_name == "devset" and set(metrics) - set(devset_load.METRICS):
+    if set_name != "templates" and set(metrics) - set(devset_load.METRICS):
         parser.error(f"the written set labels {', '.join(devset_load.METRICS)} only; use --set templates for "
                      f"{', '.join(sorted(set(metrics) - set(devset_load.METRICS)))}")
     dump = args.dump.open("w", encoding="utf-8") if args.dump else None
