@@ -1,13 +1,13 @@
 """The written development set (``benchmarks/devset/``): load, validate, second labels, agreement.
 
-Four writers each wrote ``W<letter>/failure_rate.jsonl`` and ``W<letter>/goal_achievement_rate.jsonl``
+Each writer wrote ``W<letter>/failure_rate.jsonl`` and ``W<letter>/goal_achievement_rate.jsonl``
 (one labelled conversation per line: ``{"id", "label", "note", "turns", "expected"?}``); another
 person relabelled every item blind into ``labels/<labeller>_on_<writer>_<metric>.jsonl`` (``{"id",
 "label", "note"}`` lines; ids are the writer's, or the blind copies' opaque ids, mapped back through
 any ``map_<letter>.json`` under the set's folder). An item enters the set only when both labels
 agree, or when ``adjudicated.jsonl`` (``{"id", "label", "note"}``) settles the disagreement; every
 other disagreement is listed in ``DISAGREEMENTS.md`` and left out. The halves are by writer, fixed
-before any figure was seen: tuning = A and C, held-back = B and D.
+before any figure was seen: tuning = A, C (and E), held-back = B, D (and F).
 
     python benchmarks/devset_load.py --check [--root DIR]   # counts, agreement; exit 1 on any invalid item
     python benchmarks/devset_load.py --write [--root DIR]   # (re)write DISAGREEMENTS.md
@@ -40,7 +40,11 @@ ROOT = Path(__file__).resolve().parent / "devset"
 WEIGHTS = {"failure_rate": FAILURE_WEIGHTS, "goal_achievement_rate": OUTCOME_WEIGHTS}
 METRICS = tuple(WEIGHTS)
 SHORT = {"failure_rate": "fr", "goal_achievement_rate": "ga"}
-HALF_OF_WRITER = {"A": "tuning", "C": "tuning", "B": "heldback", "D": "heldback"}
+# Fixed before any judge ran on the set. A and C / B and D as issue #41's brief set them; E and F,
+# added later, go with the voices nearest theirs so no phrasing crosses: E (agents acting through
+# tools: bookings, email, SQL) beside A (support desks with tools), F (a librarian's sources and
+# citations) beside B and D (docs, flags and versions; trivia facts).
+HALF_OF_WRITER = {"A": "tuning", "C": "tuning", "E": "tuning", "B": "heldback", "D": "heldback", "F": "heldback"}
 HALVES = ("tuning", "heldback")
 ITEM_KEYS = {"id", "label", "note", "turns", "expected", "metadata"}
 TRACE_KEYS = ("id", "turns", "expected", "metadata")
@@ -198,7 +202,8 @@ def load(root: Path | str = ROOT) -> DevSet:
     for folder in sorted(p for p in root.glob("W?") if p.is_dir()):
         writer = folder.name[1]
         if writer not in HALF_OF_WRITER:
-            ds.problems.append(f"{folder.name}: writer {writer!r} is in no half ({sorted(HALF_OF_WRITER)})")
+            ds.problems.append(f"{folder.name}: writer {writer!r} is in no half (HALF_OF_WRITER in "
+                               f"benchmarks/devset_load.py has {', '.join(sorted(HALF_OF_WRITER))})")
             continue
         for other in sorted(p.name for p in folder.iterdir() if p.name not in {f"{m}.jsonl" for m in METRICS}):
             ds.notes.append(f"{folder.name}/{other}: not read (a writer's folder holds "
@@ -251,13 +256,15 @@ def load(root: Path | str = ROOT) -> DevSet:
         for n, rec in _read_jsonl(adjudicated, adjudicated.name, ds.problems):
             item = by_id.get(str(rec.get("id")))
             if item is None or rec.get("label") not in labels_of(item.metric):
-                ds.problems.append(f"{adjudicated.name}:{n}: no item {rec.get('id')!r} or a label not in its metric's set")
+                ds.problems.append(f"{adjudicated.name}:{n}: no item {rec.get('id')!r} "
+                                   "or a label not in its metric's set")
             else:
                 item.adjudicated = (str(rec["label"]), str(rec.get("note", "")))
     return ds
 
 
-def items(metric: str, half: str | None = None, root: Path | str = ROOT, *, written: bool = False) -> list[dict[str, Any]]:
+def items(metric: str, half: str | None = None, root: Path | str = ROOT, *,
+          written: bool = False) -> list[dict[str, Any]]:
     """The agreed items of *metric* (one *half*, or both), as ``judge_quality`` scores them;
     ``written``: every valid item with its writer's label (before or without the second labelling).
 
@@ -316,22 +323,27 @@ def report(ds: DevSet) -> str:
         for writer in sorted({i.writer for i in ds.items[metric]}):
             mine = [i for i in ds.items[metric] if i.writer == writer]
             count = Counter(i.label for i in mine)
-            lines.append(f"  {'W' + writer:8}{HALF_OF_WRITER[writer]:10}" + "".join(f"{count[lab]:>{len(lab) + 2}}" for lab in labels)
-                         + f"{len(mine):>8}{sum(i.second is not None for i in mine):>12}"
-                         + f"{sum(i.agreed_label is not None for i in mine):>8}  {ds.labellers.get((writer, metric), '-')}")
+            relabelled = sum(i.second is not None for i in mine)
+            agreed = sum(i.agreed_label is not None for i in mine)
+            lines.append(f"  {'W' + writer:8}{HALF_OF_WRITER[writer]:10}"
+                         + "".join(f"{count[lab]:>{len(lab) + 2}}" for lab in labels)
+                         + f"{len(mine):>8}{relabelled:>12}{agreed:>8}  {ds.labellers.get((writer, metric), '-')}")
         table = agreement_table(ds, metric)
         weighted = metric in ORDINAL
-        lines.append("  agreement, writer vs second labeller (n, exact, kappa" + (", quadratic-weighted kappa)" if weighted else ")"))
+        lines.append("  agreement, writer vs second labeller (n, exact, kappa"
+                     + (", quadratic-weighted kappa)" if weighted else ")"))
         for who, a in table.items():
-            lines.append(f"    {who if who == 'all' else 'W' + who:5} n={a['n']:<4} exact {_fmt(a['exact'])}  kappa {_fmt(a['kappa'])}"
-                         + (f"  weighted {_fmt(a['weighted_kappa'])}" if weighted else ""))
+            lines.append(f"    {who if who == 'all' else 'W' + who:5} n={a['n']:<4} exact {_fmt(a['exact'])}  "
+                         f"kappa {_fmt(a['kappa'])}" + (f"  weighted {_fmt(a['weighted_kappa'])}" if weighted else ""))
         for half in HALVES:
             kept = Counter(i.agreed_label for i in ds.agreed(metric, half))
-            lines.append(f"  kept, {half:9} {sum(kept.values()):>4}: " + ", ".join(f"{lab} {kept[lab]}" for lab in labels))
+            lines.append(f"  kept, {half:9} {sum(kept.values()):>4}: "
+                         + ", ".join(f"{lab} {kept[lab]}" for lab in labels))
         adjudicated = sum(i.adjudicated is not None and i.second is not None and i.second[1] != i.label
                           for i in ds.items[metric])
+        unlabelled = sum(i.second is None for i in ds.items[metric])
         lines.append(f"  left out: {len(ds.disagreements(metric)) - adjudicated} disagreements "
-                     f"({adjudicated} adjudicated and kept), {sum(i.second is None for i in ds.items[metric])} not relabelled")
+                     f"({adjudicated} adjudicated and kept), {unlabelled} not relabelled")
     for note in ds.notes:
         lines.append(f"note: {note}")
     lines.append(f"\n{len(ds.problems)} problem(s)" + (":" if ds.problems else ""))

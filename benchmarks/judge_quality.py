@@ -14,10 +14,11 @@ tokens that llama.cpp reused from its cache.
         [--max-tokens 512] [--prompt-style compact] [--ordinal-order natural] [--dump items.jsonl]
         [--match REGEX] [--devset-root DIR]
 
-Two sets. ``devset`` (``benchmarks/devset/``, read by ``devset_load``): conversations written by
-four writers in their own voices and labelled twice, for failure_rate and goal_achievement_rate;
-its halves are by writer (tuning = A and C, held-back = B and D), so no phrasing crosses them.
-It is the default once its files are there. ``templates`` (``judge_quality_set``): the earlier
+The sets. ``devset`` (``benchmarks/devset/``, read by ``devset_load``): conversations written by
+six writers in their own voices and labelled twice, for failure_rate and goal_achievement_rate;
+its halves are by writer (tuning = A, C, E; held-back = B, D, F), so no phrasing crosses them.
+It is the default once its files are there. ``written``: every item of it by its writer's label
+alone, before the second labelling (a shape check, not figures to report). ``templates`` (``judge_quality_set``): the earlier
 set assembled from hand-written scenarios, for all four judge metrics; its halves are by
 scenario and share their phrasing. Both halves are scored and reported side by side, and a
 prompt change is judged on the held-back column; ``--half`` scores one. ``--per-label N``

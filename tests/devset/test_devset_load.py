@@ -46,7 +46,7 @@ def test_failure_rate_agreement_by_hand(fixture_set):
     assert table["all"]["kappa"] == pytest.approx(26 / 40)
     # WA: (h,h) (na,na) (stall,mixed): p_o 2/3, p_e (1 + 1 + 0) / 9; kappa (6/9 - 2/9) / (7/9) = 4/7
     assert table["A"]["kappa"] == pytest.approx(4 / 7)
-    assert table["D"] == {"n": 1, "exact": 1.0, "kappa": None, "matrix": table["D"]["matrix"]}  # one category: undefined
+    assert (table["D"]["n"], table["D"]["exact"], table["D"]["kappa"]) == (1, 1.0, None)  # one category: undefined
     assert "weighted_kappa" not in table["all"]
     assert sorted(table) == ["A", "B", "C", "D", "all"]  # D-fr-002 has no second label and is not counted
 
@@ -71,9 +71,11 @@ def test_agreed_items_by_half_with_scores_and_adjudication(fixture_set):
     # A-fr-003 (stall vs mixed) is left out; D-fr-002 (never relabelled) too; B-fr-002 (honest_fallback
     # vs alternative_proposed) is kept by adjudicated.jsonl with the adjudicated label
     assert [(i["id"], i["label"], i["score"]) for i in tuning] == [
-        ("A-fr-001", "hallucination", 0.0), ("A-fr-002", "not_applicable", 1.0), ("C-fr-001", "alternative_proposed", 1.0)]
+        ("A-fr-001", "hallucination", 0.0), ("A-fr-002", "not_applicable", 1.0),
+        ("C-fr-001", "alternative_proposed", 1.0)]
     assert [(i["id"], i["label"], i["score"], i["writer"]) for i in heldback] == [
-        ("B-fr-001", "hallucination", 0.0, "B"), ("B-fr-002", "honest_fallback", 1.0, "B"), ("D-fr-001", "mixed", 0.6, "D")]
+        ("B-fr-001", "hallucination", 0.0, "B"), ("B-fr-002", "honest_fallback", 1.0, "B"),
+        ("D-fr-001", "mixed", 0.6, "D")]
     goal = devset_load.items("goal_achievement_rate", None, FIXTURE)
     assert [(i["id"], i["score"]) for i in goal] == [("A-ga-001", 1.0), ("B-ga-001", 0.0), ("D-ga-001", 0.3),
                                                      ("D-ga-002", 0.7)]
@@ -156,7 +158,9 @@ def test_write_regenerates_disagreements_md(tmp_path):
     root = tmp_path / "devset"
     shutil.copytree(FIXTURE, root)
     assert devset_load.main(["--write", "--root", str(root)]) == 0
-    assert (root / "DISAGREEMENTS.md").read_text(encoding="utf-8") == devset_load.disagreements_md(devset_load.load(root))
+    written = (root / "DISAGREEMENTS.md").read_text(encoding="utf-8")
+    assert written == devset_load.disagreements_md(devset_load.load(root))
+    assert "| A-fr-003 | stall |" in written
 
 
 # -- the committed set -----------------------------------------------------------------------------
@@ -182,7 +186,9 @@ def test_committed_set_is_large_split_by_writer_and_balanced(committed_set, metr
     assert len(agreed) >= 200, f"{metric}: {len(agreed)} agreed items"
     halves = {h: committed_set.agreed(metric, h) for h in devset_load.HALVES}
     writers = {h: {i.writer for i in items} for h, items in halves.items()}
-    assert writers == {"tuning": {"A", "C"}, "heldback": {"B", "D"}}
+    assert not writers["tuning"] & writers["heldback"]
+    assert {"A", "C"} <= writers["tuning"] and {"B", "D"} <= writers["heldback"], writers
+    assert all(devset_load.HALF_OF_WRITER[w] == h for h, ws in writers.items() for w in ws)
     for h, items in halves.items():
         missing = set(devset_load.labels_of(metric)) - {i.agreed_label for i in items}
         assert not missing, f"{metric}: no {sorted(missing)} in the {h} half"

@@ -48,8 +48,11 @@ def test_figures_by_hand():
 
 def test_figures_on_the_goal_scale_weigh_by_distance():
     ga = devset_load.labels_of("goal_achievement_rate")
-    item = lambda n, lab: {"id": f"A-ga-{n:03d}", "label": lab, "score": devset_load.WEIGHTS["goal_achievement_rate"][lab],
-                           "writer": "A"}  # noqa: E731
+    weights = devset_load.WEIGHTS["goal_achievement_rate"]
+
+    def item(n: int, lab: str) -> dict:
+        return {"id": f"A-ga-{n:03d}", "label": lab, "score": weights[lab], "writer": "A"}
+
     rows = [(item(1, "fully"), "fully", 1.0), (item(2, "mostly"), "fully", 1.0), (item(3, "none"), "none", 0.0),
             (item(4, "partial"), "minor", 0.3)]
     f = judge_quality.figures("goal_achievement_rate", rows, ga)
@@ -66,8 +69,8 @@ def test_figures_on_the_goal_scale_weigh_by_distance():
 def test_run_metric_on_the_fixture_with_the_scripted_judge(judge_server, half):
     judge_server.reply = fitting  # a verdict that fits whatever the metric asks
     dump = io.StringIO()
-    out = judge_quality.run_metric("failure_rate", f"openai-compatible:m@{judge_server.url}", {"prompt_style": "compact"},
-                                   None, half, dump, None, "devset", FIXTURE)
+    out = judge_quality.run_metric("failure_rate", f"openai-compatible:m@{judge_server.url}",
+                                   {"prompt_style": "compact"}, None, half, dump, None, "devset", FIXTURE)
     data = devset_load.items("failure_rate", half, FIXTURE)
     assert out["items"] == len(data) == 3
     assert out["calls"] == len(judge_server.requests) >= len(data)
@@ -91,4 +94,5 @@ def test_devset_takes_its_two_metrics_only(capsys):
         judge_quality.main(["--judge", "openai-compatible:m@http://127.0.0.1:9/v1", "--set", "devset",
                             "--devset-root", str(FIXTURE), "--metric", "accuracy"])
     assert exc.value.code == 2
-    assert "labels failure_rate, goal_achievement_rate only; use --set templates for accuracy" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "labels failure_rate, goal_achievement_rate only; use --set templates for accuracy" in err
