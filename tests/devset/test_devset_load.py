@@ -215,5 +215,5 @@ def test_committed_disagreements_md_is_current(committed_set):
     path = devset_load.ROOT / "DISAGREEMENTS.md"
     if not path.exists() and not any(committed_set.disagreements(m) for m in devset_load.METRICS):
         pytest.skip("no disagreements and no DISAGREEMENTS.md")
-    assert path.read_text(encoding="utf-8") == devset_load.disagreements_md(committed_set), \
-        "run python benchmarks/devset_load.py --write"
+    assert path.exists() and path.read_text(encoding="utf-8") == devset_load.disagreements_md(committed_set), \
+        "DISAGREEMENTS.md is missing or stale: run python benchmarks/devset_load.py --write"
