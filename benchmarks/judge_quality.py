@@ -18,12 +18,13 @@ The sets. ``devset`` (``benchmarks/devset/``, read by ``devset_load``): conversa
 six writers in their own voices and labelled twice, for failure_rate and goal_achievement_rate;
 its halves are by writer (tuning = A, C, E; held-back = B, D, F), so no phrasing crosses them.
 It is the default once its files are there. ``written``: every item of it by its writer's label
-alone, before the second labelling (a shape check, not figures to report). ``templates`` (``judge_quality_set``): the earlier
-set assembled from hand-written scenarios, for all four judge metrics; its halves are by
-scenario and share their phrasing. Both halves are scored and reported side by side, and a
-prompt change is judged on the held-back column; ``--half`` scores one. ``--per-label N``
-keeps the first N items of each label in each half (a stratified subset that fits a slow
-machine); item counts are printed with the figures.
+alone, before the second labelling (a shape check, not figures to report). ``templates``
+(``judge_quality_set``): the earlier set assembled from hand-written scenarios, for all four
+judge metrics; its halves are by scenario and share their phrasing. Both halves are scored and
+reported side by side, and a prompt change is judged on the held-back column; ``--half`` scores
+one. ``--per-label N`` keeps the first N items of each label in each half (a stratified subset
+that fits a slow machine; on the written set taken from the writers in turn); item counts are
+printed with the figures.
 """
 
 from __future__ import annotations
@@ -84,8 +85,17 @@ def kappa(truth: list[str], pred: list[str], labels: list[str], weights: str | N
 
 
 def subset(data: list[dict[str, Any]], per_label: int | None) -> list[dict[str, Any]]:
+    """The first *per_label* items of each label; on the written set, taken from its writers in turn."""
     if per_label is None:
         return data
+    if data and all("writer" in i for i in data):
+        rank: Counter[tuple[str, str]] = Counter()
+        keyed = []
+        for n, item in enumerate(data):
+            key = (item["label"], item["writer"])
+            keyed.append((rank[key], n, item))
+            rank[key] += 1
+        data = [item for _, _, item in sorted(keyed, key=lambda k: (k[0], k[1]))]
     seen: Counter[str] = Counter()
     out = []
     for item in data:

@@ -96,3 +96,12 @@ def test_devset_takes_its_two_metrics_only(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "labels failure_rate, goal_achievement_rate only; use --set templates for accuracy" in err
+
+
+def test_per_label_subset_takes_the_writers_in_turn():
+    data = [_item(n, "stall", "A") for n in range(1, 4)] + [_item(n, "stall", "B") for n in range(1, 4)] \
+        + [_item(9, "mixed", "B")]
+    got = judge_quality.subset(data, 3)
+    assert [i["id"] for i in got] == ["A-fr-001", "B-fr-001", "B-fr-009", "A-fr-002"]
+    templates = [{"id": f"fr-0{n}-stall", "label": "stall"} for n in range(3)]
+    assert judge_quality.subset(templates, 2) == templates[:2]  # the template set: first N, as before
