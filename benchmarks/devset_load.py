@@ -11,6 +11,7 @@ before any figure was seen: tuning = A, C (and E), held-back = B, D (and F).
 
     python benchmarks/devset_load.py --check [--root DIR]   # counts, agreement; exit 1 on any invalid item
     python benchmarks/devset_load.py --write [--root DIR]   # (re)write DISAGREEMENTS.md
+    python benchmarks/devset_load.py --markdown             # the README's agreement and kept-items tables
 
 ``items(metric, half)`` gives the agreed items in the form ``judge_quality`` scores: a trace plus
 ``label``, ``score`` (the label's weight, as in ``judge_quality_set``), ``note`` and ``writer``.
@@ -344,6 +345,9 @@ def report(ds: DevSet) -> str:
         unlabelled = sum(i.second is None for i in ds.items[metric])
         lines.append(f"  left out: {len(ds.disagreements(metric)) - adjudicated} disagreements "
                      f"({adjudicated} adjudicated and kept), {unlabelled} not relabelled")
+        lines.append("  shape per writer: turns 1/2/3/4/5/6+, items with tool calls, with context, with expected.goal")
+        for writer in sorted({i.writer for i in ds.items[metric]}):
+            lines.append(f"    W{writer}  {shape([i for i in ds.items[metric] if i.writer == writer])}")
     for note in ds.notes:
         lines.append(f"note: {note}")
     lines.append(f"\n{len(ds.problems)} problem(s)" + (":" if ds.problems else ""))
@@ -351,6 +355,44 @@ def report(ds: DevSet) -> str:
     if len(ds.problems) > 100:
         lines.append(f"  ... and {len(ds.problems) - 100} more")
     return "\n".join(lines)
+
+
+def shape(items: list[Item]) -> str:
+    """How a group of items is built: turn counts, and the shares with tools, context, a stated goal."""
+    turns = Counter(min(len(i.record["turns"]), 6) for i in items)
+    n = len(items) or 1
+
+    def share(test: Any) -> str:
+        return f"{sum(map(test, items))} ({100 * sum(map(test, items)) / n:.0f}%)"
+    return ("/".join(str(turns[k]) for k in range(1, 7))
+            + f"; tools {share(lambda i: any(t.get('tool_calls') for t in i.record['turns']))}"
+            + f"; context {share(lambda i: any(t.get('context') for t in i.record['turns']))}"
+            + f"; goal {share(lambda i: bool((i.record.get('expected') or {}).get('goal')))}")
+
+
+def markdown(ds: DevSet) -> str:
+    """The README's agreement and kept-items tables, filled in (``--markdown``)."""
+    tables = {m: agreement_table(ds, m) for m in METRICS}
+    writers = sorted({w for t in tables.values() for w in t if w != "all"})
+
+    def cell(metric: str, who: str) -> str:
+        a = tables[metric].get(who)
+        if a is None:
+            return "-"
+        parts = [str(a["n"]), _fmt(a["exact"]), _fmt(a["kappa"])]
+        return " / ".join(parts + ([_fmt(a["weighted_kappa"])] if "weighted_kappa" in a else []))
+    out = ["| | failure_rate: n / exact / kappa | goal_achievement_rate: n / exact / kappa / weighted |",
+           "| --- | --- | --- |"]
+    out += [f"| {who} | {cell(METRICS[0], who)} | {cell(METRICS[1], who)} |" for who in ["all", *writers]]
+    out += ["", "| | " + " | ".join(METRICS) + " |", "| --- | --- | --- |"]
+    for half in HALVES:
+        ws = ", ".join(sorted(w for w, h in HALF_OF_WRITER.items() if h == half))
+        cells = []
+        for metric in METRICS:
+            kept = Counter(i.agreed_label for i in ds.agreed(metric, half))
+            cells.append(f"{sum(kept.values())} ({', '.join(f'{lab} {kept[lab]}' for lab in labels_of(metric))})")
+        out.append(f"| {half} ({ws}) | " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
 
 def _cell(text: str) -> str:
@@ -385,14 +427,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="print counts and agreement; exit 1 on any invalid item")
     parser.add_argument("--write", action="store_true", help="(re)write DISAGREEMENTS.md under the set's folder")
+    parser.add_argument("--markdown", action="store_true", help="print the README's agreement and kept-items tables")
     parser.add_argument("--root", type=Path, default=ROOT, help=f"the set's folder (default {ROOT})")
     args = parser.parse_args(argv)
-    if not (args.check or args.write):
-        parser.error("say --check and/or --write")
+    if not (args.check or args.write or args.markdown):
+        parser.error("say --check, --write and/or --markdown")
     ds = load(args.root)
     if args.write:
         (args.root / "DISAGREEMENTS.md").write_text(disagreements_md(ds), encoding="utf-8")
-    print(report(ds))
+    if args.check or args.write:
+        print(report(ds))
+    if args.markdown:
+        print(markdown(ds))
     return 1 if ds.problems else 0
 
 

@@ -102,6 +102,18 @@ def test_check_prints_counts_and_agreement(capsys):
     assert out.rstrip().endswith("0 problem(s)")
 
 
+def test_markdown_tables_for_the_readme(fixture_set):
+    text = devset_load.markdown(fixture_set)
+    assert "| all | 7 / 0.71 / 0.65 | 6 / 0.67 / 0.59 / 0.92 |" in text
+    assert "| A | 3 / 0.67 / 0.57 | 2 / 0.50 / 0.33 / 0.86 |" in text
+    assert "| heldback (B, D, F) | 3 (hallucination 1, stall 0, mixed 1, honest_fallback 1," in text
+
+
+def test_shape_counts_turns_tools_context_and_goals(fixture_set):
+    a = [i for i in fixture_set.items["goal_achievement_rate"] if i.writer == "A"]
+    assert devset_load.shape(a) == "1/1/0/0/0/0; tools 1 (50%); context 0 (0%); goal 1 (50%)"
+
+
 def _write(path: Path, lines: list[object]) -> None:
     path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
 
