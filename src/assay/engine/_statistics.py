@@ -295,15 +295,17 @@ class StatisticsCollector:
         pows = pow_k[order].tolist() if pow_k is not None else None
         rows = []
         for j, (n_t, c_t, has_t, rate_t, low_t, high_t, failed_t, excluded_t, unscored_t) in enumerate(zip(*cols)):
-            row: dict[str, Any] = {"task_id": names[starts[j]:stops[j]].decode("utf-8", "surrogatepass"),
-                                   "trials": n_t, "passed": c_t}
-            if has_t:
-                row.update(pass_rate=rate_t, pass_rate_ci=[low_t, high_t])
-                if pows is not None:
-                    row["pass_pow_k"] = pows[j]
+            task_id = names[starts[j]:stops[j]].decode("utf-8", "surrogatepass")
+            # one dict display per row (a table of 100,000 tasks is built here), its keys in this order
+            if not has_t:
+                row: dict[str, Any] = {"task_id": task_id, "trials": n_t, "passed": c_t, "pass_rate": None,
+                                       "pass_rate_ci": None, "flaky": 0 < c_t < n_t}
+            elif pows is not None:
+                row = {"task_id": task_id, "trials": n_t, "passed": c_t, "pass_rate": rate_t,
+                       "pass_rate_ci": [low_t, high_t], "pass_pow_k": pows[j], "flaky": 0 < c_t < n_t}
             else:
-                row.update(pass_rate=None, pass_rate_ci=None)
-            row["flaky"] = 0 < c_t < n_t
+                row = {"task_id": task_id, "trials": n_t, "passed": c_t, "pass_rate": rate_t,
+                       "pass_rate_ci": [low_t, high_t], "flaky": 0 < c_t < n_t}
             if failed_t:
                 row["failed_runs"] = failed_t
             if excluded_t:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 import msgspec
@@ -33,6 +34,14 @@ _NULL = 0x40
 _F64 = struct.Struct("<d")
 _ROWS: dict[int, struct.Struct] = {}
 """A row of n passing scores (keyed by 3n): n x (index, status 0, float64), packed in one call."""
+
+
+def _row(size: int) -> struct.Struct:
+    """The struct of ``size // 3`` passing scores (``_ROWS``)."""
+    row = _ROWS.get(size)
+    if row is None:
+        row = _ROWS[size] = struct.Struct("<" + "BBd" * (size // 3))
+    return row
 INSERT_BLOCK = "INSERT INTO result_blocks (run_id, seq, n, rows) VALUES (?, ?, ?, ?)"
 INSERT_INPUT = "INSERT INTO inputs (run_id, seq, trace_id, source, trace) VALUES (?, ?, ?, ?, ?)"
 _extra_decoder = msgspec.json.Decoder(dict[str, dict[str, Any]])
@@ -95,10 +104,13 @@ class RowCodec:
         """``pack``, and whether a result may carry tokens or a cost (False: none does, so a recorder's
         judge totals need not look at this trace's results again)."""
         slot_of = self._slot_of
+        items = iter(t.metrics.items())
+        out = bytearray()
+        costly = False
         if not keep_all and t.outcome is None:  # the common row: every result a passing score with nothing else to keep
             args: list[Any] = []
             append = args.append
-            for name, r in t.metrics.items():
+            for name, r in items:
                 s = slot_of.get(name)
                 if s is None or r.passed is not True or r.warning is not None or r.judge_calls \
                         or r.threshold != s[1] or r.tokens or r.cost_usd is not None:
@@ -107,15 +119,13 @@ class RowCodec:
                 append(0)
                 append(r.score)  # (passed is True: a score)
             else:
-                row = _ROWS.get(len(args))
-                if row is None:
-                    row = _ROWS[len(args)] = struct.Struct("<" + "BBd" * (len(args) // 3))
-                return row.pack(*args), None, False
-        out = bytearray()
+                return _row(len(args)).pack(*args), None, False
+            if args:  # the results before this one are packed as they are; the rest one at a time
+                out += _row(len(args)).pack(*args)
+            items = chain(((name, r),), items)
         extra: dict[str, Any] | None = None
-        costly = False
         pack_f64 = _F64.pack
-        for name, r in t.metrics.items():
+        for name, r in items:
             if r.tokens or r.cost_usd is not None:
                 costly = True
             s = slot_of.get(name)
