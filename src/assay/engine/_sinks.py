@@ -102,12 +102,14 @@ def run_into(evaluation: Any, source: Any, spec: RunSpec, sinks: Sequence[RunSin
             sink.begin(spec)
             begun.append(sink)
 
-        def on_result(item: TraceResult | InputIssue) -> None:
-            for sink in sinks:
-                sink.add(item)
+        adds = [sink.add for sink in sinks if getattr(type(sink), "add", None) is not Sink.add]  # (Sink.add: nothing)
 
-        result = evaluation.run_spec(source, spec, keep_traces=keep_traces, on_result=on_result if sinks else None,
-                                     tap=tap)
+        def on_result(item: TraceResult | InputIssue) -> None:
+            for add in adds:
+                add(item)
+
+        result = evaluation.run_spec(source, spec, keep_traces=keep_traces,
+                                     on_result=(adds[0] if len(adds) == 1 else on_result) if adds else None, tap=tap)
         run = result.run
         if tap is not None:
             run.input_files = tap.info()

@@ -4,7 +4,7 @@ from ._card import Disagreement, JudgeCard, LabelAgreement, MetricCard, PassFail
 from ._record import RunRecord
 from ._result import (
     DimensionScore, InputIssue, MetricResult, MetricSummary, ReadingWarning, RunResult, TraceResult, Warning, decode_issue, decode_run, decode_trace,
-    encode, encode_run, encode_summary_record, encode_trace, read_results, run_from_builtins,
+    encode, encode_run, encode_summary_record, encode_trace, encode_trace_into, read_results, run_from_builtins,
 )
 from ._trace import (
     AgentRun, Expected, ExpectedToolCall, Handoff, ToolCall, Trace, TraceValidationError, Turn, TurnExpected, Usage,
@@ -14,6 +14,6 @@ from ._trace import (
 __all__ = [
     "AgentRun", "DimensionScore", "Disagreement", "JudgeCard", "LabelAgreement", "MetricCard", "PassFail", "Expected", "ExpectedToolCall", "Handoff", "InputIssue", "MetricResult", "ReadingWarning",
     "MetricSummary", "RunRecord", "RunResult", "ToolCall", "Trace", "TraceResult", "TraceValidationError", "Turn", "TurnExpected", "Usage", "Warning",
-    "decode_issue", "decode_run", "decode_trace", "encode", "encode_run", "encode_summary_record", "encode_trace", "read_results",
-    "negative_values", "run_from_builtins",
+    "decode_issue", "decode_run", "decode_trace", "encode", "encode_run", "encode_summary_record", "encode_trace",
+    "encode_trace_into", "read_results", "negative_values", "run_from_builtins",
 ]

@@ -351,6 +351,11 @@ def encode_trace(t: TraceResult) -> bytes:
     return _encoder.encode(_trace_out(t))
 
 
+def encode_trace_into(t: TraceResult, buffer: bytearray) -> None:
+    """``encode_trace`` into ``buffer`` (replacing what it held): for writers that reuse one buffer."""
+    _encoder.encode_into(_trace_out(t), buffer)
+
+
 def encode_run(result: RunResult, *, indent: int | None = None) -> bytes:
     """A whole results file (``-f json``)."""
     data = _encoder.encode(_RunDoc(result.run.to_dict(), result.summary, result.statistics, result.input_issues,

@@ -19,7 +19,9 @@ from .._files import atomic_write, check_writable, write_atomic
 from ..engine._sinks import ContextSink, Sink
 from ..engine._spec import RunSpec
 from ..errors import ConfigError
-from ..model import InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace
+from ..model import (
+    InputIssue, RunResult, TraceResult, encode_run, encode_summary_record, encode_trace, encode_trace_into,
+)
 
 # The report package (HTML templates, CSV and JUnit writers) is imported where a report or one of
 # those formats is written: most runs write none, and it is a tenth of `assay run`'s start-up.
@@ -148,8 +150,23 @@ class StreamSink(Sink):
 
 def jsonl_sink(path: str | None) -> StreamSink:
     """JSON Lines: one line per trace result, then the summary record."""
-    return StreamSink(path, lambda item: encode_trace(item) + b"\n",
+    return _JsonLines(path, lambda item: encode_trace(item) + b"\n",
                       footer=lambda result: encode_summary_record(result) + b"\n")
+
+
+class _JsonLines(StreamSink):
+    """The JSON Lines sink: each line encoded into one reused buffer (no bytes object per line)."""
+
+    def begin(self, spec: RunSpec) -> None:
+        super().begin(spec)
+        self.buffer = bytearray()
+
+    def add(self, item: TraceResult | InputIssue) -> None:
+        if type(item) is TraceResult or isinstance(item, TraceResult):
+            buffer = self.buffer
+            encode_trace_into(item, buffer)
+            buffer.append(10)  # "\n"
+            self.out.write(buffer)
 
 
 def csv_sink(path: str | None, dimensions: dict[str, str]) -> StreamSink:
