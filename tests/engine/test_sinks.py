@@ -42,6 +42,18 @@ def test_every_sink_sees_the_run_in_order_and_the_record_gets_the_spec():
     assert (result.run.name, result.run.tags) == ("nightly", {"team": "x"})
 
 
+@pytest.mark.parametrize("others", [0, 1, 2])
+def test_callbacks_and_sinks_that_take_results_get_every_one_beside_sinks_that_do_not(others):
+    from assay.engine._sinks import Each
+
+    log: list = []
+    seen: list = []
+    sinks = [Sink(), Each(lambda item: seen.append(item.id)), *(Log(str(k), log) for k in range(others)), Sink()]
+    run_into(Evaluation.from_spec(SPEC), TRACES, SPEC, sinks)
+    assert seen == [f"t{i}" for i in range(6)]
+    assert [e for e in log if e[1] == "add"] == [(str(k), "add", f"t{i}") for i in range(6) for k in range(others)]
+
+
 def test_a_failing_sink_aborts_those_not_finished_and_the_error_propagates():
     log: list = []
     with pytest.raises(OSError, match="disk full"):

@@ -102,7 +102,8 @@ def run_into(evaluation: Any, source: Any, spec: RunSpec, sinks: Sequence[RunSin
             sink.begin(spec)
             begun.append(sink)
 
-        adds = [sink.add for sink in sinks if getattr(type(sink), "add", None) is not Sink.add]  # (Sink.add: nothing)
+        # each sink's add, but Sink's own, which does nothing (an Each sink's add is its callback)
+        adds = [sink.add for sink in sinks if getattr(sink.add, "__func__", None) is not Sink.add]
 
         def on_result(item: TraceResult | InputIssue) -> None:
             for add in adds:
