@@ -413,6 +413,11 @@ def passk_curve(tasks: Any, successes: Any, level: float = 0.95, task_set: str =
 
 
 def _pairs(np: Any, n: Any, c: Any) -> tuple[list[tuple[int, int]], list[int]]:
-    """The distinct (n, c) pairs of tasks and how many tasks share each."""
+    """The distinct (n, c) pairs of tasks and how many tasks share each, in ascending order."""
+    width = int(c.max()) + 1 if len(c) else 1
+    if len(n) and int(n.max()) * width < 4 * len(n) + 1024:  # (n, c) as one small integer: count, not sort
+        counts = np.bincount(n * width + c)
+        keys = np.flatnonzero(counts)
+        return [(int(k) // width, int(k) % width) for k in keys], counts[keys].tolist()
     pairs, mult = np.unique(np.stack([n, c], axis=1), axis=0, return_counts=True)
     return [(int(a), int(b)) for a, b in pairs], [int(m) for m in mult]
