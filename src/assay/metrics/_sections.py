@@ -61,19 +61,53 @@ def tool_text(call: Any) -> str:
     return f"{out}\nresult: {call.result if isinstance(call.result, str) else _json(call.result)}"
 
 
+_new, _set_label, _set_text = object.__new__, Section.label.__set__, Section.text.__set__  # type: ignore[attr-defined]
+_set_heading, _set_source = Section.heading.__set__, Section.source.__set__  # type: ignore[attr-defined]
+
+
+def _section(label: str, text: str, heading: str) -> Section:
+    """``Section(label, text, heading)`` without the frozen dataclass's ``__init__`` (a third of the
+    cost): the fields are set through their slots, as that ``__init__`` does. For the hundreds of
+    sections of a long dialogue."""
+    s = _new(Section)
+    _set_label(s, label)
+    _set_text(s, text)
+    _set_heading(s, heading)
+    _set_source(s, True)
+    return s
+
+
+_TURN_NAMES: list[tuple[str, str, str, str, str]] = []
+_NAMED_TURNS = 4096
+"""Turns whose section labels and headings are kept once made (a dialogue's names are the same every call)."""
+
+
+def _turn_names(n: int) -> tuple[str, str, str, str, str]:
+    """Labels and headings of 1-based turn *n*: user label, user heading, agent label, agent heading, no-reply heading."""
+    if n <= len(_TURN_NAMES):
+        return _TURN_NAMES[n - 1]
+    names = (f"TURN_{n}_USER", f"Turn {n}, user message:", f"TURN_{n}_AGENT", f"Turn {n}, agent reply:",
+             f"Turn {n}: the agent gave no reply (empty section).")
+    if n == len(_TURN_NAMES) + 1 and n <= _NAMED_TURNS:
+        _TURN_NAMES.append(names)
+    return names
+
+
 def dialogue(trace: Trace, *, tools: bool = True) -> list[Section]:
     """Every message of the conversation as its own fenced section, so no message can forge another."""
     out: list[Section] = []
+    add, named = out.append, _TURN_NAMES
     for n, t in enumerate(trace.turns, 1):
+        user, user_heading, agent, agent_heading, silent = named[n - 1] if n <= len(named) else _turn_names(n)
         if t.input is not None:
-            out.append(Section(f"TURN_{n}_USER", t.input, f"Turn {n}, user message:"))
-        if tools:
+            add(_section(user, t.input, user_heading))
+        if tools and t.tool_calls:
             out += [Section(f"TURN_{n}_TOOL_{j}", tool_text(c), f"Turn {n}, tool call {j}:")
                     for j, c in enumerate(t.tool_calls, 1)]
         if t.output is not None:
-            out.append(Section(f"TURN_{n}_AGENT", t.output, f"Turn {n}, agent reply:"))
+            add(_section(agent, t.output, agent_heading))
         else:
-            out.append(Section(f"TURN_{n}_AGENT", "", f"Turn {n}: the agent gave no reply (empty section)."))
+            add(_section(agent, "", silent))
     return out
 
 
