@@ -168,10 +168,12 @@ class HttpxClient:
             # As the SDK's default client: the Limited layer decides how many calls are in flight.
             limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
 
-    async def post(self, path: str, body: dict[str, Any]) -> Any:
-        """The reply's JSON; ProviderError for HTTP errors, timeouts, lost connections and non-JSON bodies."""
+    async def post(self, path: str, body: dict[str, Any] | bytes) -> Any:
+        """The reply's JSON; ProviderError for HTTP errors, timeouts, lost connections and non-JSON bodies.
+
+        *body*: the JSON to send, or its encoding already made (``bytes``)."""
         httpx = self._httpx
-        data = json.dumps(body, ensure_ascii=False).encode()
+        data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
         try:
             async with self._client.stream("POST", self._base + path, content=data, params=self._query,
                                            headers={"Content-Type": "application/json"}) as response:
@@ -251,8 +253,8 @@ class LoopbackClient:
             writer.close()
         return None
 
-    async def post(self, path: str, body: dict[str, Any]) -> Any:
-        data = json.dumps(body, ensure_ascii=False).encode()
+    async def post(self, path: str, body: dict[str, Any] | bytes) -> Any:
+        data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
         request = (f"POST {self._prefix}{path}{self._query} HTTP/1.1\r\n{self._head}"
                    f"Content-Length: {len(data)}\r\n\r\n").encode("latin-1") + data
         for attempt in range(2):
