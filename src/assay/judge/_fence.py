@@ -265,12 +265,15 @@ class Fence:
         in one text is a match in the join; the join can only add false alarms, which fall back to
         the per-text path), so each is fenced as it is.
         """
-        texts = [text for text, _ in pieces]
+        return self.wrap_each([text for text, _ in pieces], [label for _, label in pieces])
+
+    def wrap_each(self, texts: "list[str]", labels: "list[str]") -> list[str]:
+        """:meth:`wrap_all` of the texts and labels given as two lists (no pair per section)."""
         if self.clean(texts):
             nonce = self.nonce
             return [f"{_OPEN}BEGIN {name} {nonce}{_CLOSE}\n{text}\n{_OPEN}END {name} {nonce}{_CLOSE}"
-                    for text, name in zip(texts, map(_label, [label for _, label in pieces]))]
-        return [self.wrap(text, label) for text, label in pieces]
+                    for text, name in zip(texts, map(_label, labels))]
+        return [self.wrap(text, label) for text, label in zip(texts, labels)]
 
     def clean(self, texts: "list[str]") -> bool:
         """Whether every one of *texts* is fenced as it is (plain ASCII, no forged delimiter, no copy

@@ -406,9 +406,9 @@ class Session:
         texts = [t if len(t) <= MAX_SECTION_CHARS else clip(t) for t in [s.text for s in sections]]
         labels = [s.label for s in sections]
         headings = [s.heading for s in sections]
-        wrapped = fence.wrap_all(list(zip(texts, labels)))
+        wrapped = fence.wrap_each(texts, labels)
         self.seen += [t for s, t in zip(sections, texts) if s.source]
-        self.shown += [(label, t, nonce) for label, t in zip(labels, texts)]
+        self.shown += zip(labels, texts, itertools.repeat(nonce))
         self.nonces.add(nonce)
         parts = [fence.code_line(), *[f"{h}\n{w}" if h else w for h, w in zip(headings, wrapped)], *options]
         content = [system, *itertools.chain.from_iterable(zip(headings, labels, texts)), *options]
