@@ -313,8 +313,8 @@ def limits(args: argparse.Namespace) -> int:
                 raise SystemExit(f"the minimal client failed:\n{done.stderr[-2000:]}")
             minimal = float(done.stdout.split()[-1])
             TURNS = 2
-            for label, source in versions:
-                for metric, style in (("failure_rate", "full"), ("answer_relevance", "full")):
+            for metric, style in (("failure_rate", "full"), ("answer_relevance", "full")):
+                for label, source in versions:  # alternating, so that load changes hit both alike
                     rows.append((f"{label}: {metric} ({style}), 2 turns", in_process(source, metric, style, url, n,
                                                                                        args.repeat), minimal, "minimal"))
             rows.append(("minimal asyncio client, 2 turns", minimal, None, ""))
