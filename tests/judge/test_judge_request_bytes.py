@@ -167,3 +167,10 @@ def test_a_layer_calls_the_inner_judge_it_is_given_later():
     layer.inner = second  # as assay collect does to ask a judge's backend as an agent
     assert asyncio.run(layer.call(None)).raw == "second" and (first.seen, second.seen) == (1, 1)
     assert layer.inner is second
+
+
+def test_a_model_name_that_looks_like_a_placeholder_falls_back_to_the_plain_encoding():
+    b = OpenAICompatible("\x00slotm\x00", base_url="http://127.0.0.1:9/v1")
+    r = request(label_schema(("no", "yes")))
+    assert b._body(r, "json_schema") == plain_body(b, r, "json_schema")
+    assert next(iter(b._bodies.values())).pieces is None

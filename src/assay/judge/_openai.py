@@ -249,9 +249,10 @@ class Body:
     where those values go before ``json.dumps``; since ``json.dumps`` encodes a value the same
     wherever it stands, the filled bytes are what ``json.dumps`` of the whole body gives."""
 
-    __slots__ = ("pieces", "enums")
+    __slots__ = ("pieces", "enums", "_backend", "_mode")
 
     def __init__(self, backend: OpenAICompatible, request: JudgeRequest, mode: str) -> None:
+        self._backend, self._mode = backend, mode
         schema = request.schema
         ordered = isinstance(schema, VerdictSchema)
         model = schema.model if ordered else schema
@@ -272,9 +273,15 @@ class Body:
         params = backend._params(request, mode, schema_json=base, messages="\x00slotm\x00")
         text = json.dumps(params, ensure_ascii=False)
         split = _SLOT.split(text)
-        self.pieces: list[bytes | str] = [piece.encode() if k % 2 == 0 else piece for k, piece in enumerate(split)]
+        slots = split[1::2]
+        self.pieces: list[bytes | str] | None = [piece.encode() if k % 2 == 0 else piece
+                                                 for k, piece in enumerate(split)]
+        if slots.count("m") != 1 or len(set(slots)) != len(slots):  # a placeholder's text in the settings
+            self.pieces = None
 
     def fill(self, request: JudgeRequest) -> bytes:
+        if self.pieces is None:
+            return json.dumps(self._backend._params(request, self._mode), ensure_ascii=False).encode()
         schema = request.schema
         orders = schema.orders if isinstance(schema, VerdictSchema) else ()
         out: list[bytes] = []

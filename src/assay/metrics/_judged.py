@@ -311,10 +311,10 @@ class Session:
     """The judge's prompt form, ``full`` or ``compact`` (``assay.judge.prompt_style``)."""
     ordinal: str = "shuffled"
     """How ordinal options are listed: ``natural``, ``reversed`` or ``shuffled`` (``assay.judge.ordinal_order``)."""
-    nonces: set[str] = field(default_factory=set)
-    """The fence codes of the requests sent (a quote holding one was copied from the framing)."""
     varying: set[str] = field(default_factory=set)
     """Choice blocks listed in a per-request order: they follow the data; fixed ones stay in the rubric."""
+    nonces: set[str] = field(default_factory=set)
+    """The fence codes of the requests sent (a quote holding one was copied from the framing)."""
 
     @classmethod
     def open(cls, metric: Any, ctx: MetricContext, rubric: Rubric | None = None, key: str | None = None) -> "Session":
@@ -518,7 +518,7 @@ def field_guide(schema: type[pydantic.BaseModel]) -> str:
     return "Reply with one JSON object with these fields:\n" + "\n".join(lines) + "\n" + order
 
 
-_hay = functools.lru_cache(maxsize=8)(normalise_text)
+_hay = functools.lru_cache(maxsize=4)(normalise_text)
 """The evaluated text as quotes are looked up in it: one metric checks each of its quotes against the same text."""
 
 _MARKER = re.compile(r"<<<|>>>|\b(?:BEGIN|END) [A-Z0-9_]+ [0-9a-f]{16}\b|fence code", re.IGNORECASE)
