@@ -65,9 +65,9 @@ def test_lines_read_a_chunk_at_a_time_are_the_lines_read_one_by_one(tmp_path, mo
     blocks = []
     real = _stream.Lines.__init__
 
-    def seen(self, data, line, n):  # count the blocks taken at once: the test must exercise them
+    def seen(self, data, line, n, end=None):  # count the blocks taken at once: the test must exercise them
         blocks.append(n)
-        real(self, data, line, n)
+        real(self, data, line, n, end)
 
     monkeypatch.setattr(_stream.Lines, "__init__", seen)
     with pytest.warns(Warning):  # the duplicate id
@@ -79,3 +79,9 @@ def test_lines_read_a_chunk_at_a_time_are_the_lines_read_one_by_one(tmp_path, mo
     assert sum(1 for _, item in got if type(item).__name__ != "Trace") >= 10  # the odd lines' issues
     if chunk < 1 << 20:
         assert sum(blocks) > 100  # most lines came in blocks
+
+
+def test_lines_give_their_lines_one_at_a_time():
+    data = b'{"a":1}\n\n  \n{"b":2}\n{"c"'
+    assert list(_stream.Lines(data, 7, 4, data.rfind(b"\n") + 1).lines()) == \
+        [(7, b'{"a":1}'), (8, b""), (9, b"  "), (10, b'{"b":2}')]

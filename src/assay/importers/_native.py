@@ -86,8 +86,11 @@ def read_native(stream: IO[bytes], source: str) -> Iterator[Record]:
     decode = _decoder(Trace).decode
     for item in iter_values(stream, source, raw_lines="blocks"):
         if type(item) is Lines:  # a chunk's whole lines, all within the limits: as the tuples below, at once
-            lineno = item.line
-            for line in item.data.split(b"\n"):  # (the last is the empty text after the last newline)
+            data, start, end = item.data, 0, item.end
+            for lineno in range(item.line, item.line + item.n):  # (Lines.lines, inlined: one line at a time)
+                nl = data.find(b"\n", start, end)
+                line = data[start:nl]
+                start = nl + 1
                 if line[:1] == b"{":
                     try:
                         trace = decode(line)
@@ -96,7 +99,6 @@ def read_native(stream: IO[bytes], source: str) -> Iterator[Record]:
                     yield f"{source}:{lineno}", trace
                 elif line and not line.isspace():
                     yield from _other_line(line, source, lineno)
-                lineno += 1
         elif type(item) is tuple:  # a JSON Lines line that passed the cheap checks, undecoded
             lineno, line = item
             if line[:1] == b"{":  # the usual record: decoded here, any failure explained by parse_trace

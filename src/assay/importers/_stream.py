@@ -74,10 +74,20 @@ class Lines:
     none with more brackets than the depth limit: what the per-line checks of ``raw_lines`` pass, checked
     a chunk at a time. The reader takes each line as ``raw_lines`` gives it (blank ones are skipped)."""
 
-    __slots__ = ("data", "line", "n")
+    __slots__ = ("data", "line", "n", "end")
 
-    def __init__(self, data: bytes, line: int, n: int) -> None:
+    def __init__(self, data: bytes, line: int, n: int, end: int | None = None) -> None:
         self.data, self.line, self.n = data, line, n
+        self.end = len(data) if end is None else end
+        """The lines are ``data[:end]`` (what follows is the start of a later line)."""
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        """``(line number, line without its newline)``, one at a time (one line held, not the chunk's list)."""
+        data, start, end = self.data, 0, self.end
+        for lineno in range(self.line, self.line + self.n):
+            nl = data.find(b"\n", start, end)
+            yield lineno, data[start:nl]
+            start = nl + 1
 
 
 class _Stop(Exception):
@@ -220,18 +230,29 @@ def _iter_blocks(chunks: Iterator[bytes], source: str,
             chunk = b"".join([pending, *parts, chunk])
             parts, size, pending = [], 0, b""
         data = pending + chunk if pending else chunk
-        cut = data.rfind(b"\n") + 1
-        block, pending = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
-        brackets = block.translate(None, _BRACKETS_AND_NL)
+        cut = data.rfind(b"\n") + 1  # the whole lines: data[:cut] (not copied out: a reader takes them in place)
+        pending = data[cut:]
+        brackets = data.translate(None, _BRACKETS_AND_NL)  # (the cut line's brackets count with the last line's)
         n = brackets.count(b"\n")
-        if lineno and b"\r" not in block and (len(block) <= most or max(map(len, block.split(b"\n"))) < most) and \
+        if lineno and data.find(b"\r", 0, cut) < 0 and (cut <= most or _longest(data, cut) < most) and \
                 (len(brackets) - n <= max_depth or max(map(len, brackets.split(b"\n"))) <= max_depth):
-            yield Lines(block, lineno + 1, n)  # (no line has more brackets than max_depth: none nests deeper)
+            yield Lines(data, lineno + 1, n, cut)  # (no line has more brackets than max_depth: none nests deeper)
         else:  # (the first lines always: a BOM, the sniffed head)
-            yield from _iter_lines(iter([block]), source, True, limits, lineno + 1)
+            yield from _iter_lines(iter([data[:cut]]), source, True, limits, lineno + 1)
         lineno += n
     if pending or parts:
         yield from _iter_lines(iter([pending, *parts]), source, True, limits, lineno + 1)
+
+
+def _longest(data: bytes, end: int) -> int:
+    """The length of the longest line in ``data[:end]`` (without its newline)."""
+    longest = start = 0
+    while start < end:
+        nl = data.find(b"\n", start, end)
+        nl = end if nl < 0 else nl
+        longest = max(longest, nl - start)
+        start = nl + 1
+    return longest
 
 
 def _iter_lines(chunks: Iterator[bytes], source: str, raw: bool | str,
