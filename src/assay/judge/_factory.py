@@ -311,7 +311,8 @@ def compose(backend: Judge, options: JudgeOptions | None = None, *, stats: Judge
     ``trip_after`` / ``trip_grace_s``: skip the rest of a run's calls once that many attempts in a
     row failed without any answer for that long (:mod:`assay.judge._breaker`); 0 or None: never.
     ``prompt_style`` / ``ordinal_order``: how metrics phrase their requests to this judge
-    (:mod:`assay.judge._style`); kept on the outermost layer.
+    (:mod:`assay.judge._style`); kept on the outermost layer, as are ``thresholds`` (how metrics
+    decide yes/no answers from the judge's probabilities, :func:`assay.judge.answer_thresholds`).
     ``max_concurrency``: how far the concurrency limit may grow while latency holds; default
     ``GROWTH`` (4) x ``concurrency`` for elastic backends (the HTTP providers except single-slot
     local servers), else ``concurrency`` (no growth).
@@ -344,6 +345,8 @@ def compose(backend: Judge, options: JudgeOptions | None = None, *, stats: Judge
         judge.prompt_style = o.prompt_style  # type: ignore[attr-defined]
     if o.ordinal_order != "auto":
         judge.ordinal_order = o.ordinal_order  # type: ignore[attr-defined]
+    if o.thresholds:
+        judge.answer_thresholds = dict(o.thresholds)  # type: ignore[attr-defined]
     return judge
 
 
