@@ -121,3 +121,22 @@ def test_the_reply_is_json_without_whitespace_or_extra_keys():
     reply = json.loads(done.text)
     assert list(reply) == ["answers", "admits", "points", "evasive"]
     assert done.text == json.dumps(reply, separators=(",", ":"))
+
+
+def test_token_probabilities_from_a_real_local_model():
+    import asyncio
+    import pydantic
+    from assay.judge import JudgeRequest, answer_probs
+
+    class Sheet(pydantic.BaseModel):
+        answers: bool
+        admits: bool
+
+    judge = make_judge(f"local:{GGUF}", **OPTIONS, logprobs=20)
+    request = JudgeRequest(messages=({"role": "system", "content": "Answer the two questions about the reply."},
+                                     {"role": "user", "content": "Reply: 'I am not sure; the changelog lists it.'"}),
+                           schema=Sheet, key="probs@1")
+    v = asyncio.run(judge.judge(request))
+    assert v.error is None and v.tokens and "".join(t.token for t in v.tokens) == v.raw
+    p = answer_probs(v, Sheet)
+    assert set(p) == {"answers", "admits"} and all(0.0 <= x <= 1.0 for x in p.values())
