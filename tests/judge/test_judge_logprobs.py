@@ -160,3 +160,10 @@ def test_a_server_that_ignores_the_option_gives_verdicts_without_tokens(judge_se
     judge_server.push('{"answers":true,"admits":false,"points":false,"evasive":false}')
     v = asyncio.run(judge.judge(request()))
     assert v.error is None and v.tokens is None and answer_probs(v, Sheet) == {}
+
+
+def test_a_dry_run_keys_its_cache_look_ups_like_the_real_judge():
+    url = "openai-compatible:x@http://127.0.0.1:9/v1"
+    for options in ({}, {"logprobs": True}):
+        real, dry = make_judge(url, cache=False, **options), make_judge(url, cache=False, dry_run=True, **options)
+        assert endpoint_of(dry) == endpoint_of(real)

@@ -97,3 +97,11 @@ def test_goal_satisfied_decided_by_its_threshold(judge_server):
                       thresholds={"goal_achievement_rate.satisfied": 0.35})
     r = evaluate([BROKEN], ["goal_achievement_rate"], judge=judge).traces[0].metrics["goal_achievement_rate"]
     assert r.details["verdict"] == "fully" and r.judge_calls == 1  # satisfied now: no delivery sheet
+
+
+def test_a_judge_card_records_the_thresholds_only_when_set(judge_server):
+    from assay.analysis._calibrate import judge_identity
+
+    assert "thresholds" not in judge_identity(judge_for(judge_server, logprobs=True))
+    decided = judge_for(judge_server, logprobs=True, thresholds={"failure_rate.admits": 0.3})
+    assert judge_identity(decided)["thresholds"] == {"failure_rate.admits": 0.3}

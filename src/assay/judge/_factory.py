@@ -32,7 +32,7 @@ from ._limits import Limited
 from ._local import local_backend
 from ._openai import OpenAICompatible, endpoint_identity
 from ._prices import Price, is_local_url, resolve_price
-from ._protocol import Judge
+from ._protocol import Judge, check_logprobs
 from ._retry import Reasking, Retrying
 from ._stats import JudgeStats
 
@@ -388,6 +388,8 @@ def build_judge(spec: Any, options: JudgeOptions) -> Judge:
                 identity = endpoint_identity(kind, provider_base_url(resolved),
                                              os.environ.get("OPENAI_API_VERSION", "2024-10-21")
                                              if resolved.provider == "azure" else None)
+                if options.logprobs and kind != "anthropic":
+                    identity["logprobs"] = check_logprobs(options.logprobs)
             return compose(DryRun(f"{resolved.provider}:{resolved.model}", price=price, identity=identity), options)
         return compose(build_backend(resolved, **backend_options), options)
     if isinstance(spec, Judge) and not isinstance(spec, Backend):
