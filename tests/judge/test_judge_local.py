@@ -132,6 +132,8 @@ def test_token_probabilities_from_a_real_local_model():
         answers: bool
         admits: bool
 
+    from assay.judge._local import LocalLlama
+
     judge = make_judge(f"local:{GGUF}", **OPTIONS, logprobs=20)
     request = JudgeRequest(messages=({"role": "system", "content": "Answer the two questions about the reply."},
                                      {"role": "user", "content": "Reply: 'I am not sure; the changelog lists it.'"}),
@@ -140,3 +142,8 @@ def test_token_probabilities_from_a_real_local_model():
     assert v.error is None and v.tokens and "".join(t.token for t in v.tokens) == v.raw
     p = answer_probs(v, Sheet)
     assert set(p) == {"answers", "admits"} and all(0.0 <= x <= 1.0 for x in p.values())
+    # without the option the request is what it was; with it, two keys more
+    plain = LocalLlama(GGUF, threads=1)._params(request)
+    asked = LocalLlama(GGUF, threads=1, logprobs=20)._params(request)
+    assert "logprobs" not in plain and {k: v for k, v in asked.items() if "logprobs" not in k} == plain
+    assert (asked["logprobs"], asked["top_logprobs"]) == (True, 20)
