@@ -140,6 +140,9 @@ def test_without_the_option_requests_and_cache_keys_are_what_they_were(judge_ser
     assert endpoint_of(plain) == {"backend": "openai-compatible", "base_url": judge_server.url.rstrip("/")}
     assert endpoint_of(asked) == {**endpoint_of(plain), "logprobs": 5}
     assert cache_key(plain.model, request(), endpoint_of(plain)) != cache_key(asked.model, request(), endpoint_of(asked))
+    # thresholds decide after the cache: a judge with them reads the same verdicts
+    decided = make_judge(url, cache=False, logprobs=5, thresholds={"failure_rate.admits": 0.3})
+    assert endpoint_of(decided) == endpoint_of(asked) and decided.answer_thresholds == {"failure_rate.admits": 0.3}
 
 
 def test_tokens_come_back_on_the_verdict_and_through_the_cache(judge_server, tmp_path):
