@@ -123,6 +123,9 @@ class Evaluation:
             check_dimensions(weights, thresholds, {*DEFAULT_WEIGHTS, *DEFAULT_THRESHOLDS, *self.dimension_of.values(),
                                                    *(spec.dimension for spec in registry.specs())})
         self.window = window
+        self.planner: Any = None
+        """An ``engine._calls.Planner`` counting the judge calls planned as the input is read (the session
+        sets one for the progress line and the run record): no read of its own before the first call."""
         self.judge_spec: JudgeSpec | None = None
         """What the judge was built from: a distributed run's workers build their own judges from it
         when its model is a string (``from_spec`` sets it)."""
@@ -175,6 +178,7 @@ class Evaluation:
         else:
             ctx = None
         stop = loop.create_task(_wait_for(cancel)) if cancel is not None else None
+        warm = totals is not None and totals.collector is not None  # the run's end will need numpy
 
         async def one(trace: Trace, loc: str) -> TraceResult:
             if cancel is not None and cancel.is_set():
@@ -190,19 +194,24 @@ class Evaluation:
 
         try:
             if stop is None:
-                for loc, item in _records(source, input_format, strict, tap):
+                for loc, item in self._read(source, input_format, strict, tap):
                     if isinstance(item, InputIssue):
                         fut = loop.create_future()
                         fut.set_result(item)
                         pending.append(fut)
                     else:
                         pending.append(asyncio.ensure_future(one(item, loc)))
+                        await asyncio.sleep(0)  # the trace starts (its first judge call leaves) before the next is read
                     while len(pending) >= self.window or (pending and pending[0].done()):
+                        if warm and not pending[0].done():
+                            warm = _load_finish()
                         yield await pending.popleft()
                 while pending:
+                    if warm and not pending[0].done():
+                        warm = _load_finish()
                     yield await pending.popleft()
                 return
-            records = iter(_records(source, input_format, strict, tap))
+            records = iter(self._read(source, input_format, strict, tap))
             while not cancel.is_set():  # type: ignore[union-attr]
                 got = next(records, None) if len(pending) < self.window else None
                 if got is not None:
@@ -213,10 +222,13 @@ class Evaluation:
                         pending.append(fut)
                     else:
                         pending.append(loop.create_task(one(record, loc), context=ctx.copy()))  # type: ignore[union-attr]
+                        await asyncio.sleep(0)  # the trace starts (its first judge call leaves) before the next is read
                     if not pending[0].done():
                         continue
                 elif not pending:
                     return
+                if warm and not pending[0].done():
+                    warm = _load_finish()
                 await asyncio.wait({pending[0], stop}, return_when=asyncio.FIRST_COMPLETED)
                 while pending and pending[0].done() and not cancel.is_set():  # type: ignore[union-attr]
                     yield pending.popleft().result()
@@ -237,6 +249,15 @@ class Evaluation:
             if stop is not None:
                 stop.cancel()
 
+    def _read(self, source: Source, input_format: str | None, strict: bool,
+              tap: Any) -> Iterator[tuple[str, Trace | InputIssue]]:
+        """The input's records; each Trace counted by the planner when there is one."""
+        records = _records(source, input_format, strict, tap)
+        planner = self.planner
+        if planner is None:
+            return records
+        return _counted(records, planner)
+
     def stream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
                tap: Any = None, totals: RunTotals | None = None) -> Iterator[TraceResult | InputIssue]:
         """Synchronous stream of results; no event loop unless a metric is async.
@@ -246,7 +267,7 @@ class Evaluation:
         """
         if not self.plan.is_async:
             plan, result = self.plan, self._result
-            for loc, item in _records(source, input_format, strict, tap):
+            for loc, item in self._read(source, input_format, strict, tap):
                 if self.cancel is not None and self.cancel.is_set():
                     self.interrupted = True
                     return
@@ -372,6 +393,24 @@ class Evaluation:
         if part.jury is not None and (figures := part.jury.finish()):
             statistics["jury"] = figures
         return RunResult(part.traces, summaries, run, part.issues, statistics, part.failed)
+
+
+def _counted(records: Iterator[tuple[str, Trace | InputIssue]], planner: Any) -> Iterator[tuple[str, Trace | InputIssue]]:
+    add = planner.add
+    for record in records:
+        if isinstance(record[1], Trace):
+            add(record[1])
+        yield record
+    planner.done()  # read to its end: the plan is exact
+
+
+def _load_finish() -> bool:
+    """Import what finishing a run with intervals needs (numpy, ``assay.stats``: ~0.1 s), the first time the run
+    waits for its judge: then the import overlaps the first calls in flight instead of following the last reply."""
+    import numpy  # noqa: F401
+
+    from .. import stats  # noqa: F401
+    return False
 
 
 STOP_GRACE_S = 3.0
