@@ -8,12 +8,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import cli_env, run_pipe
+from tests.support.cli import cli_env
 from tests.support.judge_server import JudgeServer, delayed, hang, obj
 
 GOOD = {"evidence": [], "reasoning": "on topic", "score": 5}
@@ -45,11 +46,23 @@ def wait_for(cond, timeout: float = 300.0) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupt_one_line_130_marked_interrupted_and_the_rerun_pays_only_for_the_rest(tmp_path, sig):
     (tmp_path / "r.json").write_text("previous results\n")
-    with JudgeServer(lambda req: delayed(obj(GOOD), 0.3)) as server:
+    # The first 5 calls answer; later ones wait until the signal has been sent, so the run is
+    # interrupted mid-way however slowly the machine runs (no race with the remaining 15 calls).
+    gate, lock, seen = threading.Event(), threading.Lock(), [0]
+
+    def reply(req):
+        with lock:
+            seen[0] += 1
+            n = seen[0]
+        if n > 5:
+            gate.wait(120)
+        return delayed(obj(GOOD), 0.05)
+    with JudgeServer(reply) as server:
         proc = start(tmp_path, server)
         wait_for(lambda: server.completed >= 5)
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=20)
+        gate.set()
+        out, err = proc.communicate(timeout=60)
         first = len(server.requests)
         assert proc.returncode == 130, err
         assert err.strip().splitlines() == [
@@ -61,6 +74,7 @@ def test_interrupt_one_line_130_marked_interrupted_and_the_rerun_pays_only_for_t
         assert (tmp_path / "r.json").read_text() == "previous results\n"  # an interrupted run writes no results
 
         server.reset()
+        seen[0] = -10_000  # the rerun's calls all answer at once
         rerun = start(tmp_path, server)
         out, err = rerun.communicate(timeout=60)
         assert rerun.returncode == 0, err

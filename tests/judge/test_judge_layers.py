@@ -52,8 +52,22 @@ def test_429_halves_concurrency_and_successes_restore_it(make, judge_server):
     assert judge.stats.concurrency_limit == 8
 
 
-def test_concurrency_grows_past_the_start_while_latency_holds(make, judge_server):
-    judge_server.default = delayed(obj(GOOD), 0.05)  # the server answers every call in 50 ms, however many
+def test_concurrency_grows_past_the_start_while_latency_holds(make, judge_server, monkeypatch):
+    """Every call takes 50 ms on the limit layer's clock, however many are in flight: each call's
+    task has its own clock that moves 50 ms between the call's start and its end, so a loaded
+    machine (which stretches real latencies unevenly) cannot read as a queueing provider."""
+    import contextvars
+    import types
+
+    from assay.judge import _limits
+
+    clock = contextvars.ContextVar("clock", default=0.0)  # per task: gather gives each call its own context
+
+    def per_call_clock() -> float:
+        clock.set(clock.get() + 0.05)
+        return clock.get()
+    monkeypatch.setattr(_limits, "time", types.SimpleNamespace(perf_counter=per_call_clock, monotonic=time.monotonic))
+    judge_server.default = delayed(obj(GOOD), 0.02)  # real overlap, so the server sees more than 2 at once
     judge = make(concurrency=2, max_concurrency=6)
     gather(judge, 120)
     assert judge.stats.concurrency_limit == 6 and judge_server.peak > 2
@@ -88,21 +102,42 @@ def test_max_concurrency_below_concurrency_is_an_error(make):
         make(concurrency=8, max_concurrency=4)
 
 
-def test_requests_per_minute_limit_spaces_calls(make, judge_server):
+class _BucketClock:
+    """The rate buckets' clock, moved only by their own waits: ``asyncio.sleep`` inside the limit
+    layer advances it by the time asked and records it, so how long the buckets made calls wait is
+    exact whatever the machine's load."""
+
+    def __init__(self, monkeypatch):
+        import types
+
+        from assay.judge import _limits
+        self.now, self.waits = 1000.0, []
+
+        async def sleep(seconds, *args, **kwargs):
+            self.waits.append(seconds)
+            self.now += seconds
+            await asyncio.sleep(0)
+
+        proxy = types.SimpleNamespace(**{name: getattr(asyncio, name) for name in dir(asyncio) if not name.startswith("__")})
+        proxy.sleep = sleep
+        monkeypatch.setattr(_limits, "asyncio", proxy)
+        monkeypatch.setattr(_limits, "time", types.SimpleNamespace(monotonic=lambda: self.now,
+                                                                   perf_counter=time.perf_counter))
+
+
+def test_requests_per_minute_limit_spaces_calls(make, judge_server, monkeypatch):
     judge_server.default = obj(GOOD)
+    clock = _BucketClock(monkeypatch)
     judge = make(rpm=600)  # 10 per second, bursts of up to ten seconds' worth (100)
-    gather(judge, 20)
-    # within the burst: the first 16 (the concurrency) start together; spaced out at 10 per
-    # second the 16th would start 1.5 s after the first (server start times, not the wall time
-    # of the whole batch, which a loaded machine stretches)
-    starts = sorted(r.started for r in judge_server.requests)
-    assert len(starts) == 20 and starts[15] - starts[0] < 1.0
+    assert all(v.error is None for v in gather(judge, 20))
+    assert clock.waits == []  # within the burst no call waits
     judge_server.reset()
 
     judge = make(rpm=240)  # 4 per second, a burst of 40
-    started = time.perf_counter()
-    gather(judge, 42)
-    assert time.perf_counter() - started >= 0.45  # two beyond the burst wait ~0.25 s each
+    assert all(v.error is None for v in gather(judge, 42))
+    assert len(judge_server.requests) == 42
+    assert sum(clock.waits) == pytest.approx(0.5, abs=0.01)  # two beyond the burst wait 0.25 s each
+    assert len([w for w in clock.waits if w > 0]) >= 2
 
 
 def test_tokens_per_minute_limit_waits(make, judge_server):
