@@ -2,7 +2,9 @@
 
 Deterministic plans run synchronously (no event loop, no per-trace task): that path is what
 makes scoring large files cheap. Plans with async (judge) metrics run on one event loop with
-a bounded window of traces in flight; the judge wrapper enforces the call concurrency. The
+a bounded window of traces in flight; the judge wrapper enforces the call concurrency. Each trace
+starts (its first judge call leaves) before the next is read, so judging starts with the first
+trace, not once a window's worth is read. The
 sync API works from scripts and from inside a running loop (Jupyter) by driving the loop in a
 worker thread.
 """
@@ -201,7 +203,8 @@ class Evaluation:
                         pending.append(fut)
                     else:
                         pending.append(asyncio.ensure_future(one(item, loc)))
-                        await asyncio.sleep(0)  # the trace starts (its first judge call leaves) before the next is read
+                        if len(pending) < self.window:  # the trace starts (its first judge call leaves) before the next
+                            await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
                     while len(pending) >= self.window or (pending and pending[0].done()):
                         if warm and not pending[0].done():
                             warm = _load_finish()
@@ -222,7 +225,8 @@ class Evaluation:
                         pending.append(fut)
                     else:
                         pending.append(loop.create_task(one(record, loc), context=ctx.copy()))  # type: ignore[union-attr]
-                        await asyncio.sleep(0)  # the trace starts (its first judge call leaves) before the next is read
+                        if len(pending) < self.window:  # the trace starts (its first judge call leaves) before the next
+                            await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
                     if not pending[0].done():
                         continue
                 elif not pending:
