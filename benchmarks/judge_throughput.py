@@ -99,6 +99,7 @@ class Run:
     tail: float | None = None      # last reply to exit (whole process)
     final_limit: int | None = None  # the judge's concurrency limit at the end (in-process)
     errors: int = 0
+    steady: float = float("nan")  # mean requests in flight from the peak's first reach to the last arrival
 
     @property
     def mean_concurrency(self) -> float:
@@ -113,17 +114,30 @@ class Run:
         return self.calls * latency / self.mean_concurrency if self.mean_concurrency else float("nan")
 
 
-def server_view(seen: list[tuple[float, float | None, int | None]]) -> tuple[int, int, float, float, float, float, int]:
+def server_view(seen: list[tuple[float, float | None, int | None]]) -> tuple[int, int, float, float, float, float, int, float]:
+    """calls, failed, busy, span, first arrival, last reply, peak concurrency and the mean requests in flight
+    from the first time the peak is reached to the last arrival (how fully the window is kept refilled)."""
     done = [(s, e, st) for s, e, st in seen if e is not None]
     if not done:
-        return 0, 0, 0.0, 0.0, float("nan"), float("nan"), 0
+        return 0, 0, 0.0, 0.0, float("nan"), float("nan"), 0, float("nan")
     first, last = min(s for s, _, _ in done), max(e for _, e, _ in done)
     failed = sum(st != 200 for _, _, st in done)
+    events = sorted([(s, 1) for s, _, _ in done] + [(e, -1) for _, e, _ in done])  # a reply before an arrival at a tie
     in_flight = peak = 0
-    for _, step in sorted([(s, 1) for s, _, _ in done] + [(e, -1) for _, e, _ in done]):  # a reply before an arrival at a tie
+    for _, step in events:
         in_flight += step
         peak = max(peak, in_flight)
-    return len(done), failed, sum(e - s for s, e, _ in done), last - first, first, last, peak
+    last_arrival = max(s for s, _, _ in done)
+    in_flight, reached, area, before = 0, None, 0.0, 0.0
+    for t, step in events:
+        if reached is not None and t <= last_arrival:
+            area += in_flight * (t - before)
+        in_flight += step
+        before = t
+        if reached is None and in_flight == peak:
+            reached = t
+    steady = area / (last_arrival - reached) if reached is not None and last_arrival > reached else float("nan")
+    return len(done), failed, sum(e - s for s, e, _ in done), last - first, first, last, peak, steady
 
 
 def cli_command() -> list[str]:
@@ -156,10 +170,11 @@ def whole_process(traces: Path, url: str, conn, flags: list[str], source: str | 
     finally:
         shutil.rmtree(home, ignore_errors=True)
     conn.send("reset")
-    calls, failed, busy, span, first, last, peak = server_view(conn.recv())
+    calls, failed, busy, span, first, last, peak, steady = server_view(conn.recv())
     counted = re.search(r"errored ([\d,]+)", done.stderr)  # the judge's one-line summary
     errors = int(counted.group(1).replace(",", "")) if counted else -1
-    return Run(ended - started, calls, peak, failed, busy, span, first - started, ended - last, errors=errors)
+    return Run(ended - started, calls, peak, failed, busy, span, first - started, ended - last, errors=errors,
+               steady=steady)
 
 
 def minimal_client(traces: Path, url: str, conn, window: int = MINIMAL_WINDOW) -> Run:
@@ -174,8 +189,9 @@ def minimal_client(traces: Path, url: str, conn, window: int = MINIMAL_WINDOW) -
             raise SystemExit(f"the minimal client exited {done.returncode}:\n{done.stderr[-2000:]}")
         scored = sum(1 for line in out.read_text().splitlines() if json.loads(line)["score"] is not None)
     conn.send("reset")
-    calls, failed, busy, span, first, last, peak = server_view(conn.recv())
-    return Run(ended - started, calls, peak, failed, busy, span, first - started, ended - last, errors=calls - scored)
+    calls, failed, busy, span, first, last, peak, steady = server_view(conn.recv())
+    return Run(ended - started, calls, peak, failed, busy, span, first - started, ended - last, errors=calls - scored,
+               steady=steady)
 
 
 _MINIMAL_SYSTEM = ("Rate how well the assistant served the user over the whole conversation, 1 to 5. Reply with "
@@ -238,9 +254,10 @@ def in_process(traces: list[dict], url: str, conn, options: dict) -> Run:
     result = Evaluation([METRIC], judge=judge).run(traces)
     wall = time.perf_counter() - started
     conn.send("reset")
-    calls, failed, busy, span, _, _, peak = server_view(conn.recv())
+    calls, failed, busy, span, _, _, peak, steady = server_view(conn.recv())
     errors = sum(t.metrics[METRIC].score is None for t in result.traces)
-    return Run(wall, calls, peak, failed, busy, span, final_limit=judge.stats.concurrency_limit, errors=errors)
+    return Run(wall, calls, peak, failed, busy, span, final_limit=judge.stats.concurrency_limit, errors=errors,
+               steady=steady)
 
 
 def report(n: int, runs: list[Run], latency: float, whole: bool, minimal: bool = False) -> tuple[float, float]:
@@ -256,6 +273,8 @@ def report(n: int, runs: list[Run], latency: float, whole: bool, minimal: bool =
     print(f"calls              {best.calls} at the server ({best.failed} not 200, {best.errors} errored)")
     print(f"concurrency        peak {best.peak}, mean {best.mean_concurrency:.1f} (sum of request durations / "
           "first arrival to last reply)" + (f", final limit {best.final_limit}" if best.final_limit is not None else ""))
+    print(f"window kept full   {best.steady:.1f} of {best.peak} in flight on average from the peak's first reach to "
+          f"the last request (median over runs {statistics.median(r.steady / r.peak for r in runs if r.peak):.0%})")
     print(f"ideal              {best.ideal(latency):.3f} s (calls x latency / peak concurrency)")
     print(f"wall time          {best.wall:.3f} s (fastest {fastest.wall:.3f} s, median "
           f"{statistics.median(r.wall for r in runs):.3f} s)")
