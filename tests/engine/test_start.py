@@ -85,6 +85,9 @@ def test_progress_estimates_the_total_until_the_input_is_read():
     progress = RunProgress(stats=stats, planned_calls=plan, read=(lambda: read[0], 1000))
     assert progress.counts() == ("judge calls", 30, 200)  # 50 planned in the first quarter of the input
     assert "judge calls 30/~200" in progress.describe()
+    read[0] = 1000  # all of it in the reader's buffer, not all of it parsed: what is planned so far, at least
+    assert progress.counts() == ("judge calls", 30, 50)
+    assert "judge calls 30/50+ " in progress.describe() and "ETA" not in progress.describe()
     plan.calls["m"], plan.complete = 180, True
     assert progress.counts() == ("judge calls", 30, 180)
     assert "judge calls 30/180 " in progress.describe() + " " and "~" not in progress.describe()

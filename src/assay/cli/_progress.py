@@ -3,7 +3,9 @@
 Judge calls of all traces interleave (a window of traces is in flight), so finished traces say
 little about how far a judge run is; the planned calls (per metric and trace) do. They are counted
 as the run reads its input (judging starts at once): until the input is read to its end the total
-is estimated from the share of the input read so far, and shown with a ``~``. On a terminal: one rich bar; elsewhere (CI logs): a plain line every ``interval`` s.
+is estimated from the share of the input read so far (``~1000``), or, when that share is not known
+(a pipe, or a file read whole into the reader's buffer), shown as what is planned so far
+(``256+``, no ETA). On a terminal: one rich bar; elsewhere (CI logs): a plain line every ``interval`` s.
 The numbers are read from the judge's shared counters by a small thread, so the display never
 touches the engine.
 """
@@ -41,8 +43,8 @@ class RunProgress:
         self.stats, self.model = stats, model
         self.planned_calls = planned_calls
         """The planned judge calls: a number, or a plan counted as the input is read (``total``, ``complete``)."""
-        self.estimated = False
-        """Whether the total last shown is an estimate (the plan is not complete yet)."""
+        self.estimated = ""
+        """How the total last shown is known: "" exactly, "~" estimated, "+" at least (the plan is not complete yet)."""
         self.read = read
         """Without a judge: (bytes of input read so far, total bytes), for the bar's position."""
         self.tty, self.interval = tty, interval
@@ -68,18 +70,18 @@ class RunProgress:
 
     def _planned_total(self) -> int | None:
         plan = self.planned_calls
-        self.estimated = False
+        self.estimated = ""
         if plan is None or isinstance(plan, int):
             return plan
         total = plan.total
         if plan.complete:
             return total
-        # still reading: scale the calls planned so far by the share of the input read
-        self.estimated = True
-        if self.read is not None and self.read[1]:
+        if self.read is not None and self.read[1]:  # still reading: scale what is planned by the share read
             share = self.read[0]() / self.read[1]
             if 0 < share < 1:
+                self.estimated = "~"
                 return max(round(total / share), total)
+        self.estimated = "+"
         return total or None
 
     def describe(self) -> str:
@@ -90,12 +92,13 @@ class RunProgress:
             parts = [f"traces {self.traces:,}", f"{done / total:.0%} of the input" if total else "",
                      f"{self.traces / elapsed:,.0f} traces/s"]
         else:
-            parts = [f"{unit} {done}/{'~' if self.estimated else ''}{total}" if total else f"{unit} {done}",
-                     f"{rate:.1f}/s"]
+            mark = self.estimated
+            parts = [f"{unit} {done}/{'~' if mark == '~' else ''}{total}{'+' if mark == '+' else ''}" if total
+                     else f"{unit} {done}", f"{rate:.1f}/s"]
         s = self.stats
         if total and s is not None and _not_answering(s):
             parts.append("judge not answering: its remaining calls are skipped")  # no ETA for calls that will not run
-        elif total:
+        elif total and self.estimated != "+":  # (no ETA against a total that is only a lower bound)
             parts.append(f"ETA {_clock((total - done) / rate if rate > 0 else None) if done < total else _clock(0)}")
         if s is not None:
             parts.append(f"errors {s.errors}")
