@@ -1,20 +1,30 @@
-"""Judge quality: agreement of a judge's verdicts with the labelled development set.
+"""Judge quality: agreement of a judge's verdicts with a labelled development set.
 
-For each metric, scores every item of ``judge_quality_set`` with the given judge and prints
-Cohen's kappa (and quadratic-weighted kappa on ordinal scales), exact accuracy, pass/fail
-accuracy (score >= threshold on both sides), MAE of the score against the label's score,
-per-label recall, errored items, judge calls, prompt/completion tokens, seconds per item and,
+For each metric, scores every item of the set with the given judge and prints Cohen's kappa
+(and quadratic-weighted kappa on ordinal scales), exact accuracy, pass/fail accuracy (score >=
+threshold on both sides), MAE of the score against the label's score, per-label recall, the
+confusion matrix (rows the label, columns the judge's label), hallucination precision beside
+recall and the share of other items called hallucination, figures per writer, errored items,
+judge calls (per item too), prompt/completion tokens, seconds per item, the load average and,
 for an in-process judge, the share of each call's static prompt (the rubric) and of all prompt
 tokens that llama.cpp reused from its cache.
 
-    python benchmarks/judge_quality.py --judge local:/path/model.gguf [--metric failure_rate ...]
-        [--half tuning|heldback] [--per-label 2] [--threads 2] [--max-tokens 512] [--prompt-style compact]
-        [--ordinal-order natural] [--dump items.jsonl] [--match REGEX]
+    python benchmarks/judge_quality.py --judge local:/path/model.gguf [--set devset|templates]
+        [--metric failure_rate ...] [--half tuning|heldback] [--per-label 2] [--threads 2]
+        [--max-tokens 512] [--prompt-style compact] [--ordinal-order natural] [--dump items.jsonl]
+        [--match REGEX] [--devset-root DIR]
 
-The set has a fixed tuning half and a held-back half (``judge_quality_set``); by default both are
-scored and reported side by side, and a prompt change is judged on the held-back column.
-``--half`` scores one. ``--per-label N`` keeps the first N items of each label in each half (a
-stratified subset that fits a slow machine); item counts are printed with the figures.
+The sets. ``devset`` (``benchmarks/devset/``, read by ``devset_load``): conversations written by
+six writers in their own voices and labelled twice, for failure_rate and goal_achievement_rate;
+its halves are by writer (tuning = A, C, E; held-back = B, D, F), so no phrasing crosses them.
+It is the default once its files are there. ``written``: every item of it by its writer's label
+alone, before the second labelling (a shape check, not figures to report). ``templates``
+(``judge_quality_set``): the earlier set assembled from hand-written scenarios, for all four
+judge metrics; its halves are by scenario and share their phrasing. Both halves are scored and
+reported side by side, and a prompt change is judged on the held-back column; ``--half`` scores
+one. ``--per-label N`` keeps the first N items of each label in each half (a stratified subset
+that fits a slow machine; on the written set taken from the writers in turn); item counts are
+printed with the figures.
 """
 
 from __future__ import annotations
@@ -31,10 +41,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from judge_quality_set import HALVES, ORDINAL, items  # noqa: E402
+import devset_load  # noqa: E402
+import judge_quality_set  # noqa: E402
+from judge_quality_set import HALVES, ORDINAL  # noqa: E402
 
 from assay import evaluate  # noqa: E402
 from assay.judge import make_judge, ordinal_order, prompt_style  # noqa: E402
+from assay.stats import confusion_matrix  # noqa: E402
 
 THRESHOLD = 0.7
 
@@ -72,8 +85,17 @@ def kappa(truth: list[str], pred: list[str], labels: list[str], weights: str | N
 
 
 def subset(data: list[dict[str, Any]], per_label: int | None) -> list[dict[str, Any]]:
+    """The first *per_label* items of each label; on the written set, taken from its writers in turn."""
     if per_label is None:
         return data
+    if data and all("writer" in i for i in data):
+        rank: Counter[tuple[str, str]] = Counter()
+        keyed = []
+        for n, item in enumerate(data):
+            key = (item["label"], item["writer"])
+            keyed.append((rank[key], n, item))
+            rank[key] += 1
+        data = [item for _, _, item in sorted(keyed, key=lambda k: (k[0], k[1]))]
     seen: Counter[str] = Counter()
     out = []
     for item in data:
@@ -123,55 +145,103 @@ def static_reuse(backend: Any, calls: list[tuple[str, int, int]]) -> float:
     return sum(shares) / len(shares) if shares else float("nan")
 
 
+def set_items(name: str, metric: str, half: str | None, root: Path | None = None) -> list[dict[str, Any]]:
+    """The labelled items of one set: ``devset`` (the written set's agreed items), ``written`` (all
+    its valid items with the writers' labels, before the second labelling) or ``templates``."""
+    if name in ("devset", "written"):
+        return devset_load.items(metric, half, root or devset_load.ROOT, written=name == "written")
+    return judge_quality_set.items(metric, half)
+
+
+def figures(metric: str, rows: list[tuple[dict[str, Any], str | None, float | None]],
+            labels: list[str]) -> dict[str, Any]:
+    """Agreement of the judge with the labels over *rows*: (item, the judge's label, its score);
+    a label of None (or one outside *labels*) is an errored item, counted apart.
+
+    ``confusion``: rows the true label, columns the judge's, in *labels* order. ``hallucination``
+    (failure_rate): recall (caught of the true ones), precision (true of those the judge called
+    hallucination) and ``false_alarms`` (the other items called hallucination, of all other items).
+    """
+    truth, pred, abs_err, pass_ok, errors = [], [], [], 0, 0
+    errored: Counter[str] = Counter()  # by true label
+    recall: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # by kind: the label, or a template variant
+    for item, label, score in rows:
+        kind = item["label"] if "writer" in item else item["id"].rsplit("-", 1)[-1]  # fr-NN-false_fact
+        recall[kind][1] += 1
+        if score is None or label not in labels:
+            errors += 1
+            errored[item["label"]] += 1
+            continue
+        truth.append(item["label"])
+        pred.append(label)
+        recall[kind][0] += label == item["label"]
+        abs_err.append(abs(score - item["score"]))
+        pass_ok += (score >= THRESHOLD) == (item["score"] >= THRESHOLD)
+    scored = len(truth)
+    out: dict[str, Any] = {
+        "items": len(rows), "errored": errors, "kappa": kappa(truth, pred, labels),
+        "exact": sum(t == p for t, p in zip(truth, pred)) / scored if scored else float("nan"),
+        "pass_fail": pass_ok / scored if scored else float("nan"),
+        "mae": sum(abs_err) / scored if scored else float("nan"),
+        "recall": {lab: f"{hit}/{n}" for lab, (hit, n) in sorted(recall.items())},
+        "chosen": dict(Counter(pred)), "confusion": confusion_matrix(truth, pred, labels),
+        "errored_by_label": [errored[lab] for lab in labels],
+    }
+    if metric in ORDINAL:
+        out["weighted_kappa"] = kappa(truth, pred, labels, "quadratic")
+    if "hallucination" in labels:
+        true_h = sum(t == "hallucination" for t in truth)
+        called = sum(p == "hallucination" for p in pred)
+        hit = sum(t == p == "hallucination" for t, p in zip(truth, pred))
+        others = scored - true_h
+        out["hallucination"] = {
+            "recall": f"{hit}/{true_h}", "precision": f"{hit}/{called}",
+            "false_alarms": f"{called - hit}/{others}",
+            "false_alarm_share": (called - hit) / others if others else float("nan")}
+    return out
+
+
 def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label: int | None,
-               half: str | None = None, dump: Any = None, match: str | None = None) -> dict[str, Any]:
-    data = subset([i for i in items(metric, half) if match is None or re.search(match, i["id"])], per_label)
+               half: str | None = None, dump: Any = None, match: str | None = None,
+               set_name: str = "templates", root: Path | None = None) -> dict[str, Any]:
+    data = subset([i for i in set_items(set_name, metric, half, root) if match is None or re.search(match, i["id"])],
+                  per_label)
     judge = make_judge(judge_spec, cache=False, **options)
     backend = judge
     while hasattr(backend, "inner"):
         backend = backend.inner
-    traces = [{k: v for k, v in item.items() if k not in ("label", "score", "note")} for item in data]
+    traces = [{k: v for k, v in item.items() if k not in ("label", "score", "note", "writer")} for item in data]
     calls = watch_prompts(backend)
     started = time.perf_counter()
     result = evaluate(traces, [metric], judge=judge)
     seconds = time.perf_counter() - started
     labels = sorted({i["label"] for i in data}) if metric not in ORDINAL else ORDINAL[metric]
-    truth, pred, errors, abs_err, pass_ok = [], [], 0, [], 0
+    if set_name in ("devset", "written"):
+        labels = devset_load.labels_of(metric)
     positions: Counter[int] = Counter()
-    recall: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # by kind: the item id's last part
+    rows: list[tuple[dict[str, Any], str | None, float | None]] = []
     for item, tr in zip(data, result.traces):
         r = tr.metrics[metric]
         label = predicted_label(metric, r.details) if r.score is not None else None
-        kind = item["id"].rsplit("-", 1)[-1]  # the label, or a label's variant (fr-NN-false_fact)
-        recall[kind][1] += 1
+        rows.append((item, label, r.score))
         if dump is not None:  # one line per item: what the judge answered, for reading the misses
             dump.write(json.dumps({"metric": metric, "half": half, "id": item["id"], "label": item["label"],
-                                   "predicted": label, "score": r.score, "details": r.details}, default=str) + "\n")
+                                   "writer": item.get("writer"), "predicted": label, "score": r.score,
+                                   "details": r.details}, default=str) + "\n")
             dump.flush()
-        if r.score is None or label not in labels:
-            errors += 1
-            continue
-        truth.append(item["label"])
-        pred.append(label)
         shown = (r.details.get("option_order") or {}).get("verdict")
-        if isinstance(shown, list) and label in shown:  # where the chosen label stood in the prompt
+        if r.score is not None and isinstance(shown, list) and label in shown:  # where the chosen label stood
             positions[shown.index(label) + 1] += 1
-        recall[kind][0] += label == item["label"]
-        abs_err.append(abs(r.score - item["score"]))
-        pass_ok += (r.score >= THRESHOLD) == (item["score"] >= THRESHOLD)
-    scored = len(truth)
     stats = judge.stats
-    out: dict[str, Any] = {
-        "items": len(data), "errored": errors, "kappa": kappa(truth, pred, labels),
-        "exact": sum(t == p for t, p in zip(truth, pred)) / scored if scored else float("nan"),
-        "pass_fail": pass_ok / scored if scored else float("nan"),
-        "mae": sum(abs_err) / scored if scored else float("nan"),
-        "recall": {lab: f"{hit}/{n}" for lab, (hit, n) in sorted(recall.items())},
-        "chosen": dict(Counter(pred)), "positions": dict(sorted(positions.items())), "calls": stats.calls, "prompt_tokens": stats.input_tokens,
+    out = figures(metric, rows, labels)
+    out.update({
+        "labels": labels, "positions": dict(sorted(positions.items())), "calls": stats.calls,
+        "calls_per_item": stats.calls / len(data) if data else float("nan"), "prompt_tokens": stats.input_tokens,
         "completion_tokens": stats.output_tokens, "s_per_item": seconds / len(data) if data else 0.0,
-    }
-    if metric in ORDINAL:
-        out["weighted_kappa"] = kappa(truth, pred, labels, "quadratic")
+        "load": os.getloadavg()[0],
+    })
+    writers = sorted({i["writer"] for i in data if "writer" in i})
+    out["writers"] = {w: figures(metric, [r for r in rows if r[0].get("writer") == w], labels) for w in writers}
     if calls:
         out["static_reused"] = static_reuse(backend, calls)
     prompt, cached = getattr(backend, "prompt_tokens", 0), getattr(backend, "cached_prompt_tokens", 0)
@@ -184,9 +254,60 @@ def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label:
     return out
 
 
-def main() -> int:
+def _cell(v: Any, width: int = 12) -> str:
+    return f"{v:>{width}.3f}" if isinstance(v, float) else f"{str(v):>{width}}"
+
+
+def render(metric: str, got: dict[str, dict[str, Any]], header: str) -> str:
+    """The report of one metric: both halves side by side, then per half the confusion matrix
+    and the figures per writer."""
+    lines = [f"\n{metric}  ({header})", f"  {'':20} " + "".join(f"{h:>12}" for h in got)]
+    for key in ("items", "kappa", "weighted_kappa", "exact", "pass_fail", "mae", "errored", "calls",
+                "calls_per_item", "prompt_tokens", "completion_tokens", "s_per_item", "load", "static_reused",
+                "prompt_reused", "prompt_per_call", "reused_per_call"):
+        if any(key in g for g in got.values()):
+            lines.append(f"  {key:20} " + "".join(_cell(g.get(key)) for g in got.values()))
+    if any("hallucination" in g for g in got.values()):
+        for key, name in (("recall", "halluc. recall"), ("precision", "halluc. precision"),
+                          ("false_alarms", "others as halluc."), ("false_alarm_share", "... share")):
+            lines.append(f"  {name:20} " + "".join(_cell(g["hallucination"][key]) for g in got.values()))
+    for key in ("recall", "chosen", "positions"):
+        for h, g in got.items():
+            lines.append(f"  {key + ' (' + h + ')':18} {g[key]}")
+    for h, g in got.items():
+        labels = g["labels"]
+        width = max(len(lab) for lab in labels) + 2
+        lines.append(f"  confusion ({h}): rows the label, columns the judge's label; its errored items apart")
+        lines.append(f"    {'':{width}}" + "".join(f"{lab[:10]:>11}" for lab in labels) + f"{'errored':>11}")
+        for lab, row, err in zip(labels, g["confusion"], g["errored_by_label"]):
+            lines.append(f"    {lab:{width}}" + "".join(f"{n:>11}" for n in row) + f"{err:>11}")
+        if g["writers"]:
+            cols = [("items", 6), ("kappa", 7)] + ([("w.kappa", 8)] if metric in ORDINAL else []) + [
+                ("exact", 7), ("pass/fail", 10), ("MAE", 7), ("errored", 8)]
+            if "hallucination" in g:
+                cols += [("h.recall", 9), ("h.precision", 12), ("others as h.", 13)]
+            lines.append(f"  {'per writer (' + h + ')':22}" + "".join(f"{name:>{w}}" for name, w in cols))
+            for writer, f in g["writers"].items():
+                hf = f.get("hallucination", {})
+                values = {"items": f["items"], "kappa": f["kappa"], "w.kappa": f.get("weighted_kappa"),
+                          "exact": f["exact"], "pass/fail": f["pass_fail"], "MAE": f["mae"], "errored": f["errored"],
+                          "h.recall": hf.get("recall"), "h.precision": hf.get("precision"),
+                          "others as h.": hf.get("false_alarms")}
+                lines.append(f"    {'W' + writer:20}" + "".join(
+                    f"{values[name]:>{w}.{3 if name == 'MAE' else 2}f}" if isinstance(values[name], float)
+                    else f"{str(values[name]):>{w}}" for name, w in cols))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", required=True, help="e.g. local:/models/qwen2.5-1.5b-instruct-q4_k_m.gguf")
+    parser.add_argument("--set", dest="set_name", choices=["devset", "written", "templates"], default=None,
+                        help="devset: the written development set's agreed items (default once benchmarks/devset/ "
+                             "holds it); written: all its items by the writers' labels alone (before the second "
+                             "labelling: not figures to report); templates: the earlier template set")
+    parser.add_argument("--devset-root", type=Path, default=None,
+                        help=f"where the written set lies (default {devset_load.ROOT})")
     parser.add_argument("--metric", action="append", choices=["failure_rate", "goal_achievement_rate",
                                                               "answer_relevance", "accuracy"])
     parser.add_argument("--half", choices=list(HALVES), default=None,
@@ -201,7 +322,16 @@ def main() -> int:
                         help="write one JSON line per item (label, prediction, the judge's answers) to this file")
     parser.add_argument("--match", default=None, help="only items whose id matches this regular expression "
                         "(e.g. 'false_fact|hallucination')")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    root = args.devset_root or devset_load.ROOT
+    set_name = args.set_name or ("devset" if devset_load.present(root) else "templates")
+    if args.set_name is None:
+        print(f"set: {set_name}" + ("" if set_name == "devset" else f" (no written set under {root} yet)"), flush=True)
+    metrics = args.metric or (list(devset_load.METRICS) if set_name != "templates" else
+                              ["failure_rate", "goal_achievement_rate", "answer_relevance", "accuracy"])
+    if set_name != "templates" and set(metrics) - set(devset_load.METRICS):
+        parser.error(f"the written set labels {', '.join(devset_load.METRICS)} only; use --set templates for "
+                     f"{', '.join(sorted(set(metrics) - set(devset_load.METRICS)))}")
     dump = args.dump.open("w", encoding="utf-8") if args.dump else None
     options: dict[str, Any] = {}
     if args.prompt_style:
@@ -215,24 +345,15 @@ def main() -> int:
     if args.concurrency:
         options["concurrency"] = args.concurrency
     halves = [args.half] if args.half else list(HALVES)
-    for metric in args.metric or ["failure_rate", "goal_achievement_rate", "answer_relevance", "accuracy"]:
-        got = {h: run_metric(metric, args.judge, options, args.per_label, h, dump, args.match) for h in halves}
+    for metric in metrics:
+        got = {h: run_metric(metric, args.judge, options, args.per_label, h, dump, args.match, set_name, root)
+               for h in halves}
         judge = make_judge(args.judge, cache=False, dry_run=True, **{k: v for k, v in options.items()
                                                                       if k in ("prompt_style", "ordinal_order")})
         counts = ", ".join(f"{h} {g['items']}" for h, g in got.items())
-        print(f"\n{metric}  (items: {counts}; judge {args.judge}, prompt style {prompt_style(judge)}, "
-              f"ordinal order {ordinal_order(judge)}, load average {os.getloadavg()[0]:.1f})", flush=True)
-        print(f"  {'':18} " + "".join(f"{h:>12}" for h in got))
-        for key in ("items", "kappa", "weighted_kappa", "exact", "pass_fail", "mae", "errored", "calls",
-                    "prompt_tokens", "completion_tokens", "s_per_item", "static_reused", "prompt_reused",
-                    "prompt_per_call", "reused_per_call"):
-            if any(key in g for g in got.values()):
-                cells = [g.get(key) for g in got.values()]
-                print(f"  {key:18} " + "".join(f"{v:>12.3f}" if isinstance(v, float) else f"{str(v):>12}"
-                                               for v in cells))
-        for key in ("recall", "chosen", "positions"):
-            for h, g in got.items():
-                print(f"  {key + ' (' + h + ')':18} {g[key]}", flush=True)
+        print(render(metric, got, f"set {set_name}; items: {counts}; judge {args.judge}, prompt style "
+                                  f"{prompt_style(judge)}, ordinal order {ordinal_order(judge)}, load average "
+                                  f"{os.getloadavg()[0]:.1f}"), flush=True)
     if dump is not None:
         dump.close()
     return 0
