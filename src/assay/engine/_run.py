@@ -4,9 +4,8 @@ Deterministic plans run synchronously (no event loop, no per-trace task): that p
 makes scoring large files cheap. Plans with async (judge) metrics run on one event loop with
 a bounded window of traces in flight; the judge wrapper enforces the call concurrency. Each trace
 starts (its first judge call leaves) before the next is read, so judging starts with the first
-trace, not once a window's worth is read. The
-sync API works from scripts and from inside a running loop (Jupyter) by driving the loop in a
-worker thread.
+trace, not once a window's worth is read. The sync API works from scripts and from inside a
+running loop (Jupyter) by driving the loop in a worker thread.
 """
 
 from __future__ import annotations
@@ -207,11 +206,13 @@ class Evaluation:
                             await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
                     while len(pending) >= self.window or (pending and pending[0].done()):
                         if warm and not pending[0].done():
-                            warm = _load_finish()
+                            warm = False
+                            _load_finish()
                         yield await pending.popleft()
                 while pending:
                     if warm and not pending[0].done():
-                        warm = _load_finish()
+                        warm = False
+                        _load_finish()
                     yield await pending.popleft()
                 return
             records = iter(self._read(source, input_format, strict, tap))
@@ -232,7 +233,8 @@ class Evaluation:
                 elif not pending:
                     return
                 if warm and not pending[0].done():
-                    warm = _load_finish()
+                    warm = False
+                    _load_finish()
                 await asyncio.wait({pending[0], stop}, return_when=asyncio.FIRST_COMPLETED)
                 while pending and pending[0].done() and not cancel.is_set():  # type: ignore[union-attr]
                     yield pending.popleft().result()
@@ -408,13 +410,12 @@ def _counted(records: Iterator[tuple[str, Trace | InputIssue]], planner: Any) ->
     planner.done()  # read to its end: the plan is exact
 
 
-def _load_finish() -> bool:
+def _load_finish() -> None:
     """Import what finishing a run with intervals needs (numpy, ``assay.stats``: ~0.1 s), the first time the run
     waits for its judge: then the import overlaps the first calls in flight instead of following the last reply."""
     import numpy  # noqa: F401
 
     from .. import stats  # noqa: F401
-    return False
 
 
 STOP_GRACE_S = 3.0
