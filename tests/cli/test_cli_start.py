@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from assay.importers._registry import _SNIFF_BYTES
+from assay.importers._stream import CHUNK
 from tests.support.cli import cli_env
 from tests.support.judge_server import JudgeServer, delayed, obj
 
@@ -41,6 +43,8 @@ def padded(i: int) -> str:
 def test_the_first_judge_request_leaves_before_the_input_is_written_to_its_end(tmp_path):
     fifo = tmp_path / "traces.jsonl"
     os.mkfifo(fifo)
+    head = (_SNIFF_BYTES + CHUNK) // len(padded(0)) + 2  # padded lines that fill the reader's first reads
+    n = head + 3
     first = threading.Event()
 
     def reply(request: dict):
@@ -52,22 +56,22 @@ def test_the_first_judge_request_leaves_before_the_input_is_written_to_its_end(t
                      "--no-cache", "--no-store", "-f", "json", env=cli_env(tmp_path))
         try:
             with open(fifo, "w") as writer:  # (opens once assay opens the pipe to read it)
-                # 1.3 MB: more than the reader takes in its first reads (64 KiB to detect the format, then 1 MiB)
-                writer.writelines(padded(i) for i in range(13))
+                # more than the reader takes in its first reads (64 KiB to detect the format, then a 1 MiB chunk)
+                writer.writelines(padded(i) for i in range(head))
                 writer.flush()
                 # the judge is asked while the input is still open: its last lines are not written yet
                 # (before, the plan read the pipe to its end first, and the run then found it empty)
                 assert first.wait(timeout=120), "no judge request before the input's end"
-                writer.writelines(line(i) for i in range(13, 16))
+                writer.writelines(line(i) for i in range(head, n))
             out, err = proc.communicate(timeout=120)
         finally:
             proc.kill()
         assert proc.returncode == 0, err
-        assert len(server.requests) == 16  # each trace once: the pipe was read once, by the run
+        assert len(server.requests) == n  # each trace once: the pipe was read once, by the run
     result = json.loads(out)
-    assert [t["id"] for t in result["traces"]] == [f"r{i}" for i in range(16)]
-    assert result["run"]["planned_judge_calls"] == 16  # counted as it was read
-    assert result["run"]["judge_plan"] == {"answer_relevance": {"traces": 16, "calls": 16}}
+    assert [t["id"] for t in result["traces"]] == [f"r{i}" for i in range(n)]
+    assert result["run"]["planned_judge_calls"] == n  # counted as it was read
+    assert result["run"]["judge_plan"] == {"answer_relevance": {"traces": n, "calls": n}}
 
 
 def wait_for(cond, timeout: float = 300.0) -> None:
