@@ -170,6 +170,18 @@ class Evaluation:
     async def astream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
                       tap: Any = None, totals: RunTotals | None = None) -> AsyncGenerator[TraceResult | InputIssue, None]:
         """Results (and input issues) in input order, scored concurrently within a window."""
+        batches = self._batches(source, input_format, strict, tap, totals)
+        try:
+            async for batch in batches:
+                for item in batch:
+                    yield item
+        finally:
+            await batches.aclose()
+
+    async def _batches(self, source: Source, input_format: str | None, strict: bool, tap: Any,
+                       totals: RunTotals | None) -> AsyncGenerator[list[TraceResult | InputIssue], None]:
+        """``astream``'s results, each time as all those ready in order: a synchronous consumer (``stream``)
+        then enters the event loop once per batch, not once per result."""
         pending: deque[asyncio.Future[Any]] = deque()
         loop = asyncio.get_running_loop()
         cancel = self.cancel
@@ -204,16 +216,22 @@ class Evaluation:
                         pending.append(asyncio.ensure_future(one(item, loc)))
                         if len(pending) < self.window:  # the trace starts (its first judge call leaves) before the next
                             await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
-                    while len(pending) >= self.window or (pending and pending[0].done()):
+                    if len(pending) >= self.window or pending[0].done():
                         if warm and not pending[0].done():
                             warm = False
                             _load_finish()
-                        yield await pending.popleft()
+                        batch = [await pending.popleft()]  # (a full window: the one result waited for)
+                        while pending and pending[0].done():
+                            batch.append(pending.popleft().result())
+                        yield batch
                 while pending:
                     if warm and not pending[0].done():
                         warm = False
                         _load_finish()
-                    yield await pending.popleft()
+                    batch = [await pending.popleft()]
+                    while pending and pending[0].done():
+                        batch.append(pending.popleft().result())
+                    yield batch
                 return
             records = iter(self._read(source, input_format, strict, tap))
             while not cancel.is_set():  # type: ignore[union-attr]
@@ -236,8 +254,11 @@ class Evaluation:
                     warm = False
                     _load_finish()
                 await asyncio.wait({pending[0], stop}, return_when=asyncio.FIRST_COMPLETED)
+                batch = []
                 while pending and pending[0].done() and not cancel.is_set():  # type: ignore[union-attr]
-                    yield pending.popleft().result()
+                    batch.append(pending.popleft().result())
+                if batch:
+                    yield batch
             # interrupted: calls in flight finish (and are cached) or are cancelled after the grace period
             self.interrupted = True
             if pending:
@@ -245,10 +266,13 @@ class Evaluation:
                 for fut in late:
                     fut.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
+            batch = []
             while pending:
                 fut = pending.popleft()
                 if not fut.cancelled() and fut.exception() is None:
-                    yield fut.result()  # finished traces are kept: the store records them
+                    batch.append(fut.result())  # finished traces are kept: the store records them
+            if batch:
+                yield batch
         finally:
             for fut in pending:
                 fut.cancel()
@@ -283,8 +307,8 @@ class Evaluation:
                 outcome, why = trial_outcome(item)
                 yield result(item, loc, {} if outcome == EXCLUDED else score_sync(item, plan), totals, outcome, why)
             return
-        yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict, tap=tap,
-                                               totals=totals), self.loop)
+        for batch in _drive(lambda: self._batches(source, input_format, strict, tap, totals), self.loop):
+            yield from batch
 
     def run(self, source: Source, *, input_format: str | None = None, strict: bool = False,
             keep_traces: bool = True, intervals: bool = True,
