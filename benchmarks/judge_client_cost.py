@@ -19,6 +19,14 @@ up outside the clock, new ids for each ``--repeat`` so that no option order repe
 per call): steadier than the marginal figure when the machine is busy. ``--profile METRIC`` prints the top functions of an in-process run instead (cProfile; judge
 cache off, server still in its own process, so only client work shows).
 
+``--limits`` prints each figure beside its limit, in one run on one server, with the load average:
+assay's client CPU per call (``Evaluation.run`` in process, as ``--in-process``) beside a minimal
+asyncio client's (:func:`minimal_client`: the same conversations, system prompt and schema, one
+kept-alive HTTP/1.1 connection per slot, nothing but the prompt string, ``json.dumps``, the
+socket and ``json.loads``), and the CPU of a 200-turn ``failure_rate`` call beside its 2 ms limit.
+Targets (issue #43): <= 0.5 ms per call, <= 2 ms for the 200-turn call.
+
+    python benchmarks/judge_client_cost.py --limits [--conversations 100 1000] [--repeat 3] [--baseline REV]
     python benchmarks/judge_client_cost.py [--conversations 100 1000] [--baseline REV | --no-baseline]
     python benchmarks/judge_client_cost.py --profile failure_rate [--style full]
     python benchmarks/judge_client_cost.py --in-process --turns 200 --conversations 10 40   # a long conversation
@@ -212,6 +220,127 @@ def child(metric: str, style: str, url: str, n: int, repeat: int) -> None:
     print(best)
 
 
+LIMIT_PER_CALL, LIMIT_LONG = 0.0005, 0.002
+"""Issue #43's limits: client CPU per judge call, and per call of a 200-turn failure_rate conversation."""
+
+
+def captured(url: str) -> dict:
+    """One failure_rate request as assay sends it (through a scripted server of its own): the minimal
+    client sends the same system prompt and schema, so both pay for the same bytes."""
+    from assay import Evaluation
+    from assay.judge import make_judge
+
+    with JudgeServer(verdict_for) as server:
+        Evaluation(["failure_rate"], judge=make_judge(f"openai-compatible:bench-judge@{server.url}", cache=False)).run(
+            conversations(1))
+        return server.requests[0].json
+
+
+async def minimal_client(url: str, traces: list[dict], template: dict, slots: int) -> int:
+    """The least a judge client does per call, as a hand-written loop: the conversation as one prompt
+    string, the chat-completions body by ``json.dumps`` (the system prompt and schema of *template*),
+    a POST on a kept-alive connection, the reply read by its Content-Length and its verdict decoded
+    by ``json.loads``; *slots* connections at once. Returns the calls answered with a verdict."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    head = (f"POST {parts.path}/chat/completions HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+            "Content-Type: application/json\r\nContent-Length: ").encode()
+    system, schema = template["messages"][0], template["response_format"]
+    todo = iter(traces)
+    answered = 0
+
+    async def slot() -> None:
+        nonlocal answered
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        for trace in todo:
+            prompt = "\n\n".join(f"Turn {n}, user message:\n{t['input']}\n\nTurn {n}, agent reply:\n{t['output']}"
+                                   for n, t in enumerate(trace["turns"], 1))
+            body = json.dumps({"model": "bench-judge", "temperature": 0.0, "response_format": schema,
+                               "messages": [system, {"role": "user", "content": prompt}]}).encode()
+            writer.write(head + b"%d\r\n\r\n" % len(body) + body)
+            length = 0
+            for line in (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n"):
+                if line[:15].lower() == b"content-length:":
+                    length = int(line[15:])
+            reply = json.loads(await reader.readexactly(length))
+            verdict = json.loads(reply["choices"][0]["message"]["content"])
+            answered += "verdict" in verdict
+        writer.close()
+
+    await asyncio.gather(*(slot() for _ in range(slots)))
+    return answered
+
+
+def minimal_child(url: str, n: int, repeat: int, slots: int) -> None:
+    """The minimal client's least CPU per call over *repeat* runs of *n* conversations (a warm-up first)."""
+    import asyncio
+
+    template = captured(url)
+    asyncio.run(minimal_client(url, conversations(20), template, slots))
+    best = float("inf")
+    for _ in range(repeat):
+        traces = conversations(n)
+        started = time.process_time()
+        made = asyncio.run(minimal_client(url, traces, template, slots))
+        cpu = time.process_time() - started
+        if made != n:
+            raise SystemExit(f"the minimal client got {made} verdicts for {n} calls")
+        best = min(best, cpu / made)
+    print(best)
+
+
+def limits(args: argparse.Namespace) -> int:
+    """Each figure beside its limit, measured in one run against one server (see the module docstring)."""
+    global TURNS
+    server, parent, url = start_server(args.latency)
+    n = args.conversations[-1]
+    slots = 64
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average {load} on {os.cpu_count()} CPUs; {args.latency * 1000:.0f} ms judge; {n} conversations; "
+          f"least CPU of {args.repeat} runs each, in process, cache off")
+    rows: list[tuple[str, float, float | None, str]] = []
+    try:
+        with tempfile.TemporaryDirectory() as scratch_dir:
+            versions = [("assay", ROOT / "src")]
+            if args.baseline:
+                versions.append((f"assay {args.baseline}", source_of(args.baseline, Path(scratch_dir))))
+            env = {k: v for k, v in os.environ.items() if k not in _CLEARED} | {"PYTHONPATH": str(ROOT / "src")}
+            done = subprocess.run([sys.executable, __file__, "--minimal-child", url, str(n), str(args.repeat),
+                                   str(slots)], env=env, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"the minimal client failed:\n{done.stderr[-2000:]}")
+            minimal = float(done.stdout.split()[-1])
+            TURNS = 2
+            for metric, style in (("failure_rate", "full"), ("answer_relevance", "full")):
+                for label, source in versions:  # alternating, so that load changes hit both alike
+                    rows.append((f"{label}: {metric} ({style}), 2 turns", in_process(source, metric, style, url, n,
+                                                                                       args.repeat), minimal, "minimal"))
+            rows.append(("minimal asyncio client, 2 turns", minimal, None, ""))
+            TURNS = 200
+            long_n = max(10, n // 25)
+            for label, source in versions:
+                rows.append((f"{label}: failure_rate (full), 200 turns", in_process(source, "failure_rate", "full", url,
+                                                                                  long_n, args.repeat), None, ""))
+            TURNS = 2
+    finally:
+        parent.send("stop")
+        server.join(timeout=5)
+    print(f"\nclient CPU per judge call, ms (load average after {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    ok = True
+    for name, cpu, beside, what in rows:
+        limit = LIMIT_LONG if "200 turns" in name else LIMIT_PER_CALL if name.startswith("assay") else None
+        line = f"  {name:<52} {1000 * cpu:6.3f}"
+        if beside is not None:
+            line += f"   {what} {1000 * beside:.3f} ({cpu / beside:.2f}x)"
+        if limit is not None:
+            line += f"   limit {1000 * limit:.1f}" + ("" if cpu <= limit else "  OVER")
+            ok &= cpu <= limit or not name.startswith("assay:")
+        print(line)
+    return 0 if ok else 1
+
+
 def profile(args: argparse.Namespace) -> int:
     from assay import Evaluation
     from assay.judge import make_judge
@@ -249,6 +378,10 @@ def main() -> int:
                              "clock; the LARGE size, new ids per repeat; steadier than the marginal figure on a busy "
                              "machine)")
     parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--minimal-child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--limits", action="store_true",
+                        help="each figure beside its limit in one run: assay's CPU per call beside a minimal asyncio "
+                             "client's, and a 200-turn failure_rate call's beside 2 ms")
     parser.add_argument("--turns", type=int, default=2, help="turns per conversation (200: a long conversation's prompt)")
     parser.add_argument("--profile", metavar="METRIC", default=None)
     parser.add_argument("--style", default="full", choices=("full", "compact"))
@@ -262,6 +395,14 @@ def main() -> int:
         TURNS = int(turns)
         child(metric, style, url, int(n), int(repeat))
         return 0
+    if args.minimal_child:
+        url, n, repeat, slots = args.minimal_child
+        minimal_child(url, int(n), int(repeat), int(slots))
+        return 0
+    if args.limits:
+        if args.baseline == BASELINE:  # that old revision has no 200-turn fast path to compare: ask for one
+            args.baseline = None
+        return limits(args)
     return profile(args) if args.profile else measure(args)
 
 

@@ -203,6 +203,28 @@ def test_a_garbled_status_line_is_a_retryable_connection_error_and_a_redirect_na
     assert second.error is not None and "redirected (HTTP 307) to http://127.0.0.1:1/v2" in second.error
 
 
+def test_a_head_read_at_once_and_one_read_line_by_line_parse_alike():
+    """The loopback client reads a reply head that has fully arrived in one step, else line by line:
+    interim 1xx replies, bare line feeds, header names in any case and the header bounds hold either way."""
+    from assay.judge._http import MAX_HEADERS
+
+    body = VERDICT.encode()
+    many = "".join(f"X-Pad-{i}: {i}\r\n" for i in range(MAX_HEADERS - 2))  # with the two below: the most allowed
+    replies = [b"HTTP/1.1 100 Continue\r\n\r\n" + fixed_length(body),
+               fixed_length(body).replace(b"\r\n", b"\n"),
+               fixed_length(body, "X-Mixed: yes").replace(b"X-Mixed: yes\r\n", b"X-Mixed: yes\n"),
+               fixed_length(body).replace(b"Content-Length", b"cOnTeNt-LeNgTh"),
+               fixed_length(body, many.rstrip("\r\n")),
+               fixed_length(body, many + "X-One-Too-Many: 1")]
+    server = RawServer(replies)
+    try:
+        verdicts = judge_all(server.url, 6, retries=0)
+    finally:
+        server.close()
+    assert [v.error for v in verdicts[:5]] == [None] * 5 and all(v.parsed.score == 0.75 for v in verdicts[:5])
+    assert verdicts[5].error is not None and f"{MAX_HEADERS} lines" in verdicts[5].error
+
+
 # -- hostile servers: what a reply can make assay hold, and for how long --
 
 def test_a_gzip_bomb_an_endless_body_and_a_huge_length_are_refused_at_the_reply_cap(transport, judge_server, make):

@@ -184,6 +184,7 @@ class Recorded:
     ended: float | None = None         # ... and when its reply was sent (None while in flight)
     status: int | None = None          # the status it was answered with
     peer: Any = None                   # the client's (host, port): one per connection
+    body: bytes = b""                  # the request body exactly as it arrived
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -308,7 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
             request = json.loads(raw or b"null")
         except ValueError:
             request = {"_raw": raw.decode("utf-8", "replace")}
-        recorded = Recorded(self.path, request, dict(self.headers), time.monotonic(), peer=self.client_address)
+        recorded = Recorded(self.path, request, dict(self.headers), time.monotonic(), peer=self.client_address,
+                            body=raw)
         with server._lock:
             server.in_flight += 1
             server.peak = max(server.peak, server.in_flight)

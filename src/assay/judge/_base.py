@@ -179,15 +179,29 @@ async def call_inner(inner: Judge, request: JudgeRequest) -> Verdict:
 
 
 class Wrapper:
-    """A layer around another judge; shares the inner layer's stats unless given its own."""
+    """A layer around another judge; shares the inner layer's stats unless given its own.
+
+    ``self.next(request)`` is the inner layer's raising entry point (``call``, or ``judge`` for a
+    foreign Judge), looked up once when ``inner`` is set rather than per call: a layer costs one
+    coroutine per call, not two."""
 
     def __init__(self, inner: Judge, *, stats: JudgeStats | None = None) -> None:
         self.inner = inner
         self.model: str = inner.model
         self.stats: JudgeStats = stats or getattr(inner, "stats", None) or JudgeStats()
 
+    @property
+    def inner(self) -> Judge:
+        return self._inner
+
+    @inner.setter
+    def inner(self, judge: Judge) -> None:
+        self._inner = judge
+        call = getattr(judge, "call", None)
+        self.next: Callable[[JudgeRequest], Awaitable[Verdict]] = call if call is not None else judge.judge
+
     async def call(self, request: JudgeRequest) -> Verdict:
-        return await call_inner(self.inner, request)
+        return await self.next(request)
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         return await guarded(self, request)
@@ -256,7 +270,11 @@ class Backend:
                      queued: float) -> Verdict:
         started = time.perf_counter()
         try:
-            completion = await asyncio.wait_for(reply, self.timeout)
+            if work is None:  # the call runs in the caller's task, under a deadline: no task of its own
+                async with asyncio.timeout(self.timeout):
+                    completion = await reply
+            else:
+                completion = await asyncio.wait_for(reply, self.timeout)
         except TimeoutError as exc:
             if work is not None:
                 work.cancel()

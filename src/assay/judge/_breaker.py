@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from assay.errors import ProviderError
 
-from ._base import Wrapper, call_inner
+from ._base import Wrapper
 from ._protocol import Judge, JudgeRequest, Verdict, errored
 from ._stats import JudgeStats
 
@@ -60,7 +60,7 @@ class Tripping(Wrapper):
                 return errored(self.model, self._open, skipped=True, attempts=0)
             self._probe_at = now + self.grace_s  # this attempt is the probe; the others keep skipping
         try:
-            verdict = await call_inner(self.inner, request)
+            verdict = await self.next(request)
         except ProviderError as exc:
             if transport_failure(exc):
                 self._failed(exc)

@@ -19,7 +19,7 @@ from typing import Any
 
 from assay.errors import ProviderError
 
-from ._base import Wrapper, call_inner, guarded
+from ._base import Wrapper, guarded
 from ._limits import estimate_tokens
 from ._prices import Price
 from ._protocol import Judge, JudgeRequest, Verdict, errored
@@ -127,7 +127,7 @@ class Metered(Wrapper):
     async def _counted(self, request: JudgeRequest, est_usd: float) -> Verdict:
         check_stop()  # after an interrupt no new call starts, whatever layer queued it
         try:
-            verdict = self._priced(await call_inner(self.inner, request), est_usd)
+            verdict = self._priced(await self.next(request), est_usd)
         except ProviderError:
             self.stats.record_call(0, 0, 0.0)
             raise

@@ -21,7 +21,7 @@ import pydantic
 
 from assay.errors import ConfigError
 
-from ._base import Wrapper, call_inner
+from ._base import Wrapper
 from ._parse import Schema, VerdictSchema, schema_text
 from ._protocol import Judge, JudgeRequest, Verdict
 from ._stats import JudgeStats
@@ -204,7 +204,7 @@ class Cached(Wrapper):
         if hit is not None:
             self.stats.cached += 1
             return hit
-        verdict = await call_inner(self.inner, request)
+        verdict = await self.next(request)
         self.cache.put(key, verdict)
         return verdict
 

@@ -25,7 +25,6 @@ import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 
 _OPEN, _CLOSE = "<<<", ">>>"
 _LABEL = re.compile(r"[^A-Z0-9_]+")
@@ -210,9 +209,15 @@ def _may_forge(view: str) -> bool:
         _FORGED.search(view) is not None
 
 
+_CONTROL_BYTES = bytes(c for c in range(128) if _CONTROL.match(chr(c)))
+
+
 def _plain(text: str) -> bool:
     """ASCII without control characters or character references: its view is itself, lowercased."""
-    return text.isascii() and ("&" not in text or not _ENTITY.search(text)) and not _CONTROL.search(text)
+    if not text.isascii() or ("&" in text and _ENTITY.search(text)):
+        return False
+    data = text.encode("ascii")  # deleting the control bytes is a fifth of the regex's search
+    return len(data.translate(None, _CONTROL_BYTES)) == len(data)
 
 
 def _escape_controls(text: str) -> str:
@@ -260,12 +265,24 @@ class Fence:
         in one text is a match in the join; the join can only add false alarms, which fall back to
         the per-text path), so each is fenced as it is.
         """
-        joined = "\n".join([text for text, _ in pieces])
-        if _plain(joined):
-            view = joined.lower()
-            if not _may_forge(view) and self.nonce.lower() not in view:
-                return [f"{self.open(label)}\n{text}\n{self.close(label)}" for text, label in pieces]
-        return [self.wrap(text, label) for text, label in pieces]
+        return self.wrap_each([text for text, _ in pieces], [label for _, label in pieces])
+
+    def wrap_each(self, texts: "list[str]", labels: "list[str]") -> list[str]:
+        """:meth:`wrap_all` of the texts and labels given as two lists (no pair per section)."""
+        if self.clean(texts):
+            nonce = self.nonce
+            return [f"{_OPEN}BEGIN {name} {nonce}{_CLOSE}\n{text}\n{_OPEN}END {name} {nonce}{_CLOSE}"
+                    for text, name in zip(texts, map(_label, labels))]
+        return [self.wrap(text, label) for text, label in zip(texts, labels)]
+
+    def clean(self, texts: "list[str]") -> bool:
+        """Whether every one of *texts* is fenced as it is (plain ASCII, no forged delimiter, no copy
+        of the nonce), found by one scan of their join (see :meth:`wrap_all`)."""
+        joined = "\n".join(texts)
+        if not _plain(joined):
+            return False
+        view = joined.lower()
+        return not _may_forge(view) and self.nonce.lower() not in view
 
     def notice(self) -> str:
         """The rubric sentence telling the judge that fenced text is data (the same for every request)."""
@@ -276,9 +293,18 @@ class Fence:
         return f"Fence code for this request: {self.nonce}"
 
 
-@lru_cache(maxsize=4096)
+_LABELS: dict[str, str] = {}
+_KEPT_LABELS = 16384
+
+
 def _label(label: str) -> str:
-    return _LABEL.sub("_", label.upper()).strip("_") or "DATA"
+    """A marker's name: upper case, runs of other characters as one ``_`` (kept once made, up to a bound)."""
+    name = _LABELS.get(label)
+    if name is None:
+        name = _LABEL.sub("_", label.upper()).strip("_") or "DATA"
+        if len(_LABELS) < _KEPT_LABELS:
+            _LABELS[label] = name
+    return name
 
 
 def fence(text: str, label: str = "DATA", *, seed: object = "") -> str:

@@ -168,10 +168,12 @@ class HttpxClient:
             # As the SDK's default client: the Limited layer decides how many calls are in flight.
             limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
 
-    async def post(self, path: str, body: dict[str, Any]) -> Any:
-        """The reply's JSON; ProviderError for HTTP errors, timeouts, lost connections and non-JSON bodies."""
+    async def post(self, path: str, body: dict[str, Any] | bytes) -> Any:
+        """The reply's JSON; ProviderError for HTTP errors, timeouts, lost connections and non-JSON bodies.
+
+        *body*: the JSON to send, or its encoding already made (``bytes``)."""
         httpx = self._httpx
-        data = json.dumps(body, ensure_ascii=False).encode()
+        data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
         try:
             async with self._client.stream("POST", self._base + path, content=data, params=self._query,
                                            headers={"Content-Type": "application/json"}) as response:
@@ -251,8 +253,8 @@ class LoopbackClient:
             writer.close()
         return None
 
-    async def post(self, path: str, body: dict[str, Any]) -> Any:
-        data = json.dumps(body, ensure_ascii=False).encode()
+    async def post(self, path: str, body: dict[str, Any] | bytes) -> Any:
+        data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
         request = (f"POST {self._prefix}{path}{self._query} HTTP/1.1\r\n{self._head}"
                    f"Content-Length: {len(data)}\r\n\r\n").encode("latin-1") + data
         for attempt in range(2):
@@ -302,7 +304,12 @@ class LoopbackClient:
             if not version.startswith("HTTP/1.") or not rest[:3].isdigit():
                 raise ValueError(f"not an HTTP reply: {line[:80]!r}")
             status = int(rest[:3])
-            headers = await _headers(reader)
+            block = _buffered_headers(reader)
+            if block is not None:  # the header block has arrived whole: read at once, not line by line
+                data = await reader.readexactly(block)
+                headers = _header_lines(data[:-4].split(b"\r\n") if block > 2 else [])
+            else:
+                headers = await _headers(reader)
             if status >= 200:
                 break  # 1xx: an interim reply; the real one follows
         keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
@@ -327,6 +334,32 @@ class LoopbackClient:
         idle, self._idle = self._idle, []
         for _, writer in idle:
             writer.close()
+
+
+def _buffered_headers(reader: asyncio.StreamReader) -> int | None:
+    """The length of the header block (through its empty line) when the reader holds all of it, with
+    CRLF line ends only and within the bounds :func:`_headers` keeps; else None (read line by line)."""
+    buffer = getattr(reader, "_buffer", None)
+    if not buffer:
+        return None
+    if buffer[:2] == b"\r\n":
+        return 2  # no headers
+    end = buffer.find(b"\r\n\r\n", 0, MAX_HEADER_BYTES + 2)  # the lines, CRLF included, within MAX_HEADER_BYTES
+    if end == -1:
+        return None
+    block = bytes(buffer[:end + 4])
+    if block.count(b"\n") != block.count(b"\r\n") or block.count(b"\r\n") > MAX_HEADERS + 1:
+        return None  # bare line feeds, or too many lines: the line reader decides (and refuses)
+    return end + 4
+
+
+def _header_lines(lines: list[bytes]) -> dict[str, str]:
+    """:func:`_headers` of header lines already read (CRLF stripped)."""
+    headers: dict[str, str] = {}
+    for field in lines:
+        name, _, value = field.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return headers
 
 
 async def _headers(reader: asyncio.StreamReader) -> dict[str, str]:

@@ -28,7 +28,7 @@ from assay.errors import ProviderError
 from assay.model._options import CONCURRENCY
 from assay.model._options import GROWTH as GROWTH  # the tests and older imports read it here
 
-from ._base import LoopLocal, Wrapper, call_inner
+from ._base import LoopLocal, Wrapper
 from ._parse import output_guess
 from ._protocol import Judge, JudgeRequest, Verdict
 from ._stats import JudgeStats
@@ -212,7 +212,7 @@ class Limited(Wrapper):
             self.stats.peak_concurrency = max(self.stats.peak_concurrency, slots.in_flight)
             started = time.perf_counter()
             try:
-                verdict = await call_inner(self.inner, request)
+                verdict = await self.next(request)
             except ProviderError as exc:
                 if exc.status in BACKOFF_STATUSES and self.control.backed_off(epoch):
                     self._apply(slots)

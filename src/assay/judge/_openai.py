@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, urlsplit
+
+import msgspec
 
 from assay._secrets import register_secret, register_url, without_credentials
 from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion, LoopLocal, provider_error
 from ._http import DEFAULT_MAX_REPLY, HttpxClient, LoopbackClient, import_httpx, is_loopback, json_client
-from ._parse import json_schema, schema_instruction, strict_schema
+from ._parse import VerdictSchema, _enums, _with_enum, json_schema, schema_instruction, strict_schema
 from ._prices import Price, is_local_url, resolve_price
 from ._protocol import JudgeRequest
 
@@ -93,6 +97,7 @@ class OpenAICompatible(Backend):
             raise ConfigError(f"max_reply_mb must be > 0, got {max_reply_mb!r}")
         self.max_reply = int(max_reply_mb * 2**20)
         self._client = LoopLocal(self._new_client, lambda client: client.close(), eager=True)
+        self._bodies: dict[tuple[Any, ...], Body] = {}
 
     @property
     def identity(self) -> dict[str, Any]:
@@ -119,8 +124,11 @@ class OpenAICompatible(Backend):
         return f"/deployments/{quote(self.name, safe='')}/chat/completions" if self.provider == "azure" \
             else "/chat/completions"
 
-    def _params(self, request: JudgeRequest, mode: str) -> dict[str, Any]:
-        messages = [dict(m) for m in request.messages]
+    def _params(self, request: JudgeRequest, mode: str, *, schema_json: Any = None,
+                messages: Any = None) -> dict[str, Any]:
+        """The request's JSON body; *schema_json* and *messages*, when given, stand in for the schema
+        the request carries and its messages (see :meth:`_body`)."""
+        messages = [dict(m) for m in request.messages] if messages is None else messages
         params: dict[str, Any] = {"model": self.name}
         reasoning = self.provider in ("openai", "azure") and self.name.startswith(_REASONING_PREFIXES)
         if not reasoning:  # reasoning models accept only the default temperature
@@ -136,12 +144,14 @@ class OpenAICompatible(Backend):
         schema = request.schema
         if mode == "json_schema":
             loose = self.provider in _LOOSE_SCHEMA
+            if schema_json is None:
+                schema_json = json_schema(schema) if loose else strict_schema(schema)
             params["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": schema.__name__, "schema": json_schema(schema) if loose else strict_schema(schema),
-                "strict": not loose}}
+                "name": schema.__name__, "schema": schema_json, "strict": not loose}}
         elif mode == "tools":
             params["tools"] = [{"type": "function", "function": {
-                "name": TOOL_NAME, "description": "Record the verdict.", "parameters": json_schema(schema)}}]
+                "name": TOOL_NAME, "description": "Record the verdict.",
+                "parameters": json_schema(schema) if schema_json is None else schema_json}}]
             params["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
         else:
             messages.append({"role": "user", "content": schema_instruction(schema)})
@@ -149,6 +159,21 @@ class OpenAICompatible(Backend):
         if self._extra_body:
             params.update(self._extra_body)
         return params
+
+    def _body(self, request: JudgeRequest, mode: str) -> bytes:
+        """``json.dumps(self._params(request, mode), ensure_ascii=False).encode()``, byte for byte, with
+        all but the messages and the option orders encoded once per schema and settings (see :class:`Body`)."""
+        if self._extra_body or mode == "json":
+            return json.dumps(self._params(request, mode), ensure_ascii=False).encode()
+        schema = request.schema
+        key = (mode, schema.model if isinstance(schema, VerdictSchema) else schema, isinstance(schema, VerdictSchema),
+               request.temperature, request.max_tokens)
+        body = self._bodies.get(key)
+        if body is None:
+            if len(self._bodies) >= _BODIES:
+                self._bodies.clear()
+            body = self._bodies[key] = Body(self, request, mode)
+        return body.fill(request)
 
     async def _complete(self, request: JudgeRequest) -> Completion:
         while True:
@@ -165,7 +190,7 @@ class OpenAICompatible(Backend):
 
     async def _send(self, request: JudgeRequest, mode: str) -> Completion:
         # The reply is read as plain JSON, which also tolerates compatible servers that omit fields.
-        reply = await self._client.get().post(self._path(), self._params(request, mode))
+        reply = await self._client.get().post(self._path(), self._body(request, mode))
         choices = reply.get("choices") if isinstance(reply, dict) else None
         if not choices or not isinstance(choices[0], dict):
             raise ProviderError(f"reply is not a chat completion: {str(reply)[:200]!r}", backend=self.backend,
@@ -190,3 +215,83 @@ class OpenAICompatible(Backend):
                           output_tokens=int(usage.get("completion_tokens") or 0),
                           model=f"{self.provider}:{model}" if model else None, note=note,
                           structured=structured and isinstance(text, str), truncated=truncated)
+
+
+_BODIES = 256
+"""Request layouts kept per backend (schema, mode, temperature, max_tokens): a run uses a handful."""
+_SLOT = re.compile(r'"\\u0000slot(m|\d+)\\u0000"')
+_encode = msgspec.json.encode
+"""A str as JSON: the same bytes as ``json.dumps(s, ensure_ascii=False).encode()`` (every code point
+checked), and the same UnicodeEncodeError for a lone surrogate."""
+
+
+@lru_cache(maxsize=4096)
+def _encoded_options(options: tuple[Any, ...]) -> bytes:
+    return json.dumps(list(options), ensure_ascii=False).encode()
+
+
+def _encoded_messages(messages: Any) -> bytes:
+    """``json.dumps(messages)`` of role/content dicts: each string encoded by msgspec (ten times faster
+    on a long conversation), the separators as ``json.dumps`` writes them."""
+    out = []
+    for m in messages:
+        items = dict(m).items()
+        if all(type(k) is str and type(v) is str for k, v in items):
+            out.append(b"{" + b", ".join([_encode(k) + b": " + _encode(v) for k, v in items]) + b"}")
+        else:
+            out.append(json.dumps(dict(m), ensure_ascii=False).encode())
+    return b"[" + b", ".join(out) + b"]"
+
+
+class Body:
+    """One request layout encoded once: the body's bytes with slots for the messages and for each
+    option list (enum) of the schema, filled per request. The slots are placeholder strings put
+    where those values go before ``json.dumps``; since ``json.dumps`` encodes a value the same
+    wherever it stands, the filled bytes are what ``json.dumps`` of the whole body gives."""
+
+    __slots__ = ("pieces", "enums", "_backend", "_mode")
+
+    def __init__(self, backend: OpenAICompatible, request: JudgeRequest, mode: str) -> None:
+        self._backend, self._mode = backend, mode
+        schema = request.schema
+        ordered = isinstance(schema, VerdictSchema)
+        model = schema.model if ordered else schema
+        loose = mode == "tools" or backend.provider in _LOOSE_SCHEMA
+        base = json_schema(model) if loose else strict_schema(model)
+        self.enums: list[tuple[frozenset[str], bytes]] = []
+        if ordered:
+            for i, (path, values) in enumerate(_enums(model)):
+                node: Any = base
+                try:
+                    for step in path:
+                        node = node[step]
+                    original = node["enum"] if isinstance(node, dict) else None
+                except (KeyError, IndexError, TypeError):
+                    original = None
+                self.enums.append((values, _encoded_options(tuple(original or ()))))
+                base = _with_enum(base, path, f"\x00slot{i}\x00")  # type: ignore[arg-type]
+        params = backend._params(request, mode, schema_json=base, messages="\x00slotm\x00")
+        text = json.dumps(params, ensure_ascii=False)
+        split = _SLOT.split(text)
+        slots = split[1::2]
+        self.pieces: list[bytes | str] | None = [piece.encode() if k % 2 == 0 else piece
+                                                 for k, piece in enumerate(split)]
+        if slots.count("m") != 1 or len(set(slots)) != len(slots):  # a placeholder's text in the settings
+            self.pieces = None
+
+    def fill(self, request: JudgeRequest) -> bytes:
+        if self.pieces is None:
+            return json.dumps(self._backend._params(request, self._mode), ensure_ascii=False).encode()
+        schema = request.schema
+        orders = schema.orders if isinstance(schema, VerdictSchema) else ()
+        out: list[bytes] = []
+        for piece in self.pieces:
+            if type(piece) is bytes:
+                out.append(piece)
+            elif piece == "m":
+                out.append(_encoded_messages(request.messages))
+            else:  # an option list: in the first order that lists its values (as VerdictSchema.reorder)
+                values, original = self.enums[int(piece)]
+                order = next((o for o in orders if len(o) == len(values) and set(o) == values), None)
+                out.append(original if order is None else _encoded_options(tuple(order)))
+        return b"".join(out)

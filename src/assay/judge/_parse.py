@@ -63,13 +63,18 @@ def _objects(text: str) -> list[dict[str, Any]]:
     return out
 
 
+_lenient = json.JSONDecoder(strict=False).decode
+"""``json.loads(text, strict=False)`` (control characters allowed inside strings) without building a
+decoder per call, which ``json.loads`` does whenever it is given an option."""
+
+
 def _whole(body: str) -> list[dict[str, Any]]:
     """The common case, fast: the reply is one JSON object and nothing else (what ``_objects`` would
     find too, without its per-character scan)."""
     if not (body.startswith("{") and body.endswith("}")):
         return []
     try:
-        value = json.loads(body, strict=False)
+        value = _lenient(body)
     except ValueError:
         return []
     return [value] if isinstance(value, dict) else []
@@ -135,10 +140,10 @@ def _loads(text: str) -> Any:
     character-by-character pass runs only where it can change something."""
     if "\\" not in text:
         try:
-            return json.loads(text, strict=False)
+            return _lenient(text)
         except ValueError:
             pass
-    return json.loads(repair_json(text), strict=False)
+    return _lenient(repair_json(text))
 
 
 def _escape(text: str, i: int) -> str:

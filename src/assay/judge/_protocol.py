@@ -37,11 +37,12 @@ def content_digest(parts: Iterable[str]) -> str:
 
     Fence nonces carry a per-run secret, so messages differ between runs; the content does not.
     """
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\x1e")
-    return h.hexdigest()
+    # One update of the parts joined, each followed by the separator: the same bytes as one update
+    # per part and per separator (UTF-8 encodes each character on its own, lone surrogates included).
+    parts = list(parts)
+    if not parts:
+        return hashlib.sha256().hexdigest()
+    return hashlib.sha256(("\x1e".join(parts) + "\x1e").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

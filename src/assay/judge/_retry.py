@@ -17,7 +17,7 @@ import random
 from assay.errors import ProviderError
 from assay.model._options import RETRIES
 
-from ._base import Wrapper, call_inner
+from ._base import Wrapper
 from ._breaker import Tripping
 from ._parse import output_guess, reask_message
 from ._protocol import Judge, JudgeRequest, Verdict, errored
@@ -61,7 +61,7 @@ class Retrying(Wrapper):
         attempt = 0
         while True:
             try:
-                verdict = await call_inner(self.inner, request)
+                verdict = await self.next(request)
             except ProviderError as exc:
                 wait = self.delay(attempt, exc) if exc.retryable and attempt < self.retries else None
                 if wait is None and exc.retryable and attempt < self.retries:
@@ -133,7 +133,7 @@ class Reasking(Wrapper):
         self.reasks = reasks
 
     async def call(self, request: JudgeRequest) -> Verdict:
-        verdict = await call_inner(self.inner, request)
+        verdict = await self.next(request)
         total, current = verdict, request
         for _ in range(self.reasks):
             if verdict.error is None or verdict.skipped:
@@ -145,7 +145,7 @@ class Reasking(Wrapper):
                     *current.messages, {"role": "assistant", "content": verdict.raw},
                     {"role": "user", "content": reask_message(verdict.error, request.schema)}))
             self.stats.reasks += 1
-            verdict = await call_inner(self.inner, current)
+            verdict = await self.next(current)
             if verdict.skipped:  # the budget ran out mid-conversation: report the last real failure
                 break
             total = combine(total, verdict)

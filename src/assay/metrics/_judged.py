@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import random
 import re
 import string
@@ -43,7 +44,7 @@ from ..judge import (
 )
 from ..model import MetricResult, Warning
 from ._base import MetricContext
-from ._sections import Section, clip, normalise_text, quote_found
+from ._sections import MAX_SECTION_CHARS, Section, clip, normalise_text, quote_found
 
 
 # -- rubrics ----------------------------------------------------------------------------------
@@ -312,6 +313,8 @@ class Session:
     """How ordinal options are listed: ``natural``, ``reversed`` or ``shuffled`` (``assay.judge.ordinal_order``)."""
     varying: set[str] = field(default_factory=set)
     """Choice blocks listed in a per-request order: they follow the data; fixed ones stay in the rubric."""
+    nonces: set[str] = field(default_factory=set)
+    """The fence codes of the requests sent (a quote holding one was copied from the framing)."""
 
     @classmethod
     def open(cls, metric: Any, ctx: MetricContext, rubric: Rubric | None = None, key: str | None = None) -> "Session":
@@ -395,18 +398,20 @@ class Session:
                 options.append(f"The {what} options:\n{value}")
             else:
                 fixed[key] = value
-        system = string.Template(self.rubric.prompt(prompt or call, self.style)).safe_substitute(
-            {**fixed, "fence_notice": fence.notice()}) + "\n\n" + field_guide(model_of(schema))
-        parts, content = [fence.code_line()], [system]
-        texts = [clip(s.text) for s in sections]
-        for s, text, wrapped in zip(sections, texts, fence.wrap_all([(t, s.label) for s, t in zip(sections, texts)])):
-            if s.source:
-                self.seen.append(text)
-            self.shown.append((s.label, text, fence.nonce))
-            content += (s.heading, s.label, text)
-            parts.append(f"{s.heading}\n{wrapped}" if s.heading else wrapped)
-        parts += options
-        content += options
+        system = system_message(self.rubric.prompt(prompt or call, self.style), tuple(fixed.items()), fence.notice(),
+                                field_guide(model_of(schema)))
+        # Per section: the text (clipped), its fenced form, and what the digest and the quote check
+        # keep; done list by list, since a long conversation is hundreds of sections per call.
+        nonce = fence.nonce
+        texts = [t if len(t) <= MAX_SECTION_CHARS else clip(t) for t in [s.text for s in sections]]
+        labels = [s.label for s in sections]
+        headings = [s.heading for s in sections]
+        wrapped = fence.wrap_each(texts, labels)
+        self.seen += [t for s, t in zip(sections, texts) if s.source]
+        self.shown += zip(labels, texts, itertools.repeat(nonce))
+        self.nonces.add(nonce)
+        parts = [fence.code_line(), *[f"{h}\n{w}" if h else w for h, w in zip(headings, wrapped)], *options]
+        content = [system, *itertools.chain.from_iterable(zip(headings, labels, texts)), *options]
         # The compact form bounds the reply by its schema (what the grammar of a local judge allows).
         max_tokens = self.max_tokens or (output_bound(model_of(schema)) if self.compact else None)
         request = JudgeRequest(messages=({"role": "system", "content": system},
@@ -434,8 +439,8 @@ class Session:
     # -- evidence ------------------------------------------------------------------------------
     def verify(self, quotes: Iterable[str], *, texts: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
         """Split *quotes* into those found in the evaluated text and those not (flagged in details)."""
-        hay = normalise_text("\n".join(self.seen if texts is None else texts))
-        nonces = {n for _, _, n in self.shown}
+        hay = _hay("\n".join(self.seen if texts is None else texts))
+        nonces = self.nonces
         ok, bad = [], []
         for q in quotes:
             q = q.strip()
@@ -473,6 +478,14 @@ class Session:
         return self.finish(MetricContext.null(warning, reason, dict(details or {})))
 
 
+@functools.lru_cache(maxsize=512)
+def system_message(template: str, fixed: tuple[tuple[str, str], ...], notice: str, guide: str) -> str:
+    """The system message: the rubric's prompt with its fixed substitutions and the fence notice,
+    then the schema's field guide. The same for every call of a prompt with the same fixed options,
+    so it is made once, not per call."""
+    return string.Template(template).safe_substitute({**dict(fixed), "fence_notice": notice}) + "\n\n" + guide
+
+
 @functools.lru_cache(maxsize=1024)
 def output_bound(schema: type[pydantic.BaseModel]) -> int:
     """The most output tokens a reply within the schema's bounds needs (the compact form's max_tokens)."""
@@ -504,6 +517,9 @@ def field_guide(schema: type[pydantic.BaseModel]) -> str:
              if last in ("score", "verdict") and len(names) > 1 else "Fill them in this order.")
     return "Reply with one JSON object with these fields:\n" + "\n".join(lines) + "\n" + order
 
+
+_hay = functools.lru_cache(maxsize=4)(normalise_text)
+"""The evaluated text as quotes are looked up in it: one metric checks each of its quotes against the same text."""
 
 _MARKER = re.compile(r"<<<|>>>|\b(?:BEGIN|END) [A-Z0-9_]+ [0-9a-f]{16}\b|fence code", re.IGNORECASE)
 

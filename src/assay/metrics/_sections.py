@@ -5,13 +5,12 @@ the helpers build the usual views (the dialogue, the current turn with its groun
 context) and return a null result instead when the data does not allow a score. Quotes the
 judge returns as evidence are verified against the text it was shown: a normalised substring,
 else a difflib similarity of at least QUOTE_CUTOFF over a window of the text, compared only where
-the text's 3-gram index shows the quote could reach it (so a quote costs about its own length, not
-the text's).
+the quote's 3-grams occur in the text aligned closely enough to reach it (each 3-gram found by
+``str.find``: a quote costs a C search per 3-gram of its own, no Python pass over the text).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import unicodedata
@@ -61,19 +60,53 @@ def tool_text(call: Any) -> str:
     return f"{out}\nresult: {call.result if isinstance(call.result, str) else _json(call.result)}"
 
 
+_new, _set_label, _set_text = object.__new__, Section.label.__set__, Section.text.__set__  # type: ignore[attr-defined]
+_set_heading, _set_source = Section.heading.__set__, Section.source.__set__  # type: ignore[attr-defined]
+
+
+def _section(label: str, text: str, heading: str) -> Section:
+    """``Section(label, text, heading)`` without the frozen dataclass's ``__init__`` (a third of the
+    cost): the fields are set through their slots, as that ``__init__`` does. For the hundreds of
+    sections of a long dialogue."""
+    s = _new(Section)
+    _set_label(s, label)
+    _set_text(s, text)
+    _set_heading(s, heading)
+    _set_source(s, True)
+    return s
+
+
+_TURN_NAMES: list[tuple[str, str, str, str, str]] = []
+_NAMED_TURNS = 4096
+"""Turns whose section labels and headings are kept once made (a dialogue's names are the same every call)."""
+
+
+def _turn_names(n: int) -> tuple[str, str, str, str, str]:
+    """Labels and headings of 1-based turn *n*: user label, user heading, agent label, agent heading, no-reply heading."""
+    if n <= len(_TURN_NAMES):
+        return _TURN_NAMES[n - 1]
+    names = (f"TURN_{n}_USER", f"Turn {n}, user message:", f"TURN_{n}_AGENT", f"Turn {n}, agent reply:",
+             f"Turn {n}: the agent gave no reply (empty section).")
+    if n == len(_TURN_NAMES) + 1 and n <= _NAMED_TURNS:
+        _TURN_NAMES.append(names)
+    return names
+
+
 def dialogue(trace: Trace, *, tools: bool = True) -> list[Section]:
     """Every message of the conversation as its own fenced section, so no message can forge another."""
     out: list[Section] = []
+    add, named = out.append, _TURN_NAMES
     for n, t in enumerate(trace.turns, 1):
+        user, user_heading, agent, agent_heading, silent = named[n - 1] if n <= len(named) else _turn_names(n)
         if t.input is not None:
-            out.append(Section(f"TURN_{n}_USER", t.input, f"Turn {n}, user message:"))
-        if tools:
+            add(_section(user, t.input, user_heading))
+        if tools and t.tool_calls:
             out += [Section(f"TURN_{n}_TOOL_{j}", tool_text(c), f"Turn {n}, tool call {j}:")
                     for j, c in enumerate(t.tool_calls, 1)]
         if t.output is not None:
-            out.append(Section(f"TURN_{n}_AGENT", t.output, f"Turn {n}, agent reply:"))
+            add(_section(agent, t.output, agent_heading))
         else:
-            out.append(Section(f"TURN_{n}_AGENT", "", f"Turn {n}: the agent gave no reply (empty section)."))
+            add(_section(agent, "", silent))
     return out
 
 
@@ -128,18 +161,20 @@ def normalise_text(text: str) -> str:
 
 _GRAM = 3
 _INDEXED = 2000
-"""Texts longer than this are searched through a 3-gram index; shorter ones by difflib directly."""
+"""Texts longer than this are compared only where their quote's 3-grams align; shorter ones by difflib too."""
 _WINDOWS = 16
 """Windows compared per quote in an indexed text at most, the best-supported alignments first."""
 
 
-@functools.lru_cache(maxsize=16)
-def _grams(hay: str) -> dict[str, list[int]]:
-    """Where each 3-gram of *hay* starts: built once per evaluated text, then a quote costs its own length."""
-    index: dict[str, list[int]] = {}
-    for i in range(len(hay) - _GRAM + 1):
-        index.setdefault(hay[i:i + _GRAM], []).append(i)
-    return index
+def _starts(hay: str, gram: str) -> list[int]:
+    """Where *gram* starts in *hay*, overlapping occurrences included, in order: found by str.find,
+    so a quote costs a search per 3-gram of its own (in C), not a Python pass over the whole text."""
+    out: list[int] = []
+    at = hay.find(gram)
+    while at != -1:
+        out.append(at)
+        at = hay.find(gram, at + 1)
+    return out
 
 
 def _needed(n: int, cutoff: float) -> tuple[float, int]:
@@ -166,10 +201,14 @@ def _anchors(quote: str, hay: str) -> list[int]:
 def _indexed(quote: str, hay: str, need: float, band: int) -> list[int]:
     """Alignments in *hay* (a long text) where a window could reach the cutoff, best supported first:
     those within *band* of others that together hold *need* of the quote's 3-grams."""
-    index = _grams(hay)
+    found: dict[str, list[int]] = {}
     hits: dict[int, int] = {}
     for j in range(len(quote) - _GRAM + 1):
-        for p in index.get(quote[j:j + _GRAM], ()):
+        gram = quote[j:j + _GRAM]
+        starts = found.get(gram)
+        if starts is None:
+            starts = found[gram] = _starts(hay, gram)
+        for p in starts:
             hits[p - j] = hits.get(p - j, 0) + 1
     alignments = sorted(hits)
     good: list[int] = []
@@ -210,11 +249,7 @@ def _similar(quote: str, hay: str, cutoff: float = QUOTE_CUTOFF) -> float:
         return 0.0
     need, band = _needed(n, cutoff)
     if need > 0:
-        if len(hay) > _INDEXED:
-            index = _grams(hay)
-            shared = sum(quote[j:j + _GRAM] in index for j in range(n - _GRAM + 1))
-        else:
-            shared = sum(quote[j:j + _GRAM] in hay for j in range(n - _GRAM + 1))
+        shared = sum(quote[j:j + _GRAM] in hay for j in range(n - _GRAM + 1))
         if shared < need:
             return 0.0
     slack = max(3, n // 5)

@@ -23,8 +23,7 @@ def conversation(ctx: MetricContext, *, min_exchanges: int = 0, tools: bool = Tr
     bad = check_conversation(ctx.trace)
     if bad is not None:
         return bad
-    n = exchanges(ctx.trace)
-    if n < min_exchanges:
+    if min_exchanges > 0 and (n := exchanges(ctx.trace)) < min_exchanges:  # counted only when a minimum is set
         return ctx.null(Warning.NOT_APPLICABLE, f"needs at least {min_exchanges} exchanges, the conversation has {n}")
     return dialogue(ctx.trace, tools=tools)
 
