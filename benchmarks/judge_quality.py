@@ -12,7 +12,7 @@ tokens that llama.cpp reused from its cache.
     python benchmarks/judge_quality.py --judge local:/path/model.gguf [--set devset|templates]
         [--metric failure_rate ...] [--half tuning|heldback] [--per-label 2] [--threads 2]
         [--max-tokens 512] [--prompt-style compact] [--ordinal-order natural] [--dump items.jsonl]
-        [--match REGEX] [--devset-root DIR]
+        [--match REGEX] [--devset-root DIR] [--logprobs N] [--thresholds FILE]
 
 The sets. ``devset`` (``benchmarks/devset/``, read by ``devset_load``): conversations written by
 six writers in their own voices and labelled twice, for failure_rate and goal_achievement_rate;
@@ -25,6 +25,11 @@ reported side by side, and a prompt change is judged on the held-back column; ``
 one. ``--per-label N`` keeps the first N items of each label in each half (a stratified subset
 that fits a slow machine; on the written set taken from the writers in turn); item counts are
 printed with the figures.
+
+``--logprobs N`` asks the judge for token log-probabilities, so ``--dump`` shows each yes/no
+answer's P(yes) (``details["p"]``, and per reply in failure_rate's findings); ``--thresholds FILE``
+(the TOML block ``fit_thresholds.py`` writes: ``[judge.thresholds]``, and ``[judge] logprobs``)
+decides those answers by the fitted thresholds: how the held-back half is measured.
 """
 
 from __future__ import annotations
@@ -299,6 +304,16 @@ def render(metric: str, got: dict[str, dict[str, Any]], header: str) -> str:
     return "\n".join(lines)
 
 
+def read_thresholds(path: Path) -> dict[str, Any]:
+    """``thresholds`` (and ``logprobs``, when given) from a TOML file's ``[judge]`` table."""
+    import tomllib
+
+    table = tomllib.loads(path.read_text(encoding="utf-8")).get("judge") or {}
+    if not table.get("thresholds"):
+        raise SystemExit(f"{path}: no [judge.thresholds] table")
+    return {k: table[k] for k in ("thresholds", "logprobs") if k in table}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", required=True, help="e.g. local:/models/qwen2.5-1.5b-instruct-q4_k_m.gguf")
@@ -320,6 +335,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ordinal-order", choices=["auto", "natural", "reversed", "shuffled"], default=None)
     parser.add_argument("--dump", type=Path, default=None,
                         help="write one JSON line per item (label, prediction, the judge's answers) to this file")
+    parser.add_argument("--logprobs", type=int, default=None,
+                        help="ask the judge for token log-probabilities, N alternatives per token")
+    parser.add_argument("--thresholds", type=Path, default=None,
+                        help="a TOML file with [judge.thresholds] (fit_thresholds.py --out): decide yes/no answers "
+                             "by them (implies --logprobs)")
     parser.add_argument("--match", default=None, help="only items whose id matches this regular expression "
                         "(e.g. 'false_fact|hallucination')")
     args = parser.parse_args(argv)
@@ -344,6 +364,12 @@ def main(argv: list[str] | None = None) -> int:
         options["max_tokens"] = args.max_tokens
     if args.concurrency:
         options["concurrency"] = args.concurrency
+    if args.logprobs:
+        options["logprobs"] = args.logprobs
+    if args.thresholds:
+        options.update(read_thresholds(args.thresholds))
+        options.setdefault("logprobs", 10)
+        print(f"thresholds from {args.thresholds}: {options['thresholds']}", flush=True)
     halves = [args.half] if args.half else list(HALVES)
     for metric in metrics:
         got = {h: run_metric(metric, args.judge, options, args.per_label, h, dump, args.match, set_name, root)

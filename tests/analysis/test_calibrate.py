@@ -275,6 +275,14 @@ def test_a_card_is_refused_for_another_rubric_metric_version_or_prompt_form(judg
     assert refusal(lambda c: c.judge.update(prompt_style=other_style)) == (
         f"the card measured the {other_style} prompt form, this run asks the {style} one "
         f"(--prompt-style {other_style}, or recalibrate)")
+    # answers decided by thresholds are another judge's answers: only this metric's thresholds count
+    assert "thresholds" not in card.judge
+    assert refusal(lambda c: c.judge.update(thresholds={"failure_rate.admits": 0.3})) == (
+        "the card measured failure_rate's answers decided by {'failure_rate.admits': 0.3}, this run decides them "
+        "by the greedy token (--judge-threshold, or recalibrate)")
+    assert "refused" not in correct_pass_rates(result, [JudgeCard.from_dict(
+        {**json.loads(card.to_json()), "judge": {**card.judge, "thresholds": {"goal_achievement_rate.satisfied": 0.4}}})],
+        evaluation.instances, judge)["failure_rate"]
 
 
 def test_the_run_correction_passes_the_trials_tasks_as_clusters(judge_server):

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import cli_env, run_pipe
 from tests.support.judge_server import JudgeServer, obj
 
@@ -146,3 +148,47 @@ def test_max_reply_mb_bounds_what_a_judge_reply_may_be(tmp_path):
                       "--no-cache", "--max-reply-mb", "2", "--retries", "0"], cli_env(tmp_path))
     assert r.returncode == 3 and "reply over the 2 MiB limit (--max-reply-mb) refused" in r.stderr, r.stderr
     assert len(server.requests) == 1  # refused, not retried
+
+
+def test_logprobs_and_threshold_flags_and_the_judge_thresholds_table(tmp_path):
+    from tests.support.judge_server import scored
+
+    trace = {"id": "flag", "turns": [{"input": "Which release added the --frozen flag?",
+                                      "output": "I'm not sure; the project's changelog lists it per version."}]}
+    (tmp_path / "t.jsonl").write_text(json.dumps(trace) + "\n")
+
+    def reply(request: dict):
+        name = request["response_format"]["json_schema"]["name"]
+        if name == "ReplyCheck":  # no to everything, P(points) 0.45
+            return scored('{"answers":false,"admits":false,"points":', ("false", -0.5978, {"true": -0.7985}),
+                          ',"evasive":true}')
+        return scored('{"answer":"I cannot know that.","known":false}')
+
+    def run(*args: str, cwd: Path | None = None) -> dict:
+        env = {**os.environ, "HOME": str(tmp_path), "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+        r = subprocess.run([sys.executable, "-m", "assay", "run", str(tmp_path / "t.jsonl"), "--no-store", "-f",
+                            "json", "-m", "failure_rate", "--judge", f"openai-compatible:scripted@{server.url}",
+                            "--no-cache", "--prompt-style", "compact", *args], capture_output=True, text=True,
+                           env=env, cwd=cwd or tmp_path, timeout=60)
+        assert r.returncode in (0, 1), r.stderr
+        return json.loads(r.stdout)["traces"][0]["metrics"]["failure_rate"]
+
+    with JudgeServer(reply) as server:
+        plain = run()
+        assert "logprobs" not in server.requests[-1].json and plain["details"]["verdict"] == "stall"
+        probs = run("--judge-logprobs")
+        assert server.requests[-1].json["top_logprobs"] == 10
+        assert probs["details"]["findings"][0]["p"]["points"] == pytest.approx(0.45, abs=1e-3)
+        flipped = run("--judge-logprobs", "3", "--judge-threshold", "failure_rate.points=0.4")
+        assert server.requests[-1].json["top_logprobs"] == 3
+        assert flipped["details"]["verdict"] == "alternative_proposed"
+        (tmp_path / "assay.toml").write_text('[judge]\nlogprobs = 5\n\n[judge.thresholds]\n'
+                                             '"failure_rate.points" = 0.4\n')
+        configured = run()
+        assert server.requests[-1].json["top_logprobs"] == 5 and configured["details"]["verdict"] == \
+            "alternative_proposed"
+        bad = subprocess.run([sys.executable, "-m", "assay", "run", str(tmp_path / "t.jsonl"), "--no-store",
+                              "-m", "failure_rate", "--judge", f"openai-compatible:scripted@{server.url}",
+                              "--judge-threshold", "points=0.4"], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "HOME": str(tmp_path)}, cwd=tmp_path)
+        assert bad.returncode == 2 and "expected METRIC.QUESTION" in bad.stderr

@@ -49,7 +49,7 @@ def test_seam_matches_the_architecture_contract():
         "messages", "schema", "key", "repeat", "temperature", "max_tokens", "content_key"]
     assert [f.name for f in dataclasses.fields(Verdict)] == [
         "parsed", "raw", "model", "input_tokens", "output_tokens", "cost_usd", "latency_s", "cached", "attempts",
-        "error", "skipped", "queued_s"]
+        "error", "skipped", "queued_s", "tokens"]
     assert JudgeRequest.__dataclass_params__.frozen and Verdict.__dataclass_params__.frozen
     assert hasattr(JudgeRequest, "__slots__") and hasattr(Verdict, "__slots__")
 

@@ -121,3 +121,29 @@ def test_the_reply_is_json_without_whitespace_or_extra_keys():
     reply = json.loads(done.text)
     assert list(reply) == ["answers", "admits", "points", "evasive"]
     assert done.text == json.dumps(reply, separators=(",", ":"))
+
+
+def test_token_probabilities_from_a_real_local_model():
+    import asyncio
+    import pydantic
+    from assay.judge import JudgeRequest, answer_probs
+
+    class Sheet(pydantic.BaseModel):
+        answers: bool
+        admits: bool
+
+    from assay.judge._local import LocalLlama
+
+    judge = make_judge(f"local:{GGUF}", **OPTIONS, logprobs=20)
+    request = JudgeRequest(messages=({"role": "system", "content": "Answer the two questions about the reply."},
+                                     {"role": "user", "content": "Reply: 'I am not sure; the changelog lists it.'"}),
+                           schema=Sheet, key="probs@1")
+    v = asyncio.run(judge.judge(request))
+    assert v.error is None and v.tokens and "".join(t.token for t in v.tokens) == v.raw
+    p = answer_probs(v, Sheet)
+    assert set(p) == {"answers", "admits"} and all(0.0 <= x <= 1.0 for x in p.values())
+    # without the option the request is what it was; with it, two keys more
+    plain = LocalLlama(GGUF, threads=1)._params(request)
+    asked = LocalLlama(GGUF, threads=1, logprobs=20)._params(request)
+    assert "logprobs" not in plain and {k: v for k, v in asked.items() if "logprobs" not in k} == plain
+    assert (asked["logprobs"], asked["top_logprobs"]) == (True, 20)

@@ -61,6 +61,7 @@ class Reply:
     finish_reason: str | None = None
     hostile: str | None = None         # a broken or malicious server: see ``hostile()``
     size: int = 0                      # ... its size in bytes
+    logprobs: Any = None               # the choice's ``logprobs.content`` list (OpenAI's shape); see ``scored()``
 
 
 HOSTILE = ("gzip_bomb", "endless_body", "endless_headers", "huge_length", "trailing", "trickle", "echo")
@@ -105,6 +106,20 @@ def text(content: str, **kw: Any) -> Reply:
 
 def obj(value: Any, **kw: Any) -> Reply:
     return Reply(json=value, **kw)
+
+
+def scored(*pieces: str | tuple[str, float] | tuple[str, float, dict[str, float]], **kw: Any) -> Reply:
+    """A text reply spelled by *pieces*, with token log-probabilities chosen by the test: a piece is a
+    token (probability 1), ``(token, logprob)``, or ``(token, logprob, {alternative: logprob})``; the
+    chosen token is listed among its top alternatives as servers do."""
+    content = []
+    for piece in pieces:
+        token, logprob, top = (piece, 0.0, {}) if isinstance(piece, str) else (*piece, {})[:3]
+        alternatives = {token: logprob, **top}
+        content.append({"token": token, "logprob": logprob, "bytes": list(token.encode()),
+                        "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
+                                         for t, lp in sorted(alternatives.items(), key=lambda a: -a[1])]})
+    return Reply(content="".join(c["token"] for c in content), logprobs=content, **kw)
 
 
 def tool(args: Any, name: str | None = None, **kw: Any) -> Reply:
@@ -438,7 +453,8 @@ class _Handler(BaseHTTPRequestHandler):
             "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()),
             "model": request.get("model", "scripted"),
             "choices": [{"index": 0, "message": message,
-                         "finish_reason": reply.finish_reason or ("tool_calls" if args is not None else "stop")}],
+                         "finish_reason": reply.finish_reason or ("tool_calls" if args is not None else "stop"),
+                         **({"logprobs": {"content": reply.logprobs}} if reply.logprobs is not None else {})}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
                       **({"cost_usd": reply.cost} if reply.cost is not None else {})}}, reply.headers)
 

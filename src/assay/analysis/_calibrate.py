@@ -230,7 +230,7 @@ def metric_rubric(m: Any) -> str | None:
 def judge_identity(judge: Any) -> dict[str, Any]:
     """The judge as a card records it: model, endpoint kind (backend), base URL when known, and the
     prompt form it was asked in (a card measured on the compact form says nothing of the full one)."""
-    from ..judge import prompt_style
+    from ..judge import answer_thresholds, prompt_style
     from ..judge._cache import endpoint_of  # the judge package loads only when a judge is in use
 
     info: dict[str, Any] = {"model": getattr(judge, "model", type(judge).__name__)}
@@ -239,7 +239,14 @@ def judge_identity(judge: Any) -> dict[str, Any]:
         if endpoint.get(key) is not None:
             info[key] = endpoint[key]
     info["prompt_style"] = prompt_style(judge)
+    thresholds = answer_thresholds(judge)
+    if thresholds:  # only when set: answers decided by P(yes) are another judge's answers
+        info["thresholds"] = dict(thresholds)
     return info
+
+
+def _own(thresholds: Mapping[str, float] | None, metric: str) -> dict[str, float]:
+    return {k: v for k, v in (thresholds or {}).items() if k.partition(".")[0] == metric}
 
 
 # -- the card --------------------------------------------------------------------------------------
@@ -425,7 +432,8 @@ def correct_pass_rates(result: RunResult, cards: Sequence[JudgeCard], instances:
     found in the store) only fitting cards are used and the rest are passed over silently.
     """
     model = getattr(judge, "model", None) if judge is not None else None
-    style = judge_identity(judge).get("prompt_style") if judge is not None else None
+    identity = judge_identity(judge) if judge is not None else {}
+    style, decided = identity.get("prompt_style"), identity.get("thresholds")
     out: dict[str, dict[str, Any]] = {}
     for name, m in instances.items():
         if not m.spec.needs_judge:
@@ -437,7 +445,8 @@ def correct_pass_rates(result: RunResult, cards: Sequence[JudgeCard], instances:
         refusals = []
         chosen = None
         for card, mc in candidates:
-            why = _unfit(card, mc, model, style, rubric, m.spec.version, threshold)
+            why = _unfit(card, mc, model, style, rubric, m.spec.version, threshold) or \
+                _unfit_thresholds(card, m.spec.name, decided)
             if why is None:
                 chosen = (card, mc)
                 break
@@ -477,6 +486,14 @@ def _verdicts(result: RunResult, name: str) -> tuple[list[bool], list[str]]:
             verdicts.append(bool(r.passed))
             tasks.append(t.task_id if t.task_id is not None else t.id)
     return verdicts, tasks
+
+
+def _unfit_thresholds(card: JudgeCard, metric: str, decided: Mapping[str, float] | None) -> str | None:
+    carded, now = _own(card.judge.get("thresholds"), metric), _own(decided, metric)
+    if carded == now:
+        return None
+    return (f"the card measured {metric}'s answers decided by {carded or 'the greedy token'}, this run decides "
+            f"them by {now or 'the greedy token'} (--judge-threshold, or recalibrate)")
 
 
 def _unfit(card: JudgeCard, mc: MetricCard, model: str | None, style: str | None, rubric: str | None,

@@ -73,6 +73,16 @@ def _declarations(who: str) -> dict[str, Decorator]:
             "--ordinal-order", type=click.Choice(["auto", "natural", "reversed", "shuffled"]), default=None,
             help="Order of the options of ordinal scales in judge prompts (default auto: shuffled for the full "
                  "form, natural for the compact form)."),
+        "logprobs": click.option(
+            "--judge-logprobs", "logprobs", type=click.IntRange(1, 20), is_flag=False, flag_value=10, default=None,
+            help="Ask the judge for token log-probabilities (OpenAI-compatible servers, local:PATH.gguf), N "
+                 "alternatives per token (default 10): yes/no answers get P(yes) in the results' details. Off "
+                 "by default (requests unchanged)."),
+        "thresholds": click.option(
+            "--judge-threshold", "thresholds", multiple=True, metavar="METRIC.QUESTION=P",
+            help="Decide a yes/no question by P(yes) >= P where the judge gives probabilities (--judge-logprobs), "
+                 "e.g. failure_rate.admits=0.35; repeatable ([judge.thresholds] in assay.toml). Fit them with "
+                 "benchmarks/fit_thresholds.py."),
         "retries": click.option("--retries", type=click.IntRange(0), default=None,
                                 help=f"Retries on transient errors (default {RETRIES})."),
         "budget_usd": click.option(
@@ -111,7 +121,7 @@ def model_options(*names: str, who: str = "model") -> Decorator:
 def pop_judge_flags(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Remove the judge flags from ``kwargs``; return those given, by JudgeOptions field."""
     out = {k: kwargs.pop(k) for k in [*kwargs] if k in _FIELDS}
-    out = {k: v for k, v in out.items() if v is not None and v is not False}
+    out = {k: v for k, v in out.items() if v is not None and v is not False and v != ()}
     if kwargs.pop("no_cache", False):
         out["cache"] = False
     return out

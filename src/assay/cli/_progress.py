@@ -1,8 +1,11 @@
 """Progress of ``assay run`` that tells the truth: judge calls done of those planned, not traces.
 
 Judge calls of all traces interleave (a window of traces is in flight), so finished traces say
-little about how far a judge run is; the planned calls (per metric and trace, known before the
-run) do. On a terminal: one rich bar; elsewhere (CI logs): a plain line every ``interval`` s.
+little about how far a judge run is; the planned calls (per metric and trace) do. They are counted
+as the run reads its input (judging starts at once): until the input is read to its end the total
+is estimated from the share of the input read so far (``~1000``), or, when that share is not known
+(a pipe, or a file read whole into the reader's buffer), shown as what is planned so far
+(``256+``, no ETA). On a terminal: one rich bar; elsewhere (CI logs): a plain line every ``interval`` s.
 The numbers are read from the judge's shared counters by a small thread, so the display never
 touches the engine.
 """
@@ -34,11 +37,14 @@ def _not_answering(stats: Any) -> bool:
 class RunProgress:
     """``with RunProgress(...) as p: ... p.trace_done()``; ``stats`` is the judge's JudgeStats or None."""
 
-    def __init__(self, *, stats: Any = None, model: str | None = None, planned_calls: int | None = None,
+    def __init__(self, *, stats: Any = None, model: str | None = None, planned_calls: Any = None,
                  read: tuple[Callable[[], int], int | None] | None = None, tty: bool = False,
                  interval: float = 10.0, stream: TextIO | None = None) -> None:
         self.stats, self.model = stats, model
         self.planned_calls = planned_calls
+        """The planned judge calls: a number, or a plan counted as the input is read (``total``, ``complete``)."""
+        self.estimated = ""
+        """How the total last shown is known: "" exactly, "~" estimated, "+" at least (the plan is not complete yet)."""
         self.read = read
         """Without a judge: (bytes of input read so far, total bytes), for the bar's position."""
         self.tty, self.interval = tty, interval
@@ -57,10 +63,26 @@ class RunProgress:
     def counts(self) -> tuple[str, int, int | None]:
         """(unit, done, total): judge calls when a judge is counting, else input bytes read."""
         if self.stats is not None:
-            return "judge calls", self.stats.requests, self.planned_calls
+            return "judge calls", self.stats.requests, self._planned_total()
         if self.read is not None and self.read[1]:
             return "bytes", self.read[0](), self.read[1]
         return "traces", self.traces, None
+
+    def _planned_total(self) -> int | None:
+        plan = self.planned_calls
+        self.estimated = ""
+        if plan is None or isinstance(plan, int):
+            return plan
+        total = plan.total
+        if plan.complete:
+            return total
+        if self.read is not None and self.read[1]:  # still reading: scale what is planned by the share read
+            share = self.read[0]() / self.read[1]
+            if 0 < share < 1:
+                self.estimated = "~"
+                return max(round(total / share), total)
+        self.estimated = "+"
+        return total or None
 
     def describe(self) -> str:
         unit, done, total = self.counts()
@@ -70,11 +92,13 @@ class RunProgress:
             parts = [f"traces {self.traces:,}", f"{done / total:.0%} of the input" if total else "",
                      f"{self.traces / elapsed:,.0f} traces/s"]
         else:
-            parts = [f"{unit} {done}/{total}" if total else f"{unit} {done}", f"{rate:.1f}/s"]
+            mark = self.estimated
+            parts = [f"{unit} {done}/{'~' if mark == '~' else ''}{total}{'+' if mark == '+' else ''}" if total
+                     else f"{unit} {done}", f"{rate:.1f}/s"]
         s = self.stats
         if total and s is not None and _not_answering(s):
             parts.append("judge not answering: its remaining calls are skipped")  # no ETA for calls that will not run
-        elif total:
+        elif total and self.estimated != "+":  # (no ETA against a total that is only a lower bound)
             parts.append(f"ETA {_clock((total - done) / rate if rate > 0 else None) if done < total else _clock(0)}")
         if s is not None:
             parts.append(f"errors {s.errors}")

@@ -2,7 +2,7 @@
 repeats, the Dask executor. Analyses of finished runs live in ``assay.analysis``."""
 
 from ._aggregate import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Dimensions
-from ._dask import DaskExecutor
+from ._spec import DaskExecutor  # (not from _dask: Dask's driver is loaded by a run that uses it)
 from ._jury import Jury, make_jury
 from ._run import NO_JUDGE, Evaluation, resolve_metrics
 

@@ -50,37 +50,76 @@ class CallPlan:
     """Metric -> traces it will make calls on."""
     calls: dict[str, int] = field(default_factory=dict)
     """Metric -> planned judge calls."""
+    complete: bool = True
+    """False while a run is still reading its input: the counts so far (:class:`Planner`)."""
 
     @property
     def total(self) -> int:
         return sum(self.calls.values())
 
 
-def plan_calls(metrics: Any, traces: Iterable[Any], repeats: int = 1, style: str = "full") -> CallPlan:
-    """Count the judge calls ``metrics`` will make on ``traces`` (Trace objects; others are skipped)."""
-    plan = CallPlan({m.spec.name: 0 for m in metrics if m.spec.needs_judge},
-                    {m.spec.name: 0 for m in metrics if m.spec.needs_judge})
-    judged = [m for m in metrics if m.spec.needs_judge]
-    for trace in traces:
-        if not hasattr(trace, "turns"):
-            continue
-        for m in judged:
-            n = calls_per_trace(m, trace, repeats, style)
+class Planner:
+    """Counts a :class:`CallPlan` trace by trace, as a run reads its input (``Evaluation.planner``).
+
+    The plan then costs no read of its own: the first judge call leaves once the first trace is
+    read, not once the whole input is read and planned; the plan is exact (``complete``) when the
+    input has been read to its end.
+    """
+
+    __slots__ = ("judged", "repeats", "style", "plan")
+
+    def __init__(self, metrics: Iterable[Any], repeats: int = 1, style: str = "full") -> None:
+        self.judged = [m for m in metrics if m.spec.needs_judge]
+        self.repeats, self.style = repeats, style
+        self.plan = CallPlan({m.spec.name: 0 for m in self.judged}, {m.spec.name: 0 for m in self.judged},
+                             complete=False)
+
+    def add(self, trace: Any) -> None:
+        """Count one Trace's planned calls."""
+        plan = self.plan
+        for m in self.judged:
+            n = calls_per_trace(m, trace, self.repeats, self.style)
             if n:
                 plan.traces[m.spec.name] += 1
                 plan.calls[m.spec.name] += n
-    return plan
+
+    def done(self) -> None:
+        """The input has been read to its end: the plan is exact."""
+        self.plan.complete = True
+
+
+def plan_calls(metrics: Any, traces: Iterable[Any], repeats: int = 1, style: str = "full") -> CallPlan:
+    """Count the judge calls ``metrics`` will make on ``traces`` (Trace objects; others are skipped)."""
+    planner = Planner(metrics, repeats, style)
+    for trace in traces:
+        if hasattr(trace, "turns"):
+            planner.add(trace)
+    planner.done()
+    return planner.plan
+
+
+def planner_for(evaluation: Any) -> Planner:
+    """A :class:`Planner` for ``evaluation``'s metrics, repeats, jurors and its judge's prompt form."""
+    from ..judge import prompt_style  # here: the judge package is loaded only when a judge is in use
+
+    jurors = getattr(evaluation.judge, "jurors", None)  # a jury: every juror makes the calls
+    return Planner(evaluation.metrics, evaluation.plan.repeats * (len(jurors) if jurors else 1),
+                   prompt_style(evaluation.judge))
 
 
 def plan_inputs(evaluation: Any, paths: list[str], input_format: str | None = None) -> CallPlan | None:
-    """``plan_calls`` over input files read once beforehand (None for stdin: it cannot be read twice)."""
+    """``plan_calls`` over input files read once beforehand (None for stdin: it cannot be read twice).
+
+    What a run that does not read its input in this process (Dask workers read their shards) plans
+    with, and what completes an interrupted run's plan; a local run counts as it reads
+    (:class:`Planner`)."""
     if any(p == "-" for p in paths):
         return None
     from ..importers import read_traces
 
-    traces = (item for _, item in read_traces(paths, input_format=input_format))
-    from ..judge import prompt_style
-
-    jurors = getattr(evaluation.judge, "jurors", None)  # a jury: every juror makes the calls
-    return plan_calls(evaluation.metrics, traces, evaluation.plan.repeats * (len(jurors) if jurors else 1),
-                      prompt_style(evaluation.judge))
+    planner = planner_for(evaluation)
+    for _, item in read_traces(paths, input_format=input_format):
+        if hasattr(item, "turns"):
+            planner.add(item)
+    planner.done()
+    return planner.plan

@@ -21,7 +21,6 @@ from typing import Any
 from ..errors import ConfigError, ProviderError
 from ..model import MetricResult, TraceResult, Warning
 from ..model._options import JudgeOptions
-from ..stats import krippendorff_alpha
 
 AGGREGATES = ("mean", "median")
 
@@ -229,6 +228,8 @@ class JuryTotals:
                 self.label_units[name].append(list(jury["verdicts"]))
 
     def finish(self) -> dict[str, dict[str, Any]]:
+        from ..stats import krippendorff_alpha  # at a run's end: `assay.stats` is not on the way to its first call
+
         out = {}
         for name in self.names:
             c = self.counts[name]

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model import MetricResult, TraceResult
-from ..stats import krippendorff_alpha
 
 MAX_UNITS = 200_000
 """Traces per metric kept for alpha (a few values each); beyond it alpha rests on the first ones."""
@@ -73,6 +72,8 @@ class RetestTotals:
                         s["agree_reordered"] += vi == vj
 
     def finish(self) -> dict[str, dict[str, Any]]:
+        from ..stats import krippendorff_alpha  # at a run's end: `assay.stats` is not on the way to its first call
+
         out = {}
         for name in self.names:
             s = self.stats[name]

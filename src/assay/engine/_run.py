@@ -2,9 +2,10 @@
 
 Deterministic plans run synchronously (no event loop, no per-trace task): that path is what
 makes scoring large files cheap. Plans with async (judge) metrics run on one event loop with
-a bounded window of traces in flight; the judge wrapper enforces the call concurrency. The
-sync API works from scripts and from inside a running loop (Jupyter) by driving the loop in a
-worker thread.
+a bounded window of traces in flight; the judge wrapper enforces the call concurrency. Each trace
+starts (its first judge call leaves) before the next is read, so judging starts with the first
+trace, not once a window's worth is read. The sync API works from scripts and from inside a
+running loop (Jupyter) by driving the loop in a worker thread.
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ class Evaluation:
             check_dimensions(weights, thresholds, {*DEFAULT_WEIGHTS, *DEFAULT_THRESHOLDS, *self.dimension_of.values(),
                                                    *(spec.dimension for spec in registry.specs())})
         self.window = window
+        self.planner: Any = None
+        """An ``engine._calls.Planner`` counting the judge calls planned as the input is read (the session
+        sets one for the progress line and the run record): no read of its own before the first call."""
         self.judge_spec: JudgeSpec | None = None
         """What the judge was built from: a distributed run's workers build their own judges from it
         when its model is a string (``from_spec`` sets it)."""
@@ -166,6 +170,18 @@ class Evaluation:
     async def astream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
                       tap: Any = None, totals: RunTotals | None = None) -> AsyncGenerator[TraceResult | InputIssue, None]:
         """Results (and input issues) in input order, scored concurrently within a window."""
+        batches = self._batches(source, input_format, strict, tap, totals)
+        try:
+            async for batch in batches:
+                for item in batch:
+                    yield item
+        finally:
+            await batches.aclose()
+
+    async def _batches(self, source: Source, input_format: str | None, strict: bool, tap: Any,
+                       totals: RunTotals | None) -> AsyncGenerator[list[TraceResult | InputIssue], None]:
+        """``astream``'s results, each time as all those ready in order: a synchronous consumer (``stream``)
+        then enters the event loop once per batch, not once per result."""
         pending: deque[asyncio.Future[Any]] = deque()
         loop = asyncio.get_running_loop()
         cancel = self.cancel
@@ -175,6 +191,7 @@ class Evaluation:
         else:
             ctx = None
         stop = loop.create_task(_wait_for(cancel)) if cancel is not None else None
+        warm = totals is not None and totals.collector is not None  # the run's end will need numpy
 
         async def one(trace: Trace, loc: str) -> TraceResult:
             if cancel is not None and cancel.is_set():
@@ -190,19 +207,33 @@ class Evaluation:
 
         try:
             if stop is None:
-                for loc, item in _records(source, input_format, strict, tap):
+                for loc, item in self._read(source, input_format, strict, tap):
                     if isinstance(item, InputIssue):
                         fut = loop.create_future()
                         fut.set_result(item)
                         pending.append(fut)
                     else:
                         pending.append(asyncio.ensure_future(one(item, loc)))
-                    while len(pending) >= self.window or (pending and pending[0].done()):
-                        yield await pending.popleft()
+                        if len(pending) < self.window:  # the trace starts (its first judge call leaves) before the next
+                            await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
+                    if len(pending) >= self.window or pending[0].done():
+                        if warm and not pending[0].done():
+                            warm = False
+                            _load_finish()
+                        batch = [await pending.popleft()]  # (a full window: the one result waited for)
+                        while pending and pending[0].done():
+                            batch.append(pending.popleft().result())
+                        yield batch
                 while pending:
-                    yield await pending.popleft()
+                    if warm and not pending[0].done():
+                        warm = False
+                        _load_finish()
+                    batch = [await pending.popleft()]
+                    while pending and pending[0].done():
+                        batch.append(pending.popleft().result())
+                    yield batch
                 return
-            records = iter(_records(source, input_format, strict, tap))
+            records = iter(self._read(source, input_format, strict, tap))
             while not cancel.is_set():  # type: ignore[union-attr]
                 got = next(records, None) if len(pending) < self.window else None
                 if got is not None:
@@ -213,13 +244,21 @@ class Evaluation:
                         pending.append(fut)
                     else:
                         pending.append(loop.create_task(one(record, loc), context=ctx.copy()))  # type: ignore[union-attr]
+                        if len(pending) < self.window:  # the trace starts (its first judge call leaves) before the next
+                            await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
                     if not pending[0].done():
                         continue
                 elif not pending:
                     return
+                if warm and not pending[0].done():
+                    warm = False
+                    _load_finish()
                 await asyncio.wait({pending[0], stop}, return_when=asyncio.FIRST_COMPLETED)
+                batch = []
                 while pending and pending[0].done() and not cancel.is_set():  # type: ignore[union-attr]
-                    yield pending.popleft().result()
+                    batch.append(pending.popleft().result())
+                if batch:
+                    yield batch
             # interrupted: calls in flight finish (and are cached) or are cancelled after the grace period
             self.interrupted = True
             if pending:
@@ -227,15 +266,27 @@ class Evaluation:
                 for fut in late:
                     fut.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
+            batch = []
             while pending:
                 fut = pending.popleft()
                 if not fut.cancelled() and fut.exception() is None:
-                    yield fut.result()  # finished traces are kept: the store records them
+                    batch.append(fut.result())  # finished traces are kept: the store records them
+            if batch:
+                yield batch
         finally:
             for fut in pending:
                 fut.cancel()
             if stop is not None:
                 stop.cancel()
+
+    def _read(self, source: Source, input_format: str | None, strict: bool,
+              tap: Any) -> Iterator[tuple[str, Trace | InputIssue]]:
+        """The input's records; each Trace counted by the planner when there is one."""
+        records = _records(source, input_format, strict, tap)
+        planner = self.planner
+        if planner is None:
+            return records
+        return _counted(records, planner)
 
     def stream(self, source: Source, *, input_format: str | None = None, strict: bool = False,
                tap: Any = None, totals: RunTotals | None = None) -> Iterator[TraceResult | InputIssue]:
@@ -246,7 +297,7 @@ class Evaluation:
         """
         if not self.plan.is_async:
             plan, result = self.plan, self._result
-            for loc, item in _records(source, input_format, strict, tap):
+            for loc, item in self._read(source, input_format, strict, tap):
                 if self.cancel is not None and self.cancel.is_set():
                     self.interrupted = True
                     return
@@ -256,8 +307,8 @@ class Evaluation:
                 outcome, why = trial_outcome(item)
                 yield result(item, loc, {} if outcome == EXCLUDED else score_sync(item, plan), totals, outcome, why)
             return
-        yield from _drive(lambda: self.astream(source, input_format=input_format, strict=strict, tap=tap,
-                                               totals=totals), self.loop)
+        for batch in _drive(lambda: self._batches(source, input_format, strict, tap, totals), self.loop):
+            yield from batch
 
     def run(self, source: Source, *, input_format: str | None = None, strict: bool = False,
             keep_traces: bool = True, intervals: bool = True,
@@ -372,6 +423,23 @@ class Evaluation:
         if part.jury is not None and (figures := part.jury.finish()):
             statistics["jury"] = figures
         return RunResult(part.traces, summaries, run, part.issues, statistics, part.failed)
+
+
+def _counted(records: Iterator[tuple[str, Trace | InputIssue]], planner: Any) -> Iterator[tuple[str, Trace | InputIssue]]:
+    add = planner.add
+    for record in records:
+        if isinstance(record[1], Trace):
+            add(record[1])
+        yield record
+    planner.done()  # read to its end: the plan is exact
+
+
+def _load_finish() -> None:
+    """Import what finishing a run with intervals needs (numpy, ``assay.stats``: ~0.1 s), the first time the run
+    waits for its judge: then the import overlaps the first calls in flight instead of following the last reply."""
+    import numpy  # noqa: F401
+
+    from .. import stats  # noqa: F401
 
 
 STOP_GRACE_S = 3.0

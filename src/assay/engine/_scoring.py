@@ -240,7 +240,10 @@ async def score_async(trace: Trace, plan: Plan, judge: Any = None, repeat: int =
     ctx = MetricContext(trace, judge, results, None, repeat, memo=TraceView(trace))
     for phase in plan.phases:
         todo = [(n, m) for n, m in phase if not (plan.only_applicable and not _applicable(m, trace))]
-        done = await asyncio.gather(*(_run_judged(m, ctx, plan.repeats) for _, m in todo))
+        if len(todo) == 1:  # one metric: awaited in this task (no task of its own; its first call leaves a step sooner)
+            done = [await _run_judged(todo[0][1], ctx, plan.repeats)]
+        else:
+            done = await asyncio.gather(*(_run_judged(m, ctx, plan.repeats) for _, m in todo))
         for (name, m), r in zip(todo, done):
             results[name] = finish(m, r, name)
     return results

@@ -19,7 +19,6 @@ from hashlib import blake2b
 from typing import Any
 
 from ..model import MetricSummary, TraceResult
-from ..stats._intervals import _distinct
 
 K_MAX = 10
 """Largest k reported in pass@k curves (bounded by the most trials any task has)."""
@@ -204,6 +203,8 @@ class StatisticsCollector:
             return {}
         import numpy as np
 
+        from ..stats._intervals import _distinct  # at a run's end: not on the way to its first judge call
+
         _, task_of_trace = np.unique(np.frombuffer(self._task, dtype=np.int64), return_inverse=True)
         repeat = int(task_of_trace.max()) + 1 < len(task_of_trace)
         dense_tasks: dict[int, int] = {}  # n_tasks of the first k traces, shared by the metrics scoring all of them
@@ -234,6 +235,7 @@ class StatisticsCollector:
 
     def _trials(self, np: Any, task_of_trace: Any) -> dict[str, Any]:
         from ..stats import TRIAL_UNBIASED
+        from ..stats._intervals import _distinct
 
         verdict = np.frombuffer(self._passed, dtype=np.int8)
         has = verdict >= 0

@@ -27,15 +27,16 @@ from ._limits import Limited, TokenBucket, estimate_tokens
 from ._openai import OpenAICompatible
 from ._parse import ParseError, VerdictSchema, bounded_schema, extract_json, model_of, ordered, parse_verdict, repair_json
 from ._prices import PRICES, Price, is_local_url, lookup_price, resolve_price
-from ._protocol import Judge, JudgeRequest, Verdict, content_digest, errored
+from ._probs import answer_probs
+from ._protocol import Judge, JudgeRequest, TokenLogprob, Verdict, content_digest, errored
 from ._retry import Reasking, Retrying
 from ._stats import JudgeStats
-from ._style import ORDINAL_ORDERS, PROMPT_STYLES, auto_style, ordinal_order, prompt_style
+from ._style import ORDINAL_ORDERS, PROMPT_STYLES, answer_thresholds, auto_style, ordinal_order, prompt_style
 from ._style import resolved as resolved_style
 
 __all__ = [
     # the seam
-    "Judge", "JudgeRequest", "Verdict", "errored", "content_digest",
+    "Judge", "JudgeRequest", "Verdict", "TokenLogprob", "errored", "content_digest",
     # building judges
     "make_judge", "build_judge", "JudgeOptions", "judge_from_env", "compose", "adapt", "build_backend", "parse_spec", "Spec", "PROVIDERS",
     "register_backend", "backends", "BackendFactory",
@@ -52,4 +53,6 @@ __all__ = [
     "bounded_schema", "VerdictSchema", "ordered", "model_of",
     # how metrics phrase requests to a judge
     "prompt_style", "ordinal_order", "resolved_style", "auto_style", "PROMPT_STYLES", "ORDINAL_ORDERS",
+    # answers read as probabilities
+    "answer_probs", "answer_thresholds",
 ]

@@ -41,6 +41,8 @@ class OpenAIOptions(HTTPOptions):
     api_version: str | None = None
     extra_body: Mapping[str, Any] | None = None
     default_headers: Mapping[str, str] | None = None
+    logprobs: int | bool | None = None
+    """Ask for token log-probabilities (``logprobs``/``top_logprobs``): True, or alternatives per token."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +72,8 @@ class LocalOptions:
     api_key: str | None = None
     prices: Mapping[str, Any] | None = None
     structured: str | None = None
+    logprobs: int | bool | None = None
+    """Ask llama.cpp for token log-probabilities: True, or alternatives per token."""
 
 
 OPTIONS: dict[str, type] = {"openai": OpenAIOptions, "anthropic": AnthropicOptions, "local": LocalOptions}
@@ -81,6 +85,7 @@ _WHY = {
     ("anthropic", "api_version"): "it is an Azure OpenAI setting",
     ("anthropic", "extra_body"): "it is an OpenAI-compatible setting",
     ("anthropic", "default_headers"): "it is an OpenAI-compatible setting",
+    ("anthropic", "logprobs"): "Anthropic's messages API returns no token log-probabilities",
 }
 _LOCAL_ONLY = ("threads", "n_ctx", "gpu_layers")
 

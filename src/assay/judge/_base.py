@@ -22,7 +22,7 @@ from assay.errors import ProviderError
 
 from ._parse import ParseError, parse_verdict
 from ._prices import Price
-from ._protocol import Judge, JudgeRequest, Verdict, errored
+from ._protocol import Judge, JudgeRequest, TokenLogprob, Verdict, errored
 from ._stats import JudgeStats
 
 FATAL_STATUSES = frozenset({401, 403, 404})
@@ -149,6 +149,7 @@ class Completion:
     note: str | None = None         # appended to a parse error ("truncated at max_tokens")
     structured: bool = False        # the text is a structured-output object (schema format, tool call)
     truncated: bool = False         # the reply hit max_tokens (a re-ask starts fresh, tighter)
+    tokens: tuple[TokenLogprob, ...] | None = None  # log-probabilities, when asked for and returned
 
 
 async def guarded(layer: Any, request: JudgeRequest) -> Verdict:
@@ -313,7 +314,11 @@ class Backend:
         except ParseError as exc:
             note = f" ({completion.note})" if completion.note else ""
             return errored(model, f"{exc}{note}", raw=text, **usage)
-        return Verdict(parsed=parsed, raw=clip(text), model=model, **usage)  # type: ignore[arg-type]
+        # Token log-probabilities only where they spell the kept raw text (not redacted, not clipped)
+        tokens = completion.tokens
+        if tokens is not None and ("".join(t.token for t in tokens) != text or clip(text) != text):
+            tokens = None
+        return Verdict(parsed=parsed, raw=clip(text), model=model, tokens=tokens, **usage)  # type: ignore[arg-type]
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         return await guarded(self, request)

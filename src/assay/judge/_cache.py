@@ -23,7 +23,7 @@ from assay.errors import ConfigError
 
 from ._base import Wrapper
 from ._parse import Schema, VerdictSchema, schema_text
-from ._protocol import Judge, JudgeRequest, Verdict
+from ._protocol import Judge, JudgeRequest, TokenLogprob, Verdict
 from ._stats import JudgeStats
 
 _SCHEMA = """
@@ -141,7 +141,10 @@ class JudgeCache:
         try:
             data = json.loads(row[0])
             parsed = schema.model_validate(data.pop("parsed"))
-        except (ValueError, KeyError, pydantic.ValidationError):
+            if "tokens" in data:
+                data["tokens"] = tuple(TokenLogprob(str(t), float(lp), tuple((str(a), float(b)) for a, b in top))
+                                       for t, lp, top in data["tokens"])
+        except (ValueError, KeyError, TypeError, pydantic.ValidationError):
             return None
         return Verdict(parsed=parsed, cached=True, **data)
 
@@ -151,6 +154,8 @@ class JudgeCache:
         data = {"parsed": verdict.parsed.model_dump(mode="json"), "raw": verdict.raw, "model": verdict.model,
                 "input_tokens": verdict.input_tokens, "output_tokens": verdict.output_tokens,
                 "cost_usd": 0.0, "latency_s": verdict.latency_s, "attempts": verdict.attempts}
+        if verdict.tokens is not None:  # written only when asked for (logprobs), so other entries keep their bytes
+            data["tokens"] = [[t.token, t.logprob, [list(a) for a in t.top]] for t in verdict.tokens]
         self._connection().execute(
             "INSERT OR REPLACE INTO verdicts (key, model, verdict, created) VALUES (?, ?, ?, ?)",
             (key, verdict.model, json.dumps(data, ensure_ascii=False), time.time()))

@@ -32,7 +32,7 @@ from ._limits import Limited
 from ._local import local_backend
 from ._openai import OpenAICompatible, endpoint_identity
 from ._prices import Price, is_local_url, resolve_price
-from ._protocol import Judge
+from ._protocol import Judge, check_logprobs
 from ._retry import Reasking, Retrying
 from ._stats import JudgeStats
 
@@ -311,7 +311,8 @@ def compose(backend: Judge, options: JudgeOptions | None = None, *, stats: Judge
     ``trip_after`` / ``trip_grace_s``: skip the rest of a run's calls once that many attempts in a
     row failed without any answer for that long (:mod:`assay.judge._breaker`); 0 or None: never.
     ``prompt_style`` / ``ordinal_order``: how metrics phrase their requests to this judge
-    (:mod:`assay.judge._style`); kept on the outermost layer.
+    (:mod:`assay.judge._style`); kept on the outermost layer, as are ``thresholds`` (how metrics
+    decide yes/no answers from the judge's probabilities, :func:`assay.judge.answer_thresholds`).
     ``max_concurrency``: how far the concurrency limit may grow while latency holds; default
     ``GROWTH`` (4) x ``concurrency`` for elastic backends (the HTTP providers except single-slot
     local servers), else ``concurrency`` (no growth).
@@ -344,6 +345,8 @@ def compose(backend: Judge, options: JudgeOptions | None = None, *, stats: Judge
         judge.prompt_style = o.prompt_style  # type: ignore[attr-defined]
     if o.ordinal_order != "auto":
         judge.ordinal_order = o.ordinal_order  # type: ignore[attr-defined]
+    if o.thresholds:
+        judge.answer_thresholds = dict(o.thresholds)  # type: ignore[attr-defined]
     return judge
 
 
@@ -385,6 +388,8 @@ def build_judge(spec: Any, options: JudgeOptions) -> Judge:
                 identity = endpoint_identity(kind, provider_base_url(resolved),
                                              os.environ.get("OPENAI_API_VERSION", "2024-10-21")
                                              if resolved.provider == "azure" else None)
+                if options.logprobs and kind != "anthropic":
+                    identity["logprobs"] = check_logprobs(options.logprobs)
             return compose(DryRun(f"{resolved.provider}:{resolved.model}", price=price, identity=identity), options)
         return compose(build_backend(resolved, **backend_options), options)
     if isinstance(spec, Judge) and not isinstance(spec, Backend):

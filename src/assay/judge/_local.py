@@ -28,7 +28,7 @@ from assay.model._options import N_CTX
 from ._base import Backend, Completion
 from ._parse import bounded_schema
 from ._prices import Price
-from ._protocol import JudgeRequest
+from ._protocol import JudgeRequest, check_logprobs, read_logprobs
 
 DEFAULT_CTX = N_CTX
 
@@ -133,7 +133,7 @@ class LocalLlama(Backend):
     def __init__(self, path: str | os.PathLike[str], *, threads: int | None = None, n_ctx: int | None = None,
                  gpu_layers: int = 0, timeout: float | None = None, max_tokens: int | None = None,
                  seed: int | None = None, temperature: float | None = None, price: Price | None = None,
-                 text_limit: int = 400, quote_limit: int = 160) -> None:
+                 text_limit: int = 400, quote_limit: int = 160, logprobs: int | None = None) -> None:
         file = Path(path).expanduser()
         if file.suffix.lower() != ".gguf":
             raise ConfigError(f"local judge: expected a .gguf model file, got {str(path)!r}")
@@ -148,6 +148,12 @@ class LocalLlama(Backend):
         self.text_limit, self.quote_limit = text_limit, quote_limit
         self.prompt_tokens = 0
         self.cached_prompt_tokens = 0
+        self.logprobs = check_logprobs(logprobs)
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        # a verdict with probabilities is not one without: keyed apart, only when asked for
+        return {"backend": self.backend, "logprobs": self.logprobs} if self.logprobs else {"backend": self.backend}
 
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
         temperature = request.temperature if self.temperature is None or request.temperature else self.temperature
@@ -164,6 +170,8 @@ class LocalLlama(Backend):
         params["max_tokens"] = min(filter(None, (request.max_tokens, self.max_tokens)), default=bound)
         if self.seed is not None:
             params["seed"] = self.seed
+        if self.logprobs:
+            params["logprobs"], params["top_logprobs"] = True, self.logprobs
         return params
 
     def _run(self, params: dict[str, Any]) -> Any:
@@ -196,7 +204,7 @@ class LocalLlama(Backend):
         truncated = choice.get("finish_reason") == "length"
         return Completion(text=text, input_tokens=prompt, output_tokens=int(usage.get("completion_tokens") or 0),
                           cost_usd=0.0, note="truncated at max_tokens" if truncated else None, structured=True,
-                          truncated=truncated)
+                          truncated=truncated, tokens=read_logprobs(choice) if self.logprobs else None)
 
     def _error(self, error: Any) -> ProviderError:
         message = error.get("message") if isinstance(error, dict) else str(error)

@@ -26,7 +26,7 @@ from ._base import Backend, Completion, LoopLocal, provider_error
 from ._http import DEFAULT_MAX_REPLY, HttpxClient, LoopbackClient, import_httpx, is_loopback, json_client
 from ._parse import VerdictSchema, _enums, _with_enum, json_schema, schema_instruction, strict_schema
 from ._prices import Price, is_local_url, resolve_price
-from ._protocol import JudgeRequest
+from ._protocol import JudgeRequest, check_logprobs, read_logprobs
 
 MODES = ("json_schema", "tools", "json")
 TOOL_NAME = "submit_verdict"
@@ -72,7 +72,7 @@ class OpenAICompatible(Backend):
                  max_tokens: int | None = None, seed: int | None = None, price: Price | None = None,
                  api_version: str | None = None, extra_body: dict[str, Any] | None = None,
                  default_headers: dict[str, str] | None = None, temperature: float | None = None,
-                 max_reply_mb: float = DEFAULT_MAX_REPLY / 2**20) -> None:
+                 max_reply_mb: float = DEFAULT_MAX_REPLY / 2**20, logprobs: int | None = None) -> None:
         if structured not in MODES:
             raise ConfigError.unknown("structured-output mode", structured, MODES)
         if price is None:  # looked up here too, so a backend built by hand is priced like make_judge's
@@ -96,13 +96,16 @@ class OpenAICompatible(Backend):
         if not max_reply_mb > 0:
             raise ConfigError(f"max_reply_mb must be > 0, got {max_reply_mb!r}")
         self.max_reply = int(max_reply_mb * 2**20)
+        self.logprobs = check_logprobs(logprobs)
         self._client = LoopLocal(self._new_client, lambda client: client.close(), eager=True)
         self._bodies: dict[tuple[Any, ...], Body] = {}
 
     @property
     def identity(self) -> dict[str, Any]:
-        return endpoint_identity(self.provider, self.base_url,
-                                 self._api_version if self.provider == "azure" else None)
+        out = endpoint_identity(self.provider, self.base_url, self._api_version if self.provider == "azure" else None)
+        if self.logprobs:  # a verdict with probabilities is not one without: keyed apart, only when asked for
+            out["logprobs"] = self.logprobs
+        return out
 
     def _new_client(self) -> HttpxClient | LoopbackClient:
         """The headers, URL and query the SDK would use (``AsyncOpenAI`` / ``AsyncAzureOpenAI``)."""
@@ -141,6 +144,8 @@ class OpenAICompatible(Backend):
             params["max_completion_tokens" if reasoning else "max_tokens"] = max_tokens
         if self.seed is not None:
             params["seed"] = self.seed
+        if self.logprobs:
+            params["logprobs"], params["top_logprobs"] = True, self.logprobs
         schema = request.schema
         if mode == "json_schema":
             loose = self.provider in _LOOSE_SCHEMA
@@ -214,7 +219,8 @@ class OpenAICompatible(Backend):
                           input_tokens=int(usage.get("prompt_tokens") or 0),
                           output_tokens=int(usage.get("completion_tokens") or 0),
                           model=f"{self.provider}:{model}" if model else None, note=note,
-                          structured=structured and isinstance(text, str), truncated=truncated)
+                          structured=structured and isinstance(text, str), truncated=truncated,
+                          tokens=read_logprobs(choice) if self.logprobs and text == message.get("content") else None)
 
 
 _BODIES = 256

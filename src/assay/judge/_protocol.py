@@ -9,11 +9,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pydantic
 
 from .._secrets import clip, redact
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from ._parse import Schema
@@ -46,6 +47,15 @@ def content_digest(parts: Iterable[str]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    """One token of a reply with its log-probability and the most likely tokens at its place."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()   # (token, logprob) alternatives, the chosen one usually among them
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """A judge's answer, or the reason there is none; failures are data, not exceptions."""
 
@@ -61,6 +71,8 @@ class Verdict:
     error: str | None = None              # why no verdict: parse failure, timeout, HTTP 500 x5 ...
     skipped: bool = False                 # not attempted (budget reached, dry run)
     queued_s: float = 0.0                 # waiting for a one-slot backend's slot (not in latency_s, not timed out)
+    tokens: tuple[TokenLogprob, ...] | None = None  # the reply's tokens with log-probabilities, when asked for
+                                                    # (logprobs=N) and the backend returns them; else None
 
 
 @runtime_checkable
@@ -81,3 +93,37 @@ def errored(model: str, error: str, *, raw: str = "", skipped: bool = False, att
     """A Verdict that carries only the reason there is no verdict (secrets redacted from both texts, both clipped)."""
     return Verdict(parsed=None, raw=clip(redact(raw)), model=model, error=clip(redact(error)), skipped=skipped,
                    attempts=attempts, **usage)  # type: ignore[arg-type]
+
+
+def read_logprobs(choice: Any) -> tuple[TokenLogprob, ...] | None:
+    """The tokens of an OpenAI-shaped chat completion choice's ``logprobs.content``, or None when it has none."""
+    data = choice.get("logprobs") if isinstance(choice, dict) else None
+    content = data.get("content") if isinstance(data, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    out = []
+    for item in content:
+        if not isinstance(item, dict) or not isinstance(item.get("token"), str):
+            return None
+        try:
+            top = tuple((str(t["token"]), float(t["logprob"])) for t in item.get("top_logprobs") or ()
+                        if isinstance(t, dict) and "token" in t)
+            out.append(TokenLogprob(item["token"], float(item["logprob"]), top))
+        except (KeyError, TypeError, ValueError):
+            return None
+    return tuple(out)
+
+
+TOP_LOGPROBS = 10
+"""Alternatives per token asked for by ``logprobs=True`` (OpenAI allows up to 20)."""
+
+
+def check_logprobs(value: Any) -> int | None:
+    """The ``logprobs`` option as a count of alternatives per token (True: TOP_LOGPROBS; None/False/0: off)."""
+    if value is None or value is False or value == 0:
+        return None
+    if value is True:
+        return TOP_LOGPROBS
+    if isinstance(value, int) and 1 <= value <= 20:
+        return value
+    raise ConfigError(f"judge option logprobs: expected true or a whole number of alternatives 1-20, got {value!r}")

@@ -88,3 +88,13 @@ def ordinal_order(judge: Any) -> str:
 
 AUTO_ORDER = {"full": "shuffled", "compact": "natural"}
 """The default ordinal order per prompt form; docs/judges.md gives the measurements behind it."""
+
+
+def answer_thresholds(judge: Any) -> dict[str, float]:
+    """The per-question decision thresholds of *judge* (``{"failure_rate.admits": 0.35}``), from the first
+    layer that has them (``make_judge(..., thresholds=...)``); empty: decide by the judge's own token."""
+    for layer in _layers(judge):
+        value = getattr(layer, "answer_thresholds", None)
+        if isinstance(value, dict) and value:
+            return value
+    return {}

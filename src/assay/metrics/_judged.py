@@ -40,7 +40,8 @@ import pydantic
 
 from ..errors import ConfigError
 from ..judge import (
-    Fence, JudgeRequest, Verdict, VerdictSchema, bounded_schema, content_digest, model_of, ordered, resolved_style,
+    Fence, JudgeRequest, Verdict, VerdictSchema, answer_probs, answer_thresholds, bounded_schema, content_digest,
+    model_of, ordered, resolved_style,
 )
 from ..model import MetricResult, Warning
 from ._base import MetricContext
@@ -315,13 +316,18 @@ class Session:
     """Choice blocks listed in a per-request order: they follow the data; fixed ones stay in the rubric."""
     nonces: set[str] = field(default_factory=set)
     """The fence codes of the requests sent (a quote holding one was copied from the framing)."""
+    thresholds: dict[str, float] = field(default_factory=dict)
+    """``{"metric.question": p}``: yes/no answers decided by P(yes) >= p where the verdict has probabilities."""
+    probs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """P(yes) of each yes/no answer (a label field: its distribution) by call, where the judge gave probabilities."""
 
     @classmethod
     def open(cls, metric: Any, ctx: MetricContext, rubric: Rubric | None = None, key: str | None = None) -> "Session":
         spec = metric.spec
         r = rubric or load_rubric(spec.name)
         style, ordinal = resolved_style(ctx.judge)
-        s = cls(ctx, spec.name, r, key or f"{spec.name}@{r.version}", style=style, ordinal=ordinal)
+        s = cls(ctx, spec.name, r, key or f"{spec.name}@{r.version}", style=style, ordinal=ordinal,
+                thresholds=answer_thresholds(ctx.judge) if ctx.judge is not None else {})
         if s.style != "full":
             s.details["prompt_style"] = s.style
         return s
@@ -431,7 +437,29 @@ class Session:
             except pydantic.ValidationError as exc:
                 raise JudgeFailed(self.error(call, f"verdict does not match {model.__name__}: {exc}",
                                              verdict.raw)) from None
+        if verdict.tokens:
+            probs = answer_probs(verdict, model)
+            if probs:
+                self.probs[call] = probs
+                self.details.setdefault("p", {})[call] = probs
+                if self.thresholds:
+                    parsed = self.decide(call, parsed, probs)
         return parsed
+
+    def decide(self, call: str, parsed: pydantic.BaseModel, probs: dict[str, Any]) -> pydantic.BaseModel:
+        """*parsed* with each yes/no answer that has a threshold (``metric.question``) decided by P(yes) >= it;
+        every answer that changes is listed in details["threshold_flips"]."""
+        changed: dict[str, bool] = {}
+        for question, p in probs.items():
+            threshold = self.thresholds.get(f"{self.name}.{question}")
+            if threshold is None or not isinstance(p, float):
+                continue
+            yes = p >= threshold
+            if yes != getattr(parsed, question):
+                changed[question] = yes
+                self.details.setdefault("threshold_flips", []).append(
+                    f"{call}: {question} {'no -> yes' if yes else 'yes -> no'} (P(yes) {p:.3f}, threshold {threshold:g})")
+        return parsed.model_copy(update=changed) if changed else parsed
 
     def error(self, call: str, message: str, raw: str) -> MetricResult:
         return self.null(Warning.JUDGE_ERROR, f"judge call '{call}' failed: {message}", {"raw": raw, "call": call})

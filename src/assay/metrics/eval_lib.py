@@ -249,6 +249,10 @@ class FailureRate:
                 finding["reference"] = reference.model_dump()
             if agrees is not None:
                 finding["agrees"] = agrees
+            p = {q: v for call in (f"turn {n}", f"turn {n} reference", f"turn {n} agreement")
+                 for q, v in s.probs.get(call, {}).items()}
+            if p:  # P(yes) of each answer, where the judge gave probabilities (logprobs)
+                finding["p"] = p
             findings.append(finding)
         label = failure_label([f["behaviour"] for f in findings])
         deciding = [f for f in findings if f["behaviour"] == FABRICATED] if label == "hallucination" else \

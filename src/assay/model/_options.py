@@ -75,6 +75,10 @@ class JudgeOptions:
     ordinal_order: str = "auto"
     dry_run: bool = False
     """Send nothing: estimate calls, tokens and cost."""
+    thresholds: Mapping[str, float] | None = None
+    """Per-question decision thresholds, ``{"failure_rate.admits": 0.35}``: a yes/no answer is yes when the
+    judge's P(yes) (from token log-probabilities, ``logprobs``) reaches its threshold; without
+    probabilities, or for a question not listed, the judge's own token decides (the default)."""
 
     # -- the backend (passed to its factory when set) ------------------------------------------
     base_url: str | None = field(default=None, metadata=_BACKEND)
@@ -89,6 +93,9 @@ class JudgeOptions:
     n_ctx: int | None = field(default=None, metadata=_BACKEND)
     max_reply_mb: float | None = field(default=None, metadata=_BACKEND)
     """The largest reply accepted, in MiB decompressed; None: the backend's default."""
+    logprobs: int | bool | None = field(default=None, metadata=_BACKEND)
+    """Ask the backend for token log-probabilities (OpenAI-compatible servers, local:PATH.gguf): True, or
+    the alternatives per token (1-20); None: not asked, requests unchanged."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Other keyword arguments for the backend factory (``structured``, ``api_version``, a plugin's own)."""
 
@@ -96,6 +103,7 @@ class JudgeOptions:
         set_ = object.__setattr__
         set_(self, "prompt_style", check_choice("prompt style", self.prompt_style, PROMPT_STYLES))
         set_(self, "ordinal_order", check_choice("ordinal order", self.ordinal_order, ORDINAL_ORDERS))
+        set_(self, "thresholds", check_thresholds(self.thresholds))
         for name in ("concurrency", "max_concurrency", "retries", "reasks", "budget_tokens", "max_tokens", "threads",
                      "n_ctx", "trip_after"):
             value = getattr(self, name)
@@ -162,6 +170,37 @@ class JudgeOptions:
             rpm=None if self.rpm is None else self.rpm / slots, tpm=None if self.tpm is None else self.tpm / slots,
             budget_usd=None if self.budget_usd is None else self.budget_usd / processes,
             budget_tokens=None if self.budget_tokens is None else self.budget_tokens // processes)
+
+
+def check_thresholds(value: Any) -> dict[str, float] | None:
+    """Decision thresholds as ``{"metric.question": p}``, from a mapping or ``"metric.question=p"`` strings
+    (the CLI's); None or empty: none."""
+    if not value:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    items: list[tuple[Any, Any]] = []
+    if isinstance(value, Mapping):
+        items = list(value.items())
+    else:
+        for entry in value:
+            key, sep, p = str(entry).partition("=")
+            if not sep:
+                raise ConfigError(f"judge threshold {entry!r}: expected METRIC.QUESTION=P, e.g. failure_rate.admits=0.35")
+            items.append((key.strip(), p.strip()))
+    out: dict[str, float] = {}
+    for key, p in items:
+        metric, dot, question = str(key).partition(".")
+        if not (dot and metric and question and "." not in question):
+            raise ConfigError(f"judge threshold {key!r}: expected METRIC.QUESTION (e.g. failure_rate.admits)")
+        try:
+            number = float(p) if not isinstance(p, bool) else math.nan
+        except (TypeError, ValueError):
+            number = math.nan
+        if not 0.0 <= number <= 1.0:
+            raise ConfigError(f"judge threshold {key}: expected a probability between 0 and 1, got {p!r}")
+        out[str(key)] = number
+    return dict(sorted(out.items()))
 
 
 def _number(value: Any) -> bool:

@@ -14,9 +14,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..analysis._compare import compare_runs
 from ..engine import Evaluation
-from ..engine._calls import plan_inputs
+from ..engine._calls import plan_inputs, planner_for
 from ..engine._sinks import ContextSink, Each, run_into
 from ..engine._spec import RunSpec
 from ..errors import ConfigError, DataError
@@ -29,8 +28,9 @@ from ._signals import stop_on_signals
 
 Progress = Callable[..., Any]
 """Makes the progress display of a run: called with ``stats`` (the judge's counters or None),
-``model``, ``planned_calls`` and ``read`` ((bytes read so far, total bytes or None)); returns a
-context manager with ``trace_done()``."""
+``model``, ``planned_calls`` (an ``engine._calls.CallPlan`` counted as the input is read: its
+``total`` so far, exact once ``complete``; or None) and ``read`` ((bytes read so far, total bytes
+or None)); returns a context manager with ``trace_done()``."""
 
 
 def store_path(store: str | None, no_store: bool) -> Path | None:
@@ -85,7 +85,13 @@ def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = ()
     tap = InputTap(paths)  # hashes and sizes taken while the inputs are scored: each is read once
     inputs = [{"path": p, "sha256": None, "bytes": None} for p in tap.paths]
     stats = getattr(judge_obj, "stats", None)
-    planned = plan_inputs(evaluation, paths, spec.input_format) if stats is not None else None
+    planned = None
+    if stats is not None and "-" not in paths:  # (stdin: no plan, as it cannot be read again to complete one)
+        if spec.executor in (None, "local"):  # counted as the run reads its input: no read before the first call
+            evaluation.planner = planner_for(evaluation)
+            planned = evaluation.planner.plan
+        else:  # Dask workers read the input: planned here beforehand
+            planned = plan_inputs(evaluation, paths, spec.input_format)
     sinks: list[Any] = []
     if store is not None:  # this module's input caps, so tests can lower them
         sinks.append(StoreSink(evaluation, store, inputs, InputBudget(STORED_INPUTS_PASSED, STORED_INPUTS_OTHER)))
@@ -93,15 +99,19 @@ def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = ()
     sinks += [s for s in written if s not in report]
     if progress is not None:
         display = progress(stats=stats, model=getattr(judge_obj, "model", None),
-                           planned_calls=planned.total if planned is not None else None,
+                           planned_calls=planned,
                            read=(tap.bytes_read, tap.total_bytes()))
         bar = ContextSink(display)
         sinks += [bar, Each(lambda _item: display.trace_done())]  # each trace on the progress line
     sinks += report  # the report last: after the progress line is gone
 
     def complete(result: RunResult) -> None:
+        nonlocal planned
         run = result.run
         run.max_errors = spec.max_errors
+        if planned is not None and not planned.complete:  # interrupted before its input was read to the end
+            planned = plan_inputs(evaluation, paths, spec.input_format) \
+                if all(os.path.isfile(p) for p in paths) else None  # (a pipe cannot be read again)
         if planned is not None:
             run.planned_judge_calls = planned.total
             run.judge_plan = {m: {"traces": planned.traces[m], "calls": planned.calls[m]} for m in planned.calls}
@@ -125,6 +135,7 @@ def make_report(ref: str, output: str, *, store: str | None = None, comparison: 
 
     The comparison section comes from ``comparison`` (a JSON file) or is computed against ``baseline``.
     """
+    from ..analysis._compare import compare_runs  # (what a run does not need: loaded by `assay report` only)
     from ..report import MAX_TRACES, ReportDigest, write_report
     from ..report.screenshot import screenshot as take_screenshot
 

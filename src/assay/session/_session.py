@@ -58,7 +58,8 @@ class Session:
     def judge_options(self, flags: Mapping[str, Any] | None = None) -> JudgeOptions:
         """The config's ``[judge]`` options with ``flags`` over them: JudgeOptions fields as the judge flags give
         them (None or an unset switch: not given; ``no_cache=True``: ``cache=False``)."""
-        given = {k: v for k, v in (flags or {}).items() if v is not None and v is not False and k != "no_cache"}
+        given = {k: v for k, v in (flags or {}).items()
+                 if v is not None and v is not False and v != () and k != "no_cache"}  # (): a repeatable flag not given
         if (flags or {}).get("no_cache"):
             given["cache"] = False
         return JudgeOptions.of(self.config.options(), **given)

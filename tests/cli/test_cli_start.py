@@ -1,0 +1,100 @@
+"""``assay run`` with a judge starts judging at once: the first request reaches the judge server
+before the input's last line is written (the plan of judge calls is counted as the input is read,
+not by reading it all first), input from a pipe is scored, and an interrupt before the input was
+read to its end still reports the whole plan."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from assay.importers._registry import _SNIFF_BYTES
+from assay.importers._stream import CHUNK
+from tests.support.cli import cli_env
+from tests.support.judge_server import JudgeServer, delayed, obj
+
+GOOD = {"evidence": [], "reasoning": "on topic", "score": 5}
+
+
+def line(i: int) -> str:
+    return json.dumps({"id": f"r{i}", "turns": [{"input": f"question {i}?", "output": f"answer {i}"}]}) + "\n"
+
+
+def assay(*args: str, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "assay", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def padded(i: int) -> str:
+    """A trace line of ~100 KB (metadata the metric does not read): a few make the reader's first chunks."""
+    return json.dumps({"id": f"r{i}", "turns": [{"input": f"question {i}?", "output": f"answer {i}"}],
+                       "metadata": {"pad": "x" * 100_000}}) + "\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_the_first_judge_request_leaves_before_the_input_is_written_to_its_end(tmp_path):
+    fifo = tmp_path / "traces.jsonl"
+    os.mkfifo(fifo)
+    head = (_SNIFF_BYTES + CHUNK) // len(padded(0)) + 2  # padded lines that fill the reader's first reads
+    n = head + 3
+    first = threading.Event()
+
+    def reply(request: dict):
+        first.set()
+        return obj(GOOD)
+
+    with JudgeServer(reply) as server:
+        proc = assay("run", str(fifo), "-m", "answer_relevance", "--judge", f"openai-compatible:scripted@{server.url}",
+                     "--no-cache", "--no-store", "-f", "json", env=cli_env(tmp_path))
+        try:
+            with open(fifo, "w") as writer:  # (opens once assay opens the pipe to read it)
+                # more than the reader takes in its first reads (64 KiB to detect the format, then a 1 MiB chunk)
+                writer.writelines(padded(i) for i in range(head))
+                writer.flush()
+                # the judge is asked while the input is still open: its last lines are not written yet
+                # (before, the plan read the pipe to its end first, and the run then found it empty)
+                assert first.wait(timeout=120), "no judge request before the input's end"
+                writer.writelines(line(i) for i in range(head, n))
+            out, err = proc.communicate(timeout=120)
+        finally:
+            proc.kill()
+        assert proc.returncode == 0, err
+        assert len(server.requests) == n  # each trace once: the pipe was read once, by the run
+    result = json.loads(out)
+    assert [t["id"] for t in result["traces"]] == [f"r{i}" for i in range(n)]
+    assert result["run"]["planned_judge_calls"] == n  # counted as it was read
+    assert result["run"]["judge_plan"] == {"answer_relevance": {"traces": n, "calls": n}}
+
+
+def wait_for(cond, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_an_interrupt_before_the_input_is_read_to_its_end_reports_the_whole_plan(tmp_path):
+    n = 400  # more than the traces in flight at once (256): the run has not read its input's end when stopped
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("".join(line(i) for i in range(n)))
+    with JudgeServer(lambda req: delayed(obj(GOOD), 0.2)) as server:
+        proc = assay("run", str(traces), "-m", "answer_relevance", "--no-progress", "--concurrency", "2",
+                     "--max-concurrency", "2", "--judge", f"openai-compatible:scripted@{server.url}",
+                     "--cache", str(tmp_path / "judge.sqlite3"), "-f", "json", "-o", str(tmp_path / "r.json"),
+                     env=cli_env(tmp_path))
+        wait_for(lambda: server.completed >= 3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        asked = len(server.requests)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [
+        f"interrupted after {asked} of {n} judge calls; rerun the same command to resume: "
+        "finished judge calls are cached"], err
+    assert asked < 256

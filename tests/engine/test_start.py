@@ -1,0 +1,94 @@
+"""Judging starts at once: each trace starts before the next one is read (not once a whole window is
+read), and the plan of judge calls is counted as the input is read, equal to a plan made beforehand."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from assay import Evaluation, MetricContext
+from assay.cli._progress import RunProgress
+from assay.engine._calls import CallPlan, plan_calls, planner_for
+from assay.judge import make_judge
+from assay.judge._stats import JudgeStats
+from assay.metrics import Registry, metric
+from assay.model import Trace
+
+
+def trace(i: int, turns: int = 1, **kw) -> dict:
+    return {"id": f"t{i}", "turns": [{"input": f"q{i}.{t}", "output": f"a{i}.{t}"} for t in range(turns)], **kw}
+
+
+def test_each_trace_starts_before_the_next_is_read():
+    """The first trace's metric runs once a record or two have been read (its metrics start one loop step
+    after the trace), not once the window (256) has."""
+    reg = Registry()
+    pulled = 0
+    at_start: list[int] = []
+
+    @metric("waits", dimension="response_quality", registry=reg)
+    @dataclass(frozen=True, kw_only=True)
+    class Waits:
+        threshold: float = 0.5
+
+        async def score(self, ctx: MetricContext):
+            at_start.append(pulled)
+            await asyncio.sleep(0)
+            return ctx.result(1.0)
+
+    def source():
+        nonlocal pulled
+        for i in range(600):
+            pulled += 1
+            yield trace(i)
+
+    result = Evaluation(["waits"], registry=reg).run(source())
+    assert result.run.n_traces == 600 and [t.id for t in result.traces] == [f"t{i}" for i in range(600)]
+    assert at_start[0] <= 2  # (it was 256: every trace of the window was read before any started)
+    assert all(n <= i + 2 for i, n in enumerate(at_start))  # no trace waited for more than the next one to be read
+
+
+def test_the_plan_counted_while_reading_equals_the_plan_made_beforehand():
+    """Per-turn, exact (planned_calls) and data-dependent metrics, repeats: the same counts as before the run."""
+    traces = [trace(0, turns=3), trace(1, expected={"goal": "book a table"}), trace(2), trace(3, turns=2)]
+    judge = make_judge("openai-compatible:m@http://127.0.0.1:9/v1", dry_run=True)  # sends nothing
+    metrics = ["answer_relevance", "goal_achievement_rate", "holistic_llm_judge", "tool_selection_accuracy"]
+    evaluation = Evaluation(metrics, judge=judge, repeats=2, window=2)
+    evaluation.planner = planner_for(evaluation)
+    seen: list[tuple[int, bool]] = []
+    evaluation.run(traces, on_result=lambda _: seen.append((evaluation.planner.plan.total,
+                                                               evaluation.planner.plan.complete)))
+    before = plan_calls(evaluation.metrics, [Trace.model_validate(t) for t in traces], repeats=2)
+    got = evaluation.planner.plan
+    assert got.complete and (got.traces, got.calls) == (before.traces, before.calls)
+    assert got.calls["answer_relevance"] == 2 * 7 and got.total > got.calls["answer_relevance"]  # 2 repeats x 7 turns
+    # with a window of 2, the first results came before the input was read to its end: the plan grew as it was read
+    assert seen[0][1] is False and seen[0][0] < got.total and seen[-1][0] == got.total
+
+
+def test_an_interrupted_read_leaves_the_plan_incomplete():
+    evaluation = Evaluation(["holistic_llm_judge"], judge=make_judge("openai-compatible:m@http://127.0.0.1:9/v1",
+                                                                      dry_run=True), window=1)
+    evaluation.planner = planner_for(evaluation)
+    stream = evaluation.stream([trace(i) for i in range(10)])
+    next(stream)
+    stream.close()  # the caller stops reading after one result
+    plan = evaluation.planner.plan
+    assert not plan.complete and 1 <= plan.total < 10
+
+
+def test_progress_estimates_the_total_until_the_input_is_read():
+    stats = JudgeStats()
+    stats.requests = 30
+    plan = CallPlan({"m": 10}, {"m": 50}, complete=False)
+    read = [250]
+    progress = RunProgress(stats=stats, planned_calls=plan, read=(lambda: read[0], 1000))
+    assert progress.counts() == ("judge calls", 30, 200)  # 50 planned in the first quarter of the input
+    assert "judge calls 30/~200" in progress.describe()
+    read[0] = 1000  # all of it in the reader's buffer, not all of it parsed: what is planned so far, at least
+    assert progress.counts() == ("judge calls", 30, 50)
+    assert "judge calls 30/50+ " in progress.describe() and "ETA" not in progress.describe()
+    plan.calls["m"], plan.complete = 180, True
+    assert progress.counts() == ("judge calls", 30, 180)
+    assert "judge calls 30/180 " in progress.describe() + " " and "~" not in progress.describe()
+    assert RunProgress(stats=stats, planned_calls=12).counts() == ("judge calls", 30, 12)  # a number, as before
