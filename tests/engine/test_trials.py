@@ -80,6 +80,32 @@ def test_the_flaky_four_tasks_by_three_trials_example_gives_the_right_pass_pow_k
     assert result.status == "failed"
 
 
+@pytest.mark.parametrize("cap, kept", [(3, ["B", "C", "D"]), (2, ["B", "C"]), (1, ["C"])])
+def test_a_table_over_the_cap_keeps_the_flaky_and_weakest_tasks_in_input_order(monkeypatch, cap, kept):
+    """Beyond MAX_TASK_ROWS the table keeps the tasks every reader ranks first (flaky, then the lowest
+    pass rate, then input order) and counts the rest; the counts over every task are unchanged."""
+    from assay.cli._render import task_lines
+    from assay.engine import _statistics
+    from assay.report._tasks import tasks_section
+
+    records = [trace("A", t) for t in range(3)]  # 3/3
+    records += [trace("B", 0), trace("B", 1), trace("B", 2, status="failed", answer="")]  # flaky, 2/3
+    records += [trace("C", 0), {**trace("C", 1), "latency_ms": 60_000}, {**trace("C", 2), "latency_ms": 60_000}]  # flaky, 1/3
+    records += [trace("D", t, status="failed", answer="") for t in range(3)]  # 0/3
+    full = assay.evaluate([Trace(**r) for r in records], ["latency_score"]).statistics["trials"]
+    monkeypatch.setattr(_statistics, "MAX_TASK_ROWS", cap)
+    result = assay.evaluate([Trace(**r) for r in records], ["latency_score"])
+    trials = result.statistics["trials"]
+    assert [t["task_id"] for t in trials["tasks"]] == kept
+    assert trials["tasks_omitted"] == 4 - cap
+    assert trials["n_flaky"] == full["n_flaky"] == 2
+    assert trials["tasks"] == [t for t in full["tasks"] if t["task_id"] in kept]  # the same rows, only fewer
+    assert "tasks_omitted" not in full
+    assert task_lines(result)[0].startswith("per task (4 tasks, 2 flaky")
+    grid = tasks_section(result, set())
+    assert grid is not None and f"{4 - cap} more tasks not drawn" in str(grid)
+
+
 def test_a_failed_trial_under_a_judge_metric_stays_in_the_trial_count(judge_server):
     # the judge scores the good answers 5 (pass); the failed run has no answer to judge
     judge_server.default = {"evidence": [], "reasoning": "on topic", "score": 5}

@@ -53,7 +53,7 @@ def outcome_lines(result: RunResult) -> list[str]:
 
 
 TASKS_SHOWN = 20
-"""Tasks listed in the terminal's per-task table (the results file has every task)."""
+"""Tasks listed in the terminal's per-task table (the results file has every task up to 20,000)."""
 
 
 def task_lines(result: RunResult) -> list[str]:
@@ -66,7 +66,8 @@ def task_lines(result: RunResult) -> list[str]:
     ranked = sorted(tasks, key=lambda t: (not t.get("flaky"), t["pass_rate"] if t.get("pass_rate") is not None else 2))
     width = min(40, max(4, *(len(str(t["task_id"])) for t in ranked[:TASKS_SHOWN])))
     head = f"{'task':<{width}}  trials  passed  pass rate [CI]    pass^{k}  notes"
-    lines = [f"per task ({len(tasks)} tasks, {trials.get('n_flaky', 0)} flaky; pass^{k}: at the largest k every "
+    total = len(tasks) + int(trials.get("tasks_omitted") or 0)
+    lines = [f"per task ({total} tasks, {trials.get('n_flaky', 0)} flaky; pass^{k}: at the largest k every "
              f"task has):", head]
     for t in ranked[:TASKS_SHOWN]:
         rate = "—" if t.get("pass_rate") is None else f"{t['pass_rate']:.2f}{_ci(t.get('pass_rate_ci'))}"

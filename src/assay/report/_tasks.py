@@ -66,14 +66,14 @@ def tasks_section(result: RunResult, viewed: set[int], *, href: Callable[[int], 
                       h("td", str(row["passed"]), class_="num"), h("td", rate, class_="num"),
                       h("td", fmt(row.get("pass_pow_k"), 2), class_="num"), h("td", [n for n in notes if n]),
                       h("td", cells or h("span", "not in this page", class_="meta"), class_="cells")))
-    more = len(table) - min(len(table), MAX_TASKS)
+    more = len(table) - min(len(table), MAX_TASKS) + int(trials.get("tasks_omitted") or 0)
     legend = h("p", "Cells: ", h("span", "✓", class_="cell pass"), " passed · ", h("span", "✗", class_="cell fail"),
                " failed · ", h("span", "!", class_="cell failed-run"), " the agent's run failed (a failed trial) · ",
                h("span", "–", class_="cell excluded"), " excluded: a harness fault, in no statistic · ",
                h("span", "·", class_="cell null"), " no verdict. ",
                f"pass^{k}: all of {k} trials pass (the largest k every task has). Flaky: some trials pass, some fail.",
                class_="meta")
-    note = h("p", f"{more} more tasks not drawn (flaky and weakest first); the results file lists every task.",
+    note = h("p", f"{more} more tasks not drawn (flaky and weakest first); every trial is in the results file.",
              class_="meta") if more else None
     return h("section", h("h2", f"Per task ({len(table)} tasks, {trials.get('n_flaky', 0)} flaky)"), legend, note,
              h("div", h("table", h("thead", head), h("tbody", rows), class_="tasks"), class_="scroll"), id="tasks")
