@@ -6,25 +6,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.importers._check import _SUSPECT, payload_shape, unparsed, why_unparsed
-from assay.importers._common import maybe_json
-from assay.importers._payload import _transcript, looks_like_repr
+from assay.importers._check import _SUSPECT, unparsed, why_unparsed, why_unparsed_ungated
 from assay.model import Trace
 
-
-def _ungated(text: str) -> str | None:
-    """``why_unparsed`` without the gate: the three tests on every text."""
-    s = text.strip()
-    if s[:1] in ("{", "["):
-        shape = payload_shape(maybe_json(s))
-        if shape is not None:
-            return f"looks like an unparsed payload ({shape} as JSON text)"
-    if looks_like_repr(s):
-        return "looks like a Python repr of objects, not text"
-    flat = _transcript(s)
-    if flat and {m["role"] for m in flat} & {"system", "assistant", "tool"}:
-        return "looks like a whole conversation flattened to 'role: text' lines"
-    return None
+_ungated = why_unparsed_ungated
 
 
 OPENINGS = ["", " ", "\n\t ", "\u00a0", "\u2003", "\u3000", "[", "{", "{'", "[{", "[ ", "role=", "role='user' content=",

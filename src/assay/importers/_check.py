@@ -58,6 +58,12 @@ def why_unparsed(text: Any) -> str | None:
     """Why a turn's text looks like an unparsed payload, or None when it reads as text."""
     if not isinstance(text, str) or _SUSPECT.match(text) is None:
         return None
+    return why_unparsed_ungated(text)
+
+
+def why_unparsed_ungated(text: str) -> str | None:
+    """:func:`why_unparsed`'s three tests on every text, without its one-regex gate (``_SUSPECT``)
+    that clears plain text: what the gate's tests compare it against."""
     s = text.strip()
     if s[:1] in ("{", "["):
         shape = payload_shape(maybe_json(s))
