@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Mapping, Sequence
-from itertools import chain
 from typing import Any
 
 import msgspec
@@ -104,28 +103,46 @@ class RowCodec:
         """``pack``, and whether a result may carry tokens or a cost (False: none does, so a recorder's
         judge totals need not look at this trace's results again)."""
         slot_of = self._slot_of
-        items = iter(t.metrics.items())
-        out = bytearray()
-        costly = False
-        if not keep_all and t.outcome is None:  # the common row: every result a passing score with nothing else to keep
+        if not keep_all and t.outcome is None:  # the common row: scored results of the run's metrics, none judged
             args: list[Any] = []
             append = args.append
-            for name, r in items:
+            kept: dict[str, Any] | None = None
+            for name, r in t.metrics.items():
                 s = slot_of.get(name)
-                if s is None or r.passed is not True or r.warning is not None or r.judge_calls \
-                        or r.threshold != s[1] or r.tokens or r.cost_usd is not None:
-                    break
+                score = r.score
+                if s is None or score is None or r.judge_calls or r.threshold != s[1] or r.tokens \
+                        or r.cost_usd is not None:
+                    break  # a result this loop does not pack: the whole row goes the general way below
+                warning, passed = r.warning, r.passed
                 append(s[0])
-                append(0)
-                append(r.score)  # (passed is True: a score)
-            else:
-                return _row(len(args)).pack(*args), None, False
-            if args:  # the results before this one are packed as they are; the rest one at a time
-                out += _row(len(args)).pack(*args)
-            items = chain(((name, r),), items)
+                if passed is True and warning is None:  # a passing score with nothing else to keep
+                    append(0)
+                    append(score)
+                    continue
+                append(_CODE.get(warning, 0))
+                append(score)
+                thr = s[1]  # what _extra keeps of a scored result with its run's threshold, no judge calls
+                e: dict[str, Any] = {}
+                if passed is not True:  # (keep: what did not pass keeps its words)
+                    if r.reason:
+                        e["reason"] = r.reason
+                    if r.evidence:
+                        e["evidence"] = r.evidence
+                    if r.details:
+                        e["details"] = r.details
+                if passed is not (None if thr is None or not 0.0 <= score <= 1.0 else score >= thr):
+                    e["passed"] = passed
+                if e:
+                    if kept is None:
+                        kept = {}
+                    kept[name] = e
+            else:  # n x (index, status, float64): the bytes the general loop writes, in one call
+                return _row(len(args)).pack(*args), None if kept is None else encode(kept), False
+        out = bytearray()
+        costly = False
         extra: dict[str, Any] | None = None
         pack_f64 = _F64.pack
-        for name, r in items:
+        for name, r in t.metrics.items():
             if r.tokens or r.cost_usd is not None:
                 costly = True
             s = slot_of.get(name)
