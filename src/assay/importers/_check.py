@@ -80,6 +80,16 @@ def why_unparsed_ungated(text: str) -> str | None:
 def unparsed(trace: Trace) -> list[tuple[str, str]]:
     """(field, why) for each turn text of ``trace`` that looks unread."""
     found: list[tuple[str, str]] = []
+    turns = trace.turns
+    if not trace.agents and not trace.system and len(turns) == 1:  # the usual trace: one turn, nothing else to walk
+        suspect = _SUSPECT.match
+        turn = turns[0]
+        text, out = turn.input, turn.output
+        if isinstance(text, str) and suspect(text) is not None and (why := why_unparsed(text)) is not None:
+            found.append(("turns[0].input", why))
+        if isinstance(out, str) and suspect(out) is not None and (why := why_unparsed(out)) is not None:
+            found.append(("turns[0].output", why))
+        return found
     system = (trace.system or "").strip()
     long_system = len(system) > 40
     threads = [("turns", trace.turns)]
