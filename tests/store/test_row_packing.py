@@ -55,3 +55,33 @@ def test_the_input_budget_closes_when_both_caps_are_spent():
     assert budget(failed) and not budget.open
     assert not budget(failed) and not budget(passed)
     assert not InputBudget(0, 0).open
+
+
+def test_a_row_of_scored_results_packs_as_the_general_loop_packs_it():
+    """The one-loop row (scored results, some failing or warned) against the same results in a row that the
+    general loop packs (a trailing null result sends it there): the same bytes and kept words."""
+    import msgspec
+
+    codec = RowCodec([*METRICS, {"name": "c", "params": {"threshold": 0.5}}])
+    low = MetricResult(name="a", score=0.1, passed=False, threshold=0.5, reason="low", evidence=["e"],
+                       details={"k": [1, 2]})
+    warned = MetricResult(name="b", score=0.9, passed=True, threshold=0.5, reason="kept only if failing",
+                          warning=Warning.NOT_APPLICABLE)
+    odd = MetricResult(name="b", score=0.9, passed=False, threshold=0.5, reason="failed above its threshold")
+    null = MetricResult(name="c", threshold=0.5, reason="none", warning=Warning.MISSING_DATA)
+    for results in ([low, _ok("b")], [_ok("a"), warned], [low, odd], [_ok("a"), odd], [low, warned]):
+        scores, extra, costly = codec.pack_row(_trace(*results), False)
+        g_scores, g_extra, _ = codec.pack_row(_trace(*results, null), False)
+        assert costly is False
+        assert g_scores[:len(scores)] == scores and len(g_scores) == len(scores) + 2  # c: index and status only
+        got = msgspec.json.decode(extra) if extra else {}
+        general = msgspec.json.decode(g_extra)
+        assert general.pop("c") == {"reason": "none"}
+        assert got == general and list(got) == list(general)
+        if extra:
+            assert extra == msgspec.json.encode(general)  # the same text, keys in the same order
+    # what is kept: a failing result's words, a warning's status, a verdict its score does not give
+    scores, extra, _ = codec.pack_row(_trace(low, odd), False)
+    assert msgspec.json.decode(extra) == {"a": {"reason": "low", "evidence": ["e"], "details": {"k": [1, 2]}},
+                                          "b": {"reason": "failed above its threshold", "passed": False}}
+    assert codec.pack_row(_trace(_ok("a"), warned), False)[0][11] == 3  # b's status: not_applicable's code
