@@ -102,6 +102,9 @@ def test_a_table_over_the_cap_keeps_the_flaky_and_weakest_tasks_in_input_order(m
     assert trials["tasks"] == [t for t in full["tasks"] if t["task_id"] in kept]  # the same rows, only fewer
     assert "tasks_omitted" not in full
     assert task_lines(result)[0].startswith("per task (4 tasks, 2 flaky")
+    monkeypatch.setattr("assay.cli._render.TASKS_SHOWN", 1)
+    assert task_lines(result)[-1] == (f"... and 3 more tasks (the flaky and weakest {cap} in the results file: "
+                                      "statistics.trials.tasks)")
     grid = tasks_section(result, set())
     assert grid is not None and f"{4 - cap} more tasks not drawn" in str(grid)
 

@@ -80,9 +80,10 @@ def task_lines(result: RunResult) -> list[str]:
         name = name if len(name) <= width else name[:width - 1] + "…"
         lines.append(f"{name:<{width}}  {t['trials']:>6}  {t['passed']:>6}  {rate:<16}  "
                      f"{_fmt(t.get('pass_pow_k'), 2):>6}  {', '.join(notes)}")
-    if len(tasks) > TASKS_SHOWN:
-        lines.append(f"... and {len(tasks) - TASKS_SHOWN} more tasks (every task in the results file: "
-                     "statistics.trials.tasks)")
+    if total > TASKS_SHOWN:
+        where = ("every task in the results file: statistics.trials.tasks" if total == len(tasks) else
+                 f"the flaky and weakest {len(tasks)} in the results file: statistics.trials.tasks")
+        lines.append(f"... and {total - TASKS_SHOWN} more tasks ({where})")
     return lines
 
 
