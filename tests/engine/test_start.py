@@ -4,6 +4,9 @@ read), and the plan of judge calls is counted as the input is read, equal to a p
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from dataclasses import dataclass
 
 from assay import Evaluation, MetricContext
@@ -92,3 +95,28 @@ def test_progress_estimates_the_total_until_the_input_is_read():
     assert progress.counts() == ("judge calls", 30, 180)
     assert "judge calls 30/180 " in progress.describe() + " " and "~" not in progress.describe()
     assert RunProgress(stats=stats, planned_calls=12).counts() == ("judge calls", 30, 12)  # a number, as before
+
+
+def test_the_finish_imports_load_off_the_event_loop_thread():
+    """numpy and assay.stats load while the first judge calls are in flight, in a thread: the loop's own
+    thread goes on reading replies. A finder holds numpy's import until the caller has returned, so an
+    import on the calling thread would show as the caller's name (after the finder's 10 s wait)."""
+    code = (
+        "import json, sys, threading\n"
+        "gate, seen = threading.Event(), []\n"
+        "class Hold:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'numpy':\n"
+        "            seen.append(threading.current_thread().name); gate.wait(10)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Hold())\n"
+        "from assay.engine import _run\n"
+        "_run._load_finish(); _run._load_finish()\n"  # the second call starts nothing more
+        "returned_first = 'assay.stats' not in sys.modules\n"
+        "gate.set()\n"
+        "loaders = [t for t in threading.enumerate() if t.name == 'assay-load-finish']\n"
+        "for t in loaders: t.join(30)\n"
+        "print(json.dumps({'seen': seen, 'returned_first': returned_first, 'loaders': len(loaders),\n"
+        "                  'stats': 'assay.stats' in sys.modules}))\n")
+    out = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+    assert out == {"seen": ["assay-load-finish"], "returned_first": True, "loaders": 1, "stats": True}

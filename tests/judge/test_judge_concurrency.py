@@ -37,6 +37,47 @@ def test_slow_start_doubles_while_latency_holds_then_stays_at_the_cap():
     assert limits == [8, 16, 32, 32, 32]
 
 
+def test_slow_start_doubles_after_half_a_round_of_successes_at_the_best_latency():
+    """The calls that started at a change answer together; the rest started as they answered, a
+    whole latency later: slow start doubles on the first half, so each doubling costs one latency."""
+    control = Controller(16, 64)
+    epoch = control.epoch
+    for _ in range(7):
+        assert not control.succeeded(epoch, 0.1)
+    assert control.limit == 16
+    assert control.succeeded(epoch, 0.1) and control.limit == 32  # the 8th of 16
+    epoch = control.epoch
+    for _ in range(15):
+        assert not control.succeeded(epoch, 0.1)
+    assert control.succeeded(epoch, 0.1) and control.limit == 64  # the 16th of 32
+
+
+def test_a_half_round_whose_latency_grew_takes_the_doubling_back_and_later_growth_needs_whole_rounds():
+    control = Controller(4, 64)
+    epoch = control.epoch
+    control.succeeded(epoch, 0.1)
+    control.succeeded(epoch, 0.1)
+    assert control.limit == 8
+    epoch = control.epoch
+    for _ in range(3):
+        assert not control.succeeded(epoch, 0.2)
+    assert control.succeeded(epoch, 0.2) and control.limit == 4 and not control.slow_start  # 4 of 8, 2x slower
+    epoch = control.epoch
+    for _ in range(3):
+        assert not control.succeeded(epoch, 0.1)  # additive growth: half a round is not enough
+    assert control.succeeded(epoch, 0.1) and control.limit == 5
+
+
+def test_recovery_after_a_cut_needs_whole_rounds():
+    control = Controller(8, 64)
+    control.backed_off(control.epoch)
+    assert control.limit == 4
+    epoch = control.epoch
+    for _ in range(3):
+        assert not control.succeeded(epoch, 0.1)
+    assert control.succeeded(epoch, 0.1) and control.limit == 5
+
+
 def test_latency_that_grows_with_the_limit_takes_the_doubling_back_and_growth_stops_near_the_start():
     control = Controller(4, 64)
     limits = []

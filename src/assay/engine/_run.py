@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import sys
 import threading
 import time
 from collections import deque
@@ -436,10 +437,29 @@ def _counted(records: Iterator[tuple[str, Trace | InputIssue]], planner: Any) ->
 
 def _load_finish() -> None:
     """Import what finishing a run with intervals needs (numpy, ``assay.stats``: ~0.1 s), the first time the run
-    waits for its judge: then the import overlaps the first calls in flight instead of following the last reply."""
-    import numpy  # noqa: F401
+    waits for its judge: then the import overlaps the first calls in flight instead of following the last reply.
 
-    from .. import stats  # noqa: F401
+    The import runs in a daemon thread, so the event loop still reads the first replies and sends the next
+    requests as they come (imported on the loop, it held the first round's replies ~75 ms and the window with
+    them). A later import of the same modules on the main thread waits for this one (Python's module locks),
+    and one that fails here fails there again with its own error; nothing else waits for the thread."""
+    global _FINISH_LOADING
+    if _FINISH_LOADING or "assay.stats" in sys.modules:
+        return
+    _FINISH_LOADING = True
+    threading.Thread(target=_import_finish, name="assay-load-finish", daemon=True).start()
+
+
+_FINISH_LOADING = False
+
+
+def _import_finish() -> None:
+    try:
+        import numpy  # noqa: F401
+
+        from .. import stats  # noqa: F401
+    except Exception:  # noqa: BLE001 - the run imports them again where it needs them, and reports a failure there
+        pass
 
 
 STOP_GRACE_S = 3.0

@@ -2,8 +2,8 @@
 
 The concurrency limit is AIMD (as Phoenix, promptfoo, MLflow and Inspect do) with a slow start
 above it (as TCP's): past the starting ``concurrency``, up to ``max_concurrency``, the limit
-doubles after each round of a limit's worth of successes while the round's mean latency stays
-within 1.5x of the best round seen; the first round whose latency grew takes the last doubling
+doubles after each half round (half a limit's worth of successes) while that half round's mean
+latency stays within 1.5x of the best round seen; the first round whose latency grew takes the last doubling
 back and ends the slow start, after which it grows by one per round while latency holds. A 429
 (or 503/529) halves it, once per wave (calls that started before the last change do not count
 again), ends the slow start, and successes add one per round back up to the start. Latency is
@@ -146,7 +146,12 @@ class Controller:
         self._successes += 1
         self._window += latency
         if self._successes < self.limit:
-            return False
+            # Slow start needs only the first half of a round: the calls that started at the change
+            # answer together, so waiting for the rest (which started as these answered) costs a
+            # whole extra latency per doubling. Half a round is still a limit's worth of evidence
+            # against queueing (its latency is compared with the best as a full round's is).
+            if not (self.slow_start and self.limit >= self.start and self._successes * 2 >= self.limit):
+                return False
         mean = self._window / self._successes
         self._successes, self._window = 0, 0.0
         self._best = min(self._best, mean)
