@@ -121,17 +121,9 @@ class RowCodec:
                     continue
                 append(_CODE.get(warning, 0))
                 append(score)
-                thr = s[1]  # what _extra keeps of a scored result with its run's threshold, no judge calls
-                e: dict[str, Any] = {}
-                if passed is not True:  # (keep: what did not pass keeps its words)
-                    if r.reason:
-                        e["reason"] = r.reason
-                    if r.evidence:
-                        e["evidence"] = r.evidence
-                    if r.details:
-                        e["details"] = r.details
-                if passed is not (None if thr is None or not 0.0 <= score <= 1.0 else score >= thr):
-                    e["passed"] = passed
+                thr = s[1]  # a scored result with its run's threshold and no judge calls: what did not pass keeps its words
+                e = self._extra(r, passed is not True, None if thr is None or not 0.0 <= score <= 1.0 else score >= thr,
+                                thr)
                 if e:
                     if kept is None:
                         kept = {}
