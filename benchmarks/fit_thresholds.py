@@ -34,14 +34,12 @@ from judge_quality import figures, predicted_label, subset  # noqa: E402
 
 from assay import evaluate  # noqa: E402
 from assay.judge import JudgeCache, make_judge, prompt_style  # noqa: E402
+from assay.metrics.eval_lib import FailureRate, GoalAchievementRate  # noqa: E402
 
-QUESTIONS: dict[str, tuple[str, ...]] = {
-    "failure_rate": ("answers", "admits", "points", "known", "agrees"),
-    "goal_achievement_rate": ("satisfied", "got_everything", "got_essentials", "got_something"),
-}
-"""The yes/no questions whose answers decide each metric's label (failure_rate's ``evasive`` decides
-nothing: :func:`assay.metrics.eval_lib.reply_behaviour` does not read it). Goal's ``got_everything``
-is asked on both sheets, and one threshold serves both."""
+QUESTIONS: dict[str, tuple[str, ...]] = {"failure_rate": FailureRate.threshold_questions,
+                                         "goal_achievement_rate": GoalAchievementRate.threshold_questions}
+"""The yes/no questions whose answers decide each metric's label, as the metrics declare them
+(``threshold_questions``; goal's ``got_everything`` is asked on both sheets, and one threshold serves both)."""
 GRID = tuple(round(0.05 * i, 2) for i in range(1, 20))
 
 

@@ -118,6 +118,24 @@ def test_thresholds_from_the_cli_form_and_from_a_table():
     assert JudgeOptions(thresholds={}).thresholds is None
 
 
+@pytest.mark.parametrize("metrics, thresholds, message", [
+    (["failure_rate"], {"failure_rate.admitz": 0.3}, "no yes/no question 'admitz'; its questions: answers, admits"),
+    (["failure_rate"], {"failure_rate.evasive": 0.3}, "no yes/no question 'evasive'"),  # asked, but it decides nothing
+    (["answer_relevance"], {"answer_relevance.score": 0.3}, "no yes/no questions a threshold can decide"),
+    (["failure_rate"], {"failure_rate.admits": 0.3, "goal_achievement_rate.satisfied": 0.5}, None),  # goal: not in this run
+    (["goal_achievement_rate"], {"goal_achievement_rate.got_essentials": 0.5}, None)])
+def test_a_threshold_must_name_a_question_of_its_metric_in_the_run(metrics, thresholds, message):
+    """A misspelt question would decide nothing, silently: the run refuses it before any call."""
+    from assay import Evaluation
+
+    judge = make_judge("openai-compatible:x@http://127.0.0.1:9/v1", cache=False, thresholds=thresholds)
+    if message is None:
+        Evaluation(metrics, judge=judge)
+    else:
+        with pytest.raises(ConfigError, match=message):
+            Evaluation(metrics, judge=judge)
+
+
 def request() -> JudgeRequest:
     return JudgeRequest(messages=({"role": "system", "content": "Judge."}, {"role": "user", "content": "Reply: hi"}),
                         schema=Sheet, key="m@1", max_tokens=40)

@@ -90,7 +90,10 @@ class Planner:
 
 def plan_calls(metrics: Any, traces: Iterable[Any], repeats: int = 1, style: str = "full") -> CallPlan:
     """Count the judge calls ``metrics`` will make on ``traces`` (Trace objects; others are skipped)."""
-    planner = Planner(metrics, repeats, style)
+    return _count_all(Planner(metrics, repeats, style), traces)
+
+
+def _count_all(planner: Planner, traces: Iterable[Any]) -> CallPlan:
     for trace in traces:
         if hasattr(trace, "turns"):
             planner.add(trace)
@@ -117,9 +120,4 @@ def plan_inputs(evaluation: Any, paths: list[str], input_format: str | None = No
         return None
     from ..importers import read_traces
 
-    planner = planner_for(evaluation)
-    for _, item in read_traces(paths, input_format=input_format):
-        if hasattr(item, "turns"):
-            planner.add(item)
-    planner.done()
-    return planner.plan
+    return _count_all(planner_for(evaluation), (item for _, item in read_traces(paths, input_format=input_format)))

@@ -124,6 +124,8 @@ class Evaluation:
         if weights or thresholds:  # (the names every metric declares: only needed to check a setting)
             check_dimensions(weights, thresholds, {*DEFAULT_WEIGHTS, *DEFAULT_THRESHOLDS, *self.dimension_of.values(),
                                                    *(spec.dimension for spec in registry.specs())})
+        if judge is not None:
+            _check_thresholds(judge, self.metrics)
         self.window = window
         self.planner: Any = None
         """An ``engine._calls.Planner`` counting the judge calls planned as the input is read (the session
@@ -192,7 +194,7 @@ class Evaluation:
         else:
             ctx = None
         stop = loop.create_task(_wait_for(cancel)) if cancel is not None else None
-        warm = totals is not None and totals.collector is not None  # the run's end will need numpy
+        warm = totals is not None and totals.collector is not None  # the run's end will need numpy (once loading, a no-op)
 
         async def one(trace: Trace, loc: str) -> TraceResult:
             if cancel is not None and cancel.is_set():
@@ -219,20 +221,12 @@ class Evaluation:
                             await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
                     if len(pending) >= self.window or pending[0].done():
                         if warm and not pending[0].done():
-                            warm = False
                             _load_finish()
-                        batch = [await pending.popleft()]  # (a full window: the one result waited for)
-                        while pending and pending[0].done():
-                            batch.append(pending.popleft().result())
-                        yield batch
+                        yield await _ready(pending)  # (a full window: the first result waited for)
                 while pending:
                     if warm and not pending[0].done():
-                        warm = False
                         _load_finish()
-                    batch = [await pending.popleft()]
-                    while pending and pending[0].done():
-                        batch.append(pending.popleft().result())
-                    yield batch
+                    yield await _ready(pending)
                 return
             records = iter(self._read(source, input_format, strict, tap))
             while not cancel.is_set():  # type: ignore[union-attr]
@@ -252,7 +246,6 @@ class Evaluation:
                 elif not pending:
                     return
                 if warm and not pending[0].done():
-                    warm = False
                     _load_finish()
                 await asyncio.wait({pending[0], stop}, return_when=asyncio.FIRST_COMPLETED)
                 batch = []
@@ -424,6 +417,32 @@ class Evaluation:
         if part.jury is not None and (figures := part.jury.finish()):
             statistics["jury"] = figures
         return RunResult(part.traces, summaries, run, part.issues, statistics, part.failed)
+
+
+async def _ready(pending: deque[asyncio.Future[Any]]) -> list[Any]:
+    """The first pending result (waited for) and every one after it that is already done, in order."""
+    batch = [await pending.popleft()]
+    while pending and pending[0].done():
+        batch.append(pending.popleft().result())
+    return batch
+
+
+def _check_thresholds(judge: Any, metrics: list[Any]) -> None:
+    """Each decision threshold (``--judge-threshold METRIC.QUESTION=P``) of a metric in this run names one
+    of the yes/no questions it declares (``threshold_questions``): a misspelt one would decide nothing,
+    silently. Thresholds of metrics not in the run are left alone (one config serves several runs)."""
+    from ..judge import answer_thresholds  # the judge package is loaded: there is a judge
+
+    for key in answer_thresholds(judge):
+        name, _, question = key.partition(".")
+        for m in metrics:
+            if m.spec.name != name:
+                continue
+            known = tuple(getattr(m, "threshold_questions", ()))
+            if question not in known:
+                raise ConfigError(f"judge threshold {key}: {name} has " + (
+                    f"no yes/no question {question!r}; its questions: {', '.join(known)}" if known else
+                    "no yes/no questions a threshold can decide"))
 
 
 def _counted(records: Iterator[tuple[str, Trace | InputIssue]], planner: Any) -> Iterator[tuple[str, Trace | InputIssue]]:

@@ -69,6 +69,13 @@ REFERENCE_CHARS = 160
 """The most characters of the judge's own answer (the grammar's bound)."""
 
 
+def yes_no_fields(*models: type[pydantic.BaseModel]) -> tuple[str, ...]:
+    """The yes/no (bool) fields of *models*, each once, in order: the questions a decision threshold
+    (``--judge-threshold METRIC.QUESTION=P``) can decide."""
+    return tuple(dict.fromkeys(name for m in models for name, f in m.model_fields.items() if f.annotation is bool))
+
+
+
 class Reference(pydantic.BaseModel):
     """The judge's own answer to the user's message, the reply not shown: the yardstick for the reply."""
 
@@ -178,6 +185,10 @@ class FailureRate:
     weights: ClassVar[dict[str, float]] = FAILURE_WEIGHTS
     """The labels and their scores (a judge card compares the judge's label with a human's)."""
     threshold: float = 0.7
+    threshold_questions: ClassVar[tuple[str, ...]] = tuple(
+        q for q in yes_no_fields(ReplyCheck, Reference, Agreement) if q != "evasive")
+    """The compact sheets' yes/no questions that decide a behaviour (``--judge-threshold failure_rate.admits=0.35``);
+    ``evasive`` is asked but :func:`reply_behaviour` does not read it, so a threshold on it would decide nothing."""
 
     def planned_calls(self, trace: Any, style: str = "full") -> int:
         """One call; in the compact form up to three per agent reply (the sheet, the judge's own
@@ -392,6 +403,8 @@ class GoalAchievementRate:
     weights: ClassVar[dict[str, float]] = OUTCOME_WEIGHTS
     """The levels and their weights before the penalty (a judge card compares levels)."""
     ordinal: ClassVar[bool] = True
+    threshold_questions: ClassVar[tuple[str, ...]] = yes_no_fields(GoalCheck, DeliveryCheck)
+    """The compact sheets' yes/no questions (``--judge-threshold goal_achievement_rate.satisfied=0.6``)."""
     threshold: float = 0.7
     user_goal: str | None = None
     negative_penalty: float = 0.1
@@ -524,4 +537,3 @@ class GoalAchievementRate:
                 kept.append(f"turn {turn}: {excerpt(text)}")
         s.details["signal_turns"] = {"negative_turns": list(sig.negative_turns)}
         return kept
-
