@@ -442,7 +442,7 @@ def anthropic(h: Head) -> bool:
 
     A bare ``chat.completion`` is OpenAI's whatever model wrote it (a Claude model behind an
     OpenAI-compatible gateway), a bare ``message`` with content blocks Anthropic's."""
-    rec = h.record[0] if isinstance(h.record, list) and h.record else h.record
+    rec = h.first
     if is_chat_completion(rec):
         return False
     if is_anthropic_message(rec):

@@ -43,7 +43,7 @@ SHAPES: dict[str, tuple[tuple[str, ...], ...]] = {
 def closest(head: bytes) -> str:
     """'the closest is FORMAT (no field 'X' in the first record); ' for the head, or '' without a first record."""
     h = inspect(head)
-    rec = h.record[0] if isinstance(h.record, list) and h.record else h.record
+    rec = h.first
     keys = frozenset(rec) if isinstance(rec, dict) else h.keys
     if not keys:
         return ""

@@ -39,6 +39,12 @@ class Head:
         """Whether the head's text contains ``marker`` anywhere."""
         return marker in self.text
 
+    @property
+    def first(self) -> Any:
+        """``record``, or its first item when it is a non-empty array (a file of one array of records)."""
+        rec = self.record
+        return rec[0] if isinstance(rec, list) and rec else rec
+
 
 _DECODER = json.JSONDecoder()
 

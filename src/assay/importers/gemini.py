@@ -102,7 +102,7 @@ def read(stream: IO[bytes], source: str) -> Iterator[Record]:
 
 def sniff(head: bytes, filename: str) -> bool:
     h = inspect(head)
-    rec = h.record[0] if isinstance(h.record, list) and h.record else h.record
+    rec = h.first
     if isinstance(rec, dict):
         if is_gemini(rec):
             return True

@@ -184,7 +184,7 @@ def read(stream: IO[bytes], source: str) -> Iterator[Record]:
 
 def sniff(head: bytes, filename: str) -> bool:
     h = inspect(head)
-    rec = h.record[0] if isinstance(h.record, list) and h.record else h.record
+    rec = h.first
     if isinstance(rec, dict):
         if isinstance(rec.get("post"), list) or isinstance(rec.get("patch"), list):
             first = (rec.get("post") or rec.get("patch") or [None])[0]

@@ -185,7 +185,7 @@ def sniff(head: bytes, filename: str) -> bool:
     h = inspect(head)
     if {"resourceSpans", "resource_spans"} & h.keys:
         return h.has("openinference.span.kind")
-    rec = h.record[0] if isinstance(h.record, list) and h.record else h.record
+    rec = h.first
     if isinstance(rec, dict):
         return is_flat_span(rec) and ("span_kind" in rec or h.has("openinference.span.kind"))
     if not h.complete:

@@ -79,7 +79,7 @@ def read(stream: IO[bytes], source: str) -> Iterator[Record]:
 
 def sniff(head: bytes, filename: str) -> bool:
     h = inspect(head)
-    rec = h.record[0] if isinstance(h.record, list) and h.record else h.record
+    rec = h.first
     if isinstance(rec, dict):
         return {"task_id", "traj"} <= rec.keys() and ("reward" in rec or "trial" in rec)
     if h.complete:
