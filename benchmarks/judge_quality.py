@@ -51,7 +51,7 @@ import judge_quality_set  # noqa: E402
 from judge_quality_set import HALVES, ORDINAL  # noqa: E402
 
 from assay import evaluate  # noqa: E402
-from assay.judge import make_judge, ordinal_order, prompt_style  # noqa: E402
+from assay.judge import JudgeCache, make_judge, ordinal_order, prompt_style  # noqa: E402
 from assay.stats import confusion_matrix  # noqa: E402
 
 THRESHOLD = 0.7
@@ -208,10 +208,10 @@ def figures(metric: str, rows: list[tuple[dict[str, Any], str | None, float | No
 
 def run_metric(metric: str, judge_spec: str, options: dict[str, Any], per_label: int | None,
                half: str | None = None, dump: Any = None, match: str | None = None,
-               set_name: str = "templates", root: Path | None = None) -> dict[str, Any]:
+               set_name: str = "templates", root: Path | None = None, cache: Any = False) -> dict[str, Any]:
     data = subset([i for i in set_items(set_name, metric, half, root) if match is None or re.search(match, i["id"])],
                   per_label)
-    judge = make_judge(judge_spec, cache=False, **options)
+    judge = make_judge(judge_spec, cache=cache, **options)
     backend = judge
     while hasattr(backend, "inner"):
         backend = backend.inner
@@ -340,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--thresholds", type=Path, default=None,
                         help="a TOML file with [judge.thresholds] (fit_thresholds.py --out): decide yes/no answers "
                              "by them (implies --logprobs)")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="a verdict cache file: a rerun (with --thresholds, say) asks the judge only what "
+                             "the cache lacks; calls and seconds per item then count the new calls only")
     parser.add_argument("--match", default=None, help="only items whose id matches this regular expression "
                         "(e.g. 'false_fact|hallucination')")
     args = parser.parse_args(argv)
@@ -371,8 +374,9 @@ def main(argv: list[str] | None = None) -> int:
         options.setdefault("logprobs", 10)
         print(f"thresholds from {args.thresholds}: {options['thresholds']}", flush=True)
     halves = [args.half] if args.half else list(HALVES)
+    cache = JudgeCache(args.cache) if args.cache else False
     for metric in metrics:
-        got = {h: run_metric(metric, args.judge, options, args.per_label, h, dump, args.match, set_name, root)
+        got = {h: run_metric(metric, args.judge, options, args.per_label, h, dump, args.match, set_name, root, cache)
                for h in halves}
         judge = make_judge(args.judge, cache=False, dry_run=True, **{k: v for k, v in options.items()
                                                                       if k in ("prompt_style", "ordinal_order")})
