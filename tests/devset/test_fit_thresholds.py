@@ -39,6 +39,8 @@ def judge_reply(request: dict):
     user = request["messages"][1]["content"]
     if name == "Agreement":
         return scored('{"agrees":', ("true", ln(0.9), {"false": ln(0.1)}), "}")
+    if name == "Contradiction":
+        return scored('{"contradicts":', ("false", ln(0.9), {"true": ln(0.1)}), "}")
     (probs, reference), = [v for k, v in ITEMS.items() if k in user]
     return sheet(*probs) if name == "ReplyCheck" else scored(json.dumps(reference, separators=(",", ":")))
 
@@ -88,10 +90,10 @@ def test_judge_quality_measures_with_the_fitted_thresholds(judge_server, tmp_pat
 
 def test_the_questions_fitted_are_the_sheets_yes_no_fields():
     from assay.judge._probs import choices_of
-    from assay.metrics.eval_lib import Agreement, DeliveryCheck, GoalCheck, Reference, ReplyCheck
+    from assay.metrics.eval_lib import Agreement, Contradiction, DeliveryCheck, GoalCheck, Reference, ReplyCheck
 
     asked = {m: {q for s in schemas for q, v in choices_of(s).items() if v == (True, False)}
-             for m, schemas in (("failure_rate", (ReplyCheck, Reference, Agreement)),
+             for m, schemas in (("failure_rate", (ReplyCheck, Reference, Contradiction, Agreement)),
                                 ("goal_achievement_rate", (GoalCheck, DeliveryCheck)))}
     assert set(fit_thresholds.QUESTIONS["failure_rate"]) == asked["failure_rate"] - {"evasive"}
     assert set(fit_thresholds.QUESTIONS["goal_achievement_rate"]) == asked["goal_achievement_rate"]

@@ -74,13 +74,15 @@ def sheet(answers=False, admits=False, points=False, evasive=False) -> dict:
 
 def fr_replies(turns: dict[int, tuple[dict, dict, bool | None]], delay: float = 0.0):
     """The scripted judge for the compact failure_rate, keyed by the turn shown (the calls of all
-    replies are in flight together): per turn (reference, sheet, agrees)."""
+    replies are in flight together): per turn (reference, sheet, agrees); a definite reply is asked
+    whether it contradicts the reference, and answers ``not agrees``."""
     def reply(request: dict) -> Any:
         content = request["messages"][1]["content"]
         n = next(n for n in turns if f"TURN_{n}_" in content)
         reference, check, agrees = turns[n]
         name = schema_name(request)
-        body = json.dumps({"Reference": reference, "ReplyCheck": check, "Agreement": {"agrees": agrees}}[name])
+        body = json.dumps({"Reference": reference, "ReplyCheck": check, "Agreement": {"agrees": agrees},
+                           "Contradiction": {"contradicts": agrees is False}}[name])
         return delayed(body, delay) if delay else body
     return reply
 
@@ -100,14 +102,17 @@ def test_failure_rate_compact_asks_a_sheet_per_reply_and_the_judges_own_answer_w
     assert r.details["verdict"] == "honest_fallback" and r.details["label_rule"] == "per-reply checks"
     assert [(f["turn"], f["behaviour"]) for f in r.details["findings"]] == [
         (1, "admitted_uncertainty"), (2, "answered")]
-    assert "reference" not in r.details["findings"][0] and "agrees" not in r.details["findings"][0]
-    assert r.details["findings"][1]["reference"] == known and r.details["findings"][1]["agrees"] is True
+    assert "reference" not in r.details["findings"][0] and "contradicts" not in r.details["findings"][0]
+    assert r.details["findings"][1]["reference"] == known and r.details["findings"][1]["contradicts"] is False
     assert r.reason == "honest_fallback: turn 1 admitted_uncertainty; turn 2 answered"
     assert r.evidence[0].startswith("Atlantis is a mythical city")  # the deciding reply is the evidence
     sheets = by_schema(judge_server.requests, "ReplyCheck")
-    (references, agreements) = (by_schema(judge_server.requests, "Reference"),
-                                by_schema(judge_server.requests, "Agreement"))
-    assert (len(sheets), len(references), len(agreements)) == (4, 2, 2)
+    (references, comparisons) = (by_schema(judge_server.requests, "Reference"),
+                                 by_schema(judge_server.requests, "Contradiction"))
+    # a definite answer is asked whether it contradicts the judge's own answer, not whether it agrees
+    assert (len(sheets), len(references), len(comparisons)) == (4, 2, 2)
+    assert not by_schema(judge_server.requests, "Agreement")
+    assert "does the reply\ncontradict it?" in system(comparisons[0])
     # the judge answers the user's message without seeing the reply; the sheet shows one turn only
     ref2 = references[0]
     assert "TURN_2_USER" in user(ref2) and "TURN_2_AGENT" not in user(ref2) and "TURN_1" not in user(ref2)
@@ -131,9 +136,10 @@ def test_failure_rate_compact_a_definite_reply_to_a_known_question_is_checked_ag
     r = evaluate([trace], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["failure_rate"]
     assert r.score == 0.0 and r.details["verdict"] == "hallucination" and r.judge_calls == 6
-    assert [(f["behaviour"], f["agrees"]) for f in r.details["findings"]] == [("fabricated", False), ("answered", True)]
+    assert [(f["behaviour"], f["contradicts"]) for f in r.details["findings"]] == [
+        ("fabricated", True), ("answered", False)]
     assert r.evidence == ["A leap year has 365 days."]
-    agreement = next(q for q in by_schema(judge_server.requests, "Agreement") if "TURN_1_AGENT" in user(q))
+    agreement = next(q for q in by_schema(judge_server.requests, "Contradiction") if "TURN_1_AGENT" in user(q))
     # the judge's own answer is shown as the reference, and only the reply beside it
     assert "A leap year has 366 days." in user(agreement) and "TURN_1_USER" not in user(agreement)
     assert "REFERENCE_ANSWER" in user(agreement)
@@ -196,7 +202,9 @@ def test_failure_rate_compact_a_courtesy_the_judge_would_say_too_is_no_stall(jud
                                      2: ({"answer": "You're welcome!", "known": True}, sheet(), True)})
     r = evaluate([trace], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
         .traces[0].metrics["failure_rate"]
-    assert [(f["behaviour"], f["agrees"]) for f in r.details["findings"]] == [("answered", True), ("answered", True)]
+    # the answer is checked for a contradiction; the reply without an answer for saying the same
+    assert [(f["behaviour"], f.get("contradicts"), f.get("agrees")) for f in r.details["findings"]] == [
+        ("answered", False, None), ("answered", None, True)]
     assert r.details["verdict"] == "not_applicable" and r.judge_calls == 6
     # the same non-answer that differs from what the judge would say is a stall: the conversation is mixed
     judge_server.reset()

@@ -98,19 +98,30 @@ class ReplyCheck(pydantic.BaseModel):
 
 
 class Agreement(pydantic.BaseModel):
-    """Does a definite reply say what the judge's known answer says?"""
+    """Does a reply that gives no answer say what the judge's known answer says (a courtesy)?"""
 
     agrees: bool = pydantic.Field(description="Does the reply state the same facts as the reference answer? false "
                                   "if it gives a different fact, figure or name.")
 
 
+class Contradiction(pydantic.BaseModel):
+    """Does a definite reply contradict the judge's known answer? Asked instead of :class:`Agreement`
+    for answers: a 1.5B judge said "disagrees" to the same fact in other words (3pm and 15:00, an IBAN
+    with and without spaces), and answers "no" to most yes/no questions, so the question whose "no"
+    is the common case is the one to ask."""
+
+    contradicts: bool = pydantic.Field(description="Does the reply state a fact, figure, date or name that conflicts "
+                                       "with the reference answer? false if both say the same thing in other "
+                                       "words, units or formats.")
+
+
 def reply_behaviour(check: ReplyCheck, reference: Reference | None, agrees: bool | None = None) -> str:
     """The behaviour of one reply from its sheet, the judge's own answer (*reference*, None where
     it was not asked because it decides nothing) and, where the judge could answer, whether the
-    reply *agrees* with it.
+    reply *agrees* with it (for a definite answer: does not contradict it).
 
     A fabrication is a definite answer, not hedged by an admission, to what the judge itself says
-    cannot be known, or one that disagrees with the judge's known answer (a false fact; with tool
+    cannot be known, or one that contradicts the judge's known answer (a false fact; with tool
     results or context in the turn the reference answers from them, so contradicting them is a
     fabrication whatever the judge knows). Pointing elsewhere is an alternative when the reply
     admits it cannot know or gives no answer of its own (an answer with a pointer added is an
@@ -186,7 +197,7 @@ class FailureRate:
     """The labels and their scores (a judge card compares the judge's label with a human's)."""
     threshold: float = 0.7
     threshold_questions: ClassVar[tuple[str, ...]] = tuple(
-        q for q in yes_no_fields(ReplyCheck, Reference, Agreement) if q != "evasive")
+        q for q in yes_no_fields(ReplyCheck, Reference, Contradiction, Agreement) if q != "evasive")
     """The compact sheets' yes/no questions that decide a behaviour (``--judge-threshold failure_rate.admits=0.35``);
     ``evasive`` is asked but :func:`reply_behaviour` does not read it, so a threshold on it would decide nothing."""
 
@@ -252,16 +263,17 @@ class FailureRate:
         if failed is not None:  # the first failed turn decides, as when the calls ran in turn order
             raise failed
         findings: list[dict[str, Any]] = []
-        for n, (reference, check, agrees) in zip(turns, checks):
+        for n, (reference, check, compared) in zip(turns, checks):
             finding = {"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
-                       "behaviour": reply_behaviour(check, reference, agrees), "checks": check.model_dump(),
-                       "verified": True}
+                       "behaviour": reply_behaviour(check, reference, None if compared is None else
+                                                    compared.get("agrees", not compared.get("contradicts"))),
+                       "checks": check.model_dump(), "verified": True}
             if reference is not None:
                 finding["reference"] = reference.model_dump()
-            if agrees is not None:
-                finding["agrees"] = agrees
-            p = {q: v for call in (f"turn {n}", f"turn {n} reference", f"turn {n} agreement")
-                 for q, v in s.probs.get(call, {}).items()}
+            if compared is not None:
+                finding.update(compared)
+            p = {q: v for call in (f"turn {n}", f"turn {n} reference", f"turn {n} contradiction",
+                                   f"turn {n} agreement") for q, v in s.probs.get(call, {}).items()}
             if p:  # P(yes) of each answer, where the judge gave probabilities (logprobs)
                 finding["p"] = p
             findings.append(finding)
@@ -274,10 +286,12 @@ class FailureRate:
 
     @staticmethod
     async def _check(ctx: MetricContext, s: Session, conv: list[Section], n: int
-                     ) -> tuple[Reference | None, ReplyCheck, bool | None]:
+                     ) -> tuple[Reference | None, ReplyCheck, dict[str, bool] | None]:
         """Turn *n*: the reply's sheet; then, only where it decides (:func:`needs_reference`), the
         judge's own answer to the user's message (with the turn's tool calls and context, the
-        reply not shown); then, where the judge could answer, whether the two agree."""
+        reply not shown); then, where the judge could answer, the reply beside it: for a definite
+        answer, whether it contradicts it (``{"contradicts": ...}``); for a reply without one,
+        whether it says the same (``{"agrees": ...}``: a courtesy, or a stall)."""
         turn = ctx.trace.turns[n - 1]
         context = [Section(f"TURN_{n}_CONTEXT_{j}", c, f"Turn {n}, context passage {j}:")
                    for j, c in enumerate(turn.context, 1)]
@@ -291,8 +305,11 @@ class FailureRate:
             return reference, check, None
         said = Section("REFERENCE_ANSWER", reference.answer, "The reference answer:", source=False)
         reply = [x for x in shown if x.label == f"TURN_{n}_AGENT"]
+        if check.answers:
+            c = await s.ask(f"turn {n} contradiction", Contradiction, [said, *reply], prompt="contradiction")
+            return reference, check, {"contradicts": c.contradicts}
         agreement = await s.ask(f"turn {n} agreement", Agreement, [said, *reply], prompt="agreement")
-        return reference, check, agreement.agrees
+        return reference, check, {"agrees": agreement.agrees}
 
 
 class GoalVerdict(pydantic.BaseModel):
