@@ -263,15 +263,13 @@ class FailureRate:
         if failed is not None:  # the first failed turn decides, as when the calls ran in turn order
             raise failed
         findings: list[dict[str, Any]] = []
-        for n, (reference, check, compared) in zip(turns, checks):
+        for n, (reference, check, same, compared) in zip(turns, checks):
             finding = {"turn": n, "quote": excerpt(ctx.trace.turns[n - 1].output or ""),
-                       "behaviour": reply_behaviour(check, reference, None if compared is None else
-                                                    compared.get("agrees", not compared.get("contradicts"))),
-                       "checks": check.model_dump(), "verified": True}
+                       "behaviour": reply_behaviour(check, reference, same), "checks": check.model_dump(),
+                       "verified": True}
             if reference is not None:
                 finding["reference"] = reference.model_dump()
-            if compared is not None:
-                finding.update(compared)
+            finding.update(compared)
             p = {q: v for call in (f"turn {n}", f"turn {n} reference", f"turn {n} contradiction",
                                    f"turn {n} agreement") for q, v in s.probs.get(call, {}).items()}
             if p:  # P(yes) of each answer, where the judge gave probabilities (logprobs)
@@ -286,30 +284,31 @@ class FailureRate:
 
     @staticmethod
     async def _check(ctx: MetricContext, s: Session, conv: list[Section], n: int
-                     ) -> tuple[Reference | None, ReplyCheck, dict[str, bool] | None]:
+                     ) -> tuple[Reference | None, ReplyCheck, bool | None, dict[str, bool]]:
         """Turn *n*: the reply's sheet; then, only where it decides (:func:`needs_reference`), the
         judge's own answer to the user's message (with the turn's tool calls and context, the
         reply not shown); then, where the judge could answer, the reply beside it: for a definite
-        answer, whether it contradicts it (``{"contradicts": ...}``); for a reply without one,
-        whether it says the same (``{"agrees": ...}``: a courtesy, or a stall)."""
+        answer, whether it contradicts it; for a reply without one, whether it says the same (a
+        courtesy, or a stall). Returns the reference, the sheet, whether the reply says what the
+        reference says (None where not compared) and the answer as asked, for the details."""
         turn = ctx.trace.turns[n - 1]
         context = [Section(f"TURN_{n}_CONTEXT_{j}", c, f"Turn {n}, context passage {j}:")
                    for j, c in enumerate(turn.context, 1)]
         shown = [x for x in conv if x.label.startswith(f"TURN_{n}_")]
         check = await s.ask(f"turn {n}", ReplyCheck, [*context, *shown], prompt="reply")
         if not needs_reference(check):
-            return None, check, None
+            return None, check, None, {}
         asked = [*context, *(x for x in shown if x.label != f"TURN_{n}_AGENT")]
         reference = await s.ask(f"turn {n} reference", Reference, asked, prompt="reference")
         if not reference.known:
-            return reference, check, None
+            return reference, check, None, {}
         said = Section("REFERENCE_ANSWER", reference.answer, "The reference answer:", source=False)
         reply = [x for x in shown if x.label == f"TURN_{n}_AGENT"]
         if check.answers:
             c = await s.ask(f"turn {n} contradiction", Contradiction, [said, *reply], prompt="contradiction")
-            return reference, check, {"contradicts": c.contradicts}
+            return reference, check, not c.contradicts, {"contradicts": c.contradicts}
         agreement = await s.ask(f"turn {n} agreement", Agreement, [said, *reply], prompt="agreement")
-        return reference, check, {"agrees": agreement.agrees}
+        return reference, check, agreement.agrees, {"agrees": agreement.agrees}
 
 
 class GoalVerdict(pydantic.BaseModel):
