@@ -11,7 +11,8 @@ whose quote is found in the dialogue.
 
 The compact prompt form (small judges) asks yes/no questions instead of labels, and the label
 follows by rule: ``failure_rate`` has the judge answer each user message itself (the reply not
-shown), asks a sheet about the reply and, for a definite answer, whether the two agree, and
+shown), asks a sheet about the reply and, for a definite answer, whether it contradicts the
+judge's own (rubric version 4; for a reply without one, whether the two say the same), and
 derives each reply's behaviour, then the label, by eval_lib's definitions;
 ``goal_achievement_rate`` asks whether the user ends satisfied and, only when not, how much was
 delivered. Negative signals are turn numbers instead of quotes (a small model paraphrases when
