@@ -14,7 +14,7 @@ from assay import evaluate
 from assay.errors import ConfigError
 from assay.judge import auto_style, make_judge, ordinal_order, prompt_style
 from assay.metrics._judged import output_bound
-from assay.metrics.eval_lib import (DeliveryCheck, GoalCheck, Reference, ReplyCheck, failure_label, goal_level, needs_reference,
+from assay.metrics.eval_lib import (DeliveryCheck, echoes, GoalCheck, Reference, ReplyCheck, failure_label, goal_level, needs_reference,
                                     reply_behaviour)
 from tests.support.judge_server import delayed
 
@@ -459,3 +459,36 @@ def test_scale_reversed_and_full_default_direction_per_request(judge_server):
     directions = {tuple(scale_lines(q)) for q in judge_server.requests}
     assert directions == {("1", "2", "3", "4", "5"), ("5", "4", "3", "2", "1")}
     assert all("max_tokens" not in q.json for q in judge_server.requests)
+
+
+@pytest.mark.parametrize("answer, message, echo", [
+    (", we arrive at about 1pm on Friday. What time can we get into the room",
+     "Hi, we arrive at about 1pm on Friday. What time can we get into the room, and when do we leave?", True),
+    (", fine", "fine", True),
+    (", ", "turn off the kitchen lights", True),
+    ("", "anything", True),
+    ("Yes, it will come back though. I'd like to finish it.", "Will it come back though? I'd like to finish it.", True),
+    ("Yes", "Right, but do you actually have a time for the fix yes?", False),   # one word: an answer
+    ("Yes, BA117 is on time.", "is BA117 on time", False),                     # 80% copied: an answer
+    (", you need to give at least 7 days notice", "how much notice do I need to give for a week off?", False),
+    ("Standard check-in is from 3pm.", "What time is check-in?", False)])
+def test_an_echo_of_the_users_message_is_no_reference(answer, message, echo):
+    assert echoes(answer, message) is echo
+
+
+def test_failure_rate_compact_a_reference_that_echoes_the_message_decides_nothing(judge_server):
+    trace = {"id": "echo", "turns": [{"input": "Hi, we arrive at 1pm on Friday, when can we get into the room?",
+                                      "output": "Check-in is from 3pm."},
+                                     {"input": "fine", "output": "Anything else I can do?"}]}
+    judge_server.reply = fr_replies({
+        1: ({"answer": ", we arrive at 1pm on Friday, when can we get into the room", "known": True},
+            sheet(answers=True), False),
+        2: ({"answer": ", fine", "known": False}, sheet(), None)})
+    r = evaluate([trace], ["failure_rate"], judge=judge_for(judge_server, prompt_style="compact")) \
+        .traces[0].metrics["failure_rate"]
+    # no comparison is asked: the definite answer is taken as an answer, the reply without one as a stall
+    assert not by_schema(judge_server.requests, "Contradiction") and not by_schema(judge_server.requests, "Agreement")
+    assert [(f["behaviour"], f["reference_echoed"]) for f in r.details["findings"]] == [
+        ("answered", ", we arrive at 1pm on Friday, when can we get into the room"), ("stalled", ", fine")]
+    assert "reference" not in r.details["findings"][0]
+    assert r.details["verdict"] == "mixed" and r.judge_calls == 4

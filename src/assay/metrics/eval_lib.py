@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -116,10 +117,32 @@ class Contradiction(pydantic.BaseModel):
                                        "words, units or formats.")
 
 
+_WORDS = re.compile(r"\w+")
+
+
+def echoes(answer: str, message: str) -> bool:
+    """Whether the judge's own "answer" repeats the user's message instead of answering it.
+
+    On the development set's tuning half a 1.5B judge did so for 4 of 74 messages (", we arrive at
+    about 1pm on Friday. What time can we get into the room" for "Hi, we arrive at about 1pm on
+    Friday. What time ...", ", fine" for "fine", or nothing but ", "); comparing the reply with such
+    a "reference" decides nothing. An answer is an echo when it has no words, or when at least 90%
+    of its words are the message's and it is either three words or longer or begins with the comma
+    that marks a copy: "Yes" to "... yes?" and "BA117 is on time" to "is BA117 on time" are answers.
+    """
+    words = _WORDS.findall(answer.lower())
+    if not words:
+        return True
+    said = set(_WORDS.findall(message.lower()))
+    copied = sum(w in said for w in words) / len(words)
+    return copied >= 0.9 and (len(words) >= 3 or answer.lstrip().startswith(","))
+
+
 def reply_behaviour(check: ReplyCheck, reference: Reference | None, agrees: bool | None = None) -> str:
     """The behaviour of one reply from its sheet, the judge's own answer (*reference*, None where
-    it was not asked because it decides nothing) and, where the judge could answer, whether the
-    reply *agrees* with it (for a definite answer: does not contradict it).
+    it was not asked because it decides nothing, or could not serve: see :func:`echoes`) and, where
+    the judge could answer, whether the reply *agrees* with it (for a definite answer: does not
+    contradict it; with no usable reference, whether to take it as saying the same).
 
     A fabrication is a definite answer, not hedged by an admission, to what the judge itself says
     cannot be known, or one that contradicts the judge's known answer (a false fact; with tool
@@ -129,7 +152,7 @@ def reply_behaviour(check: ReplyCheck, reference: Reference | None, agrees: bool
     answer); then an admission, an answer, a reply that says what the judge itself would (a
     closing "You're welcome!"), else a stall.
     """
-    agreed = reference is not None and reference.known and bool(agrees)
+    agreed = bool(agrees) and (reference is None or reference.known)
     if check.answers and not check.admits and not agreed:
         return FABRICATED
     if check.points and (check.admits or not check.answers):
@@ -301,6 +324,9 @@ class FailureRate:
             return None, check, None, {}
         asked = [*context, *(x for x in shown if x.label != f"TURN_{n}_AGENT")]
         reference = await s.ask(f"turn {n} reference", Reference, asked, prompt="reference")
+        if echoes(reference.answer, turn.input or ""):
+            # no yardstick: a definite answer gets the benefit of the doubt, a reply without one is a stall
+            return None, check, check.answers, {"reference_echoed": reference.answer}
         if not reference.known:
             return reference, check, None, {}
         said = Section("REFERENCE_ANSWER", reference.answer, "The reference answer:", source=False)
