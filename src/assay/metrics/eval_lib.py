@@ -123,7 +123,7 @@ _WORDS = re.compile(r"\w+")
 def echoes(answer: str, message: str) -> bool:
     """Whether the judge's own "answer" repeats the user's message instead of answering it.
 
-    On the development set's tuning half a 1.5B judge did so for 4 of 74 messages (", we arrive at
+    On the development set's tuning half a 1.5B judge did so in 4 of its 74 answers (", we arrive at
     about 1pm on Friday. What time can we get into the room" for "Hi, we arrive at about 1pm on
     Friday. What time ...", ", fine" for "fine", or nothing but ", "); comparing the reply with such
     a "reference" decides nothing. An answer is an echo when it has no words, or when at least 90%
@@ -308,7 +308,7 @@ class FailureRate:
 
     @staticmethod
     async def _check(ctx: MetricContext, s: Session, conv: list[Section], n: int
-                     ) -> tuple[Reference | None, ReplyCheck, bool | None, dict[str, bool]]:
+                     ) -> tuple[Reference | None, ReplyCheck, bool | None, dict[str, Any]]:
         """Turn *n*: the reply's sheet; then, only where it decides (:func:`needs_reference`), the
         judge's own answer to the user's message (with the turn's tool calls and context, the
         reply not shown); then, where the judge could answer, the reply beside it: for a definite
