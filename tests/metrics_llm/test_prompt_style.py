@@ -492,3 +492,9 @@ def test_failure_rate_compact_a_reference_that_echoes_the_message_decides_nothin
         ("answered", ", we arrive at 1pm on Friday, when can we get into the room"), ("stalled", ", fine")]
     assert "reference" not in r.details["findings"][0]
     assert r.details["verdict"] == "mixed" and r.judge_calls == 4
+
+
+def test_without_a_reference_a_definite_answer_is_an_answer_and_no_answer_a_stall():
+    assert reply_behaviour(ReplyCheck(**sheet(answers=True)), None) == "answered"  # no yardstick, no fabrication
+    assert reply_behaviour(ReplyCheck(**sheet()), None) == "stalled"
+    assert reply_behaviour(ReplyCheck(**sheet(answers=True)), Reference(answer="x", known=False)) == "fabricated"
