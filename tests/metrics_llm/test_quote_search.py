@@ -37,17 +37,10 @@ def indexed_by_the_index(quote: str, hay: str, need: float, band: int) -> list[i
     for j in range(len(quote) - _GRAM + 1):
         for p in index.get(quote[j:j + _GRAM], ()):
             hits[p - j] = hits.get(p - j, 0) + 1
-    alignments = sorted(hits)
-    good: list[int] = []
-    held = end = covered = 0
-    for start, d in enumerate(alignments):
-        while end < len(alignments) and alignments[end] <= d + band:
-            held += hits[alignments[end]]
-            end += 1
-        if held >= need:
-            good += alignments[max(start, covered):end]
-            covered = end
-        held -= hits[d]
+    # every alignment inside some band [d, d + band] that holds enough hits, counted band by band
+    # (not the code's sliding window, so a mistake in that window is not shared)
+    good = sorted({a for d in hits if sum(n for x, n in hits.items() if d <= x <= d + band) >= need
+                   for a in hits if d <= a <= d + band})
     return sorted(good, key=lambda d: -hits[d])[:16]
 
 
