@@ -169,3 +169,17 @@ def test_the_table_modules_are_all_the_table_imports(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     out = json.loads(done.stdout.splitlines()[-1])
     assert out == {"rich_before": [], "late": []}
+
+
+def test_no_finishing_thread_under_an_import_hook_that_parses_source():
+    """Under pytest's assertion rewriting (which covers assay through its plugin) two threads importing at once
+    can fail in either thread on CPython 3.11 ("AST constructor recursion depth mismatch"): the run's end imports
+    on the main thread instead."""
+    import threading
+
+    from assay.engine import _run
+
+    assert _run._parsing_importer()  # this test runs under pytest's rewriting hook
+    before = {t.ident for t in threading.enumerate()}
+    _run._load_finish(("assay_no_such_module_for_this_test",))
+    assert not [t for t in threading.enumerate() if t.ident not in before and t.name == "assay-load-finish"]

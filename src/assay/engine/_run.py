@@ -477,10 +477,18 @@ def _load_finish(names: tuple[str, ...] = FINISH_MODULES) -> None:
     and one that fails here fails there again with its own error; nothing else waits for the thread. A module
     already imported, or already being imported by an earlier call, starts nothing."""
     todo = tuple(n for n in names if n not in sys.modules and n not in _LOADING)
-    if not todo:
+    if not todo or _parsing_importer():
         return
     _LOADING.update(todo)
     threading.Thread(target=_import_all, args=(todo,), name="assay-load-finish", daemon=True).start()
+
+
+def _parsing_importer() -> bool:
+    """Whether an import hook turns source into ``ast`` objects (pytest's assertion rewriting, which covers
+    assay under its pytest plugin): CPython 3.11 keeps the AST constructor's recursion depth per interpreter,
+    so two threads parsing at once fail with "SystemError: AST constructor recursion depth mismatch" in
+    either thread, the caller's included. The run's end then imports on the main thread."""
+    return any(type(finder).__module__.startswith("_pytest") for finder in sys.meta_path)
 
 
 _LOADING: set[str] = set()
