@@ -16,7 +16,6 @@ Messages say what was wrong, where, and the fix, and repr the bad value.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -30,6 +29,8 @@ class ConfigError(AssayError):
     @classmethod
     def unknown(cls, kind: str, name: str, choices: Iterable[str]) -> "ConfigError":
         """An unknown *kind* called *name*, listing the closest valid choices."""
+        import difflib  # here: only an error pays for it (~4 ms at start-up)
+
         choices = sorted(choices)
         close = difflib.get_close_matches(name, choices, n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""

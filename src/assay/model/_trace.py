@@ -13,7 +13,6 @@ scoring nothing; free-form data belongs in ``metadata``.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from typing import Any, Literal
@@ -469,6 +468,8 @@ def _translate(exc: msgspec.ValidationError, cls: type | None = None) -> TraceVa
     elif m := re.fullmatch(r"Object missing required field `(.+?)`", text):
         path, text = f"{path}.{m.group(1)}" if path else m.group(1), "required field is missing"
     elif m := re.fullmatch(r"Object contains unknown field `(.+?)`", text):
+        import difflib  # here: only a bad record pays for it
+
         fields = _fields_at(cls, path) if cls is not None else None
         close = difflib.get_close_matches(m.group(1), fields or (), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
