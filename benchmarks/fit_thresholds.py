@@ -39,7 +39,8 @@ from assay.metrics.eval_lib import FailureRate, GoalAchievementRate  # noqa: E40
 QUESTIONS: dict[str, tuple[str, ...]] = {"failure_rate": FailureRate.threshold_questions,
                                          "goal_achievement_rate": GoalAchievementRate.threshold_questions}
 """The yes/no questions whose answers decide each metric's label, as the metrics declare them
-(``threshold_questions``; goal's ``got_everything`` is asked on both sheets, and one threshold serves both)."""
+(``threshold_questions``; goal's ``got_everything`` is asked on both sheets: ``delivery.got_everything`` is
+the delivery sheet's own, fitted after the shared one)."""
 GRID = tuple(round(0.05 * i, 2) for i in range(1, 20))
 
 

@@ -99,6 +99,45 @@ def test_goal_satisfied_decided_by_its_threshold(judge_server):
     assert r.details["verdict"] == "fully" and r.judge_calls == 1  # satisfied now: no delivery sheet
 
 
+def test_the_delivery_sheet_decides_got_everything_by_its_own_threshold(judge_server):
+    """got_everything is asked on both sheets; ``delivery.got_everything`` decides the delivery sheet's,
+    the plain key the first sheet's (and the delivery sheet's when it has none of its own)."""
+    def reply(request: dict):
+        if schema_name(request) == "GoalCheck":
+            return scored('{"satisfied":', ("false", ln(0.9), {"true": ln(0.1)}),
+                          ',"got_everything":', ("false", ln(0.6), {"true": ln(0.4)}), ',"negative_turns":[]}')
+        return scored('{"got_something":true,"got_essentials":true,"got_everything":',
+                      ("false", ln(0.7), {"true": ln(0.3)}), '}')
+    judge_server.reply = reply
+
+    def verdict(thresholds: dict[str, float]) -> tuple[str, list[str]]:
+        judge = judge_for(judge_server, prompt_style="compact", logprobs=True, thresholds=thresholds)
+        r = evaluate([BROKEN], ["goal_achievement_rate"], judge=judge).traces[0].metrics["goal_achievement_rate"]
+        return r.details["verdict"], r.details.get("threshold_flips", [])
+
+    assert verdict({})[0] == "partial"
+    level, flips = verdict({"goal_achievement_rate.got_everything": 0.25})  # both sheets: everything yes
+    assert level == "fully" and [f.split(":")[0] for f in flips] == ["verdict", "delivery"]
+    level, flips = verdict({"goal_achievement_rate.got_everything": 0.25,
+                            "goal_achievement_rate.delivery.got_everything": 0.5})
+    assert level == "partial" and flips == ["verdict: got_everything no -> yes (P(yes) 0.400, threshold 0.25)"]
+    level, flips = verdict({"goal_achievement_rate.delivery.got_everything": 0.25})  # the first sheet's stays greedy
+    assert level == "fully" and flips == ["delivery: got_everything no -> yes (P(yes) 0.300, threshold 0.25)"]
+
+
+def test_a_threshold_names_a_question_the_metric_asks(judge_server):
+    from assay import Evaluation
+    from assay.errors import ConfigError
+
+    ok = judge_for(judge_server, prompt_style="compact", logprobs=True,
+                   thresholds={"goal_achievement_rate.delivery.got_everything": 0.5})
+    Evaluation(["goal_achievement_rate"], judge=ok)
+    bad = judge_for(judge_server, prompt_style="compact", logprobs=True,
+                    thresholds={"goal_achievement_rate.delivery.satisfied": 0.5})
+    with pytest.raises(ConfigError, match="no yes/no question 'delivery.satisfied'"):
+        Evaluation(["goal_achievement_rate"], judge=bad)
+
+
 def test_a_judge_card_records_the_thresholds_only_when_set(judge_server):
     from assay.analysis._calibrate import judge_identity
 

@@ -81,7 +81,8 @@ def _declarations(who: str) -> dict[str, Decorator]:
         "thresholds": click.option(
             "--judge-threshold", "thresholds", multiple=True, metavar="METRIC.QUESTION=P",
             help="Decide a yes/no question by P(yes) >= P where the judge gives probabilities (--judge-logprobs), "
-                 "e.g. failure_rate.admits=0.35; repeatable ([judge.thresholds] in assay.toml). Fit them with "
+                 "e.g. failure_rate.admits=0.35 (METRIC.SHEET.QUESTION for one sheet's: "
+                 "goal_achievement_rate.delivery.got_everything); repeatable ([judge.thresholds] in assay.toml). Fit them with "
                  "benchmarks/fit_thresholds.py."),
         "retries": click.option("--retries", type=click.IntRange(0), default=None,
                                 help=f"Retries on transient errors (default {RETRIES})."),

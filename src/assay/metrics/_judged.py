@@ -447,11 +447,16 @@ class Session:
         return parsed
 
     def decide(self, call: str, parsed: pydantic.BaseModel, probs: dict[str, Any]) -> pydantic.BaseModel:
-        """*parsed* with each yes/no answer that has a threshold (``metric.question``) decided by P(yes) >= it;
-        every answer that changes is listed in details["threshold_flips"]."""
+        """*parsed* with each yes/no answer that has a threshold decided by P(yes) >= it; every answer that
+        changes is listed in details["threshold_flips"]. The threshold of ``metric.call.question`` (a question
+        asked on more than one sheet, decided per sheet: goal's ``delivery.got_everything``), else that of
+        ``metric.question``."""
         changed: dict[str, bool] = {}
+        thresholds, name = self.thresholds, self.name
         for question, p in probs.items():
-            threshold = self.thresholds.get(f"{self.name}.{question}")
+            threshold = thresholds.get(f"{name}.{call}.{question}")
+            if threshold is None:
+                threshold = thresholds.get(f"{name}.{question}")
             if threshold is None or not isinstance(p, float):
                 continue
             yes = p >= threshold

@@ -445,8 +445,10 @@ class GoalAchievementRate:
     weights: ClassVar[dict[str, float]] = OUTCOME_WEIGHTS
     """The levels and their weights before the penalty (a judge card compares levels)."""
     ordinal: ClassVar[bool] = True
-    threshold_questions: ClassVar[tuple[str, ...]] = yes_no_fields(GoalCheck, DeliveryCheck)
-    """The compact sheets' yes/no questions (``--judge-threshold goal_achievement_rate.satisfied=0.6``)."""
+    threshold_questions: ClassVar[tuple[str, ...]] = (*yes_no_fields(GoalCheck, DeliveryCheck), "delivery.got_everything")
+    """The compact sheets' yes/no questions (``--judge-threshold goal_achievement_rate.satisfied=0.6``).
+    ``got_everything`` is asked on both sheets: satisfied users (fully or mostly) and the others (fully or
+    partial) differ, so the delivery sheet's may have a threshold of its own (``delivery.got_everything``)."""
     threshold: float = 0.7
     user_goal: str | None = None
     negative_penalty: float = 0.1

@@ -173,8 +173,9 @@ class JudgeOptions:
 
 
 def check_thresholds(value: Any) -> dict[str, float] | None:
-    """Decision thresholds as ``{"metric.question": p}``, from a mapping or ``"metric.question=p"`` strings
-    (the CLI's); None or empty: none."""
+    """Decision thresholds as ``{"metric.question": p}`` (or ``"metric.sheet.question"``: a question asked on
+    several sheets, decided on one), from a mapping or ``"metric.question=p"`` strings (the CLI's); None or
+    empty: none."""
     if not value:
         return None
     if isinstance(value, str):
@@ -191,8 +192,9 @@ def check_thresholds(value: Any) -> dict[str, float] | None:
     out: dict[str, float] = {}
     for key, p in items:
         metric, dot, question = str(key).partition(".")
-        if not (dot and metric and question and "." not in question):
-            raise ConfigError(f"judge threshold {key!r}: expected METRIC.QUESTION (e.g. failure_rate.admits)")
+        if not (dot and metric and question and all(question.split("."))) or question.count(".") > 1:
+            raise ConfigError(f"judge threshold {key!r}: expected METRIC.QUESTION or METRIC.SHEET.QUESTION "
+                              "(e.g. failure_rate.admits, goal_achievement_rate.delivery.got_everything)")
         try:
             number = float(p) if not isinstance(p, bool) else math.nan
         except (TypeError, ValueError):
