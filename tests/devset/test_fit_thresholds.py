@@ -96,5 +96,8 @@ def test_the_questions_fitted_are_the_sheets_yes_no_fields():
              for m, schemas in (("failure_rate", (ReplyCheck, Reference, Contradiction, Agreement)),
                                 ("goal_achievement_rate", (GoalCheck, DeliveryCheck)))}
     assert set(fit_thresholds.QUESTIONS["failure_rate"]) == asked["failure_rate"] - {"evasive"}
-    assert set(fit_thresholds.QUESTIONS["goal_achievement_rate"]) == asked["goal_achievement_rate"]
+    # got_everything is on both goal sheets: the delivery sheet's is also fitted on its own
+    assert set(fit_thresholds.QUESTIONS["goal_achievement_rate"]) == asked["goal_achievement_rate"] | {
+        "delivery.got_everything"}
+    assert "got_everything" in choices_of(DeliveryCheck)
     assert devset_load.METRICS == tuple(fit_thresholds.QUESTIONS)
