@@ -122,64 +122,23 @@ def test_the_finish_imports_load_off_the_event_loop_thread():
     assert out == {"seen": ["assay-load-finish"], "returned_first": True, "loaders": 1, "stats": True}
 
 
-def test_the_callers_modules_load_in_the_finish_thread_while_the_run_waits(tmp_path):
-    """``Evaluation.warm``: modules the caller needs once the run ends (the CLI's table renderer) are imported
-    in the finishing thread while the run waits for its metrics, also without intervals."""
-    (tmp_path / "warm_probe.py").write_text("import threading\nIMPORTED_BY = threading.current_thread().name\n")
-    code = (
-        "import asyncio, json, sys\n"
-        f"sys.path.insert(0, {str(tmp_path)!r})\n"
-        "from dataclasses import dataclass\n"
-        "from assay import Evaluation\n"
-        "from assay.metrics import Registry, metric\n"
-        "reg = Registry()\n"
-        "seen = []\n"
-        "@metric('waits', dimension='response_quality', registry=reg)\n"
-        "@dataclass(frozen=True, kw_only=True)\n"
-        "class Waits:\n"
-        "    threshold: float = 0.5\n"
-        "    async def score(self, ctx):\n"
-        "        await asyncio.sleep(0.2)\n"
-        "        seen.append('warm_probe' in sys.modules)\n"
-        "        return ctx.result(1.0)\n"
-        "ev = Evaluation(['waits'], registry=reg)\n"
-        "ev.warm = ('warm_probe',)\n"
-        "ev.run([{'id': 't', 'turns': [{'input': 'q', 'output': 'a'}]}], intervals=False)\n"
-        "import warm_probe\n"
-        "print(json.dumps({'by': warm_probe.IMPORTED_BY, 'during': seen}))\n")
-    out = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
-    assert out == {"by": "assay-load-finish", "during": [True]}
-
-
-def test_the_table_modules_are_all_the_table_imports(tmp_path):
-    """``assay run`` warms ``_render.TABLE_MODULES``: rendering the table afterwards imports nothing more of
-    rich (a module the renderer starts to import would otherwise load after the last judge reply)."""
-    code = (
-        "import importlib, json, sys\n"
-        "from assay import evaluate\n"
-        "from assay.cli import _render\n"
-        "result = evaluate([{'id': 't', 'turns': [{'input': 'q', 'output': 'a', 'latency_ms': 900}]}],\n"
-        "                  ['latency_score'])\n"
-        "before = set(sys.modules)\n"
-        "for name in _render.TABLE_MODULES: importlib.import_module(name)\n"
-        "warmed = set(sys.modules)\n"
-        "_render.table(result)\n"
-        "print(json.dumps({'rich_before': sorted(m for m in before if m.startswith('rich')),\n"
-        "                  'late': sorted(m for m in set(sys.modules) - warmed if m.startswith(('rich', 'assay')))}))\n")
-    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    out = json.loads(done.stdout.splitlines()[-1])
-    assert out == {"rich_before": [], "late": []}
-
 
 def test_no_finishing_thread_under_an_import_hook_that_parses_source():
     """Under pytest's assertion rewriting (which covers assay through its plugin) two threads importing at once
     can fail in either thread on CPython 3.11 ("AST constructor recursion depth mismatch"): the run's end imports
     on the main thread instead."""
-    import threading
-
     from assay.engine import _run
 
     assert _run._parsing_importer()  # this test runs under pytest's rewriting hook
-    before = {t.ident for t in threading.enumerate()}
-    _run._load_finish(("assay_no_such_module_for_this_test",))
-    assert not [t for t in threading.enumerate() if t.ident not in before and t.name == "assay-load-finish"]
+    code = (
+        "import json, sys, threading\n"
+        "class Rewriter:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        return None\n"
+        "Rewriter.__module__ = '_pytest.assertion.rewrite'\n"
+        "sys.meta_path.insert(0, Rewriter())\n"
+        "from assay.engine import _run\n"
+        "_run._load_finish()\n"
+        "print(json.dumps([t.name for t in threading.enumerate() if t.name == 'assay-load-finish']))\n")
+    out = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+    assert out == []

@@ -106,10 +106,6 @@ def escape(text: str) -> str:
     return markup_escape(shown(text))
 
 
-TABLE_MODULES = ("rich.box", "rich.console", "rich.markup", "rich.padding", "rich.table", "rich.text", "assay.cli._summary")
-"""What :func:`table` imports (~20 ms): ``assay run`` has them imported while its judge works, not after the last reply."""
-
-
 def table(result: RunResult, console: Any = None, *, judge_line: bool = True) -> None:
     """The summary table, grouped by dimension, with full metric names: it fits 80 columns for names up to
     26 characters (longer ones wrap, never cut), each interval on one line, counts as numbers (0, not blank).

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import importlib
 import sys
 import threading
 import time
@@ -131,9 +130,6 @@ class Evaluation:
         self.planner: Any = None
         """An ``engine._calls.Planner`` counting the judge calls planned as the input is read (the session
         sets one for the progress line and the run record): no read of its own before the first call."""
-        self.warm: tuple[str, ...] = ()
-        """Modules the caller needs once the run ends (``assay run``: its table's renderer): imported with the
-        run's own finishing modules, in a thread, while the run first waits for its judge (``_load_finish``)."""
         self.judge_spec: JudgeSpec | None = None
         """What the judge was built from: a distributed run's workers build their own judges from it
         when its model is a string (``from_spec`` sets it)."""
@@ -198,8 +194,7 @@ class Evaluation:
         else:
             ctx = None
         stop = loop.create_task(_wait_for(cancel)) if cancel is not None else None
-        # what the run's end will need (numpy for intervals; the caller's own): imported once the run waits
-        warm = (FINISH_MODULES if totals is not None and totals.collector is not None else ()) + self.warm
+        warm = totals is not None and totals.collector is not None  # the run's end will need numpy (once loading, a no-op)
 
         async def one(trace: Trace, loc: str) -> TraceResult:
             if cancel is not None and cancel.is_set():
@@ -226,13 +221,11 @@ class Evaluation:
                             await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
                     if len(pending) >= self.window or pending[0].done():
                         if warm and not pending[0].done():
-                            _load_finish(warm)
-                            warm = ()
+                            _load_finish()
                         yield await _ready(pending)  # (a full window: the first result waited for)
                 while pending:
                     if warm and not pending[0].done():
-                        _load_finish(warm)
-                        warm = ()
+                        _load_finish()
                     yield await _ready(pending)
                 return
             records = iter(self._read(source, input_format, strict, tap))
@@ -253,8 +246,7 @@ class Evaluation:
                 elif not pending:
                     return
                 if warm and not pending[0].done():
-                    _load_finish(warm)
-                    warm = ()
+                    _load_finish()
                 await asyncio.wait({pending[0], stop}, return_when=asyncio.FIRST_COMPLETED)
                 batch = []
                 while pending and pending[0].done() and not cancel.is_set():  # type: ignore[union-attr]
@@ -462,25 +454,22 @@ def _counted(records: Iterator[tuple[str, Trace | InputIssue]], planner: Any) ->
     planner.done()  # read to its end: the plan is exact
 
 
-FINISH_MODULES = ("numpy", "assay.stats")
-"""What finishing a run with intervals imports (~0.1 s)."""
-
-
-def _load_finish(names: tuple[str, ...] = FINISH_MODULES) -> None:
-    """Import *names* (what finishing the run needs: :data:`FINISH_MODULES`, ``Evaluation.warm``) the first time
-    the run waits for its judge: then the import overlaps the first calls in flight instead of following the
-    last reply.
+def _load_finish() -> None:
+    """Import what finishing a run with intervals needs (numpy, ``assay.stats``: ~0.1 s), the first time the run
+    waits for its judge: then the import overlaps the first calls in flight instead of following the last reply.
 
     The import runs in a daemon thread, so the event loop still reads the first replies and sends the next
     requests as they come (imported on the loop, it held the first round's replies ~75 ms and the window with
     them). A later import of the same modules on the main thread waits for this one (Python's module locks),
-    and one that fails here fails there again with its own error; nothing else waits for the thread. A module
-    already imported, or already being imported by an earlier call, starts nothing."""
-    todo = tuple(n for n in names if n not in sys.modules and n not in _LOADING)
-    if not todo or _parsing_importer():
+    and one that fails here fails there again with its own error; nothing else waits for the thread."""
+    global _FINISH_LOADING
+    if _FINISH_LOADING or "assay.stats" in sys.modules or _parsing_importer():
         return
-    _LOADING.update(todo)
-    threading.Thread(target=_import_all, args=(todo,), name="assay-load-finish", daemon=True).start()
+    _FINISH_LOADING = True
+    threading.Thread(target=_import_finish, name="assay-load-finish", daemon=True).start()
+
+
+_FINISH_LOADING = False
 
 
 def _parsing_importer() -> bool:
@@ -491,16 +480,13 @@ def _parsing_importer() -> bool:
     return any(type(finder).__module__.startswith("_pytest") for finder in sys.meta_path)
 
 
-_LOADING: set[str] = set()
-"""Modules a ``_load_finish`` thread was started for (each is imported by one thread at most)."""
+def _import_finish() -> None:
+    try:
+        import numpy  # noqa: F401
 
-
-def _import_all(names: tuple[str, ...]) -> None:
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - the run imports it again where it needs it, and reports a failure there
-            pass
+        from .. import stats  # noqa: F401
+    except Exception:  # noqa: BLE001 - the run imports them again where it needs them, and reports a failure there
+        pass
 
 
 STOP_GRACE_S = 3.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ def open_store(store: str | None) -> RunStore:
 
 def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = (), fmt: str | None = None,
               store: Path | None = None, judge_cards: tuple[str, ...] = (), progress: Progress | None = None,
-              table: Callable[[RunResult], str] | None = None, warm: Sequence[str] = ()) -> RunResult:
+              table: Callable[[RunResult], str] | None = None) -> RunResult:
     """Score ``paths`` as ``spec`` says, streaming into ``store`` (when given), the ``outputs`` (``(path, format,
     flag)``; html is the report) and stdout (``fmt``: json, jsonl, junit or csv are written there; table or None:
     nothing). The judge is built here, once, from ``spec.judge``.
@@ -65,8 +65,7 @@ def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = ()
 
     ``progress``: see :data:`Progress` (None: no progress). ``judge_cards``: --judge-card files or stored
     ids (without any, the store's cards for this judge are used where they fit). ``table``: renders
-    the table for a ``.txt`` output. ``warm``: modules the caller will need once the run ends (the CLI's table
-    renderer), imported in a thread while the run waits for its first judge replies (``Evaluation.warm``).
+    the table for a ``.txt`` output.
     """
     judge_obj = spec.judge.build() if spec.judge is not None else None
     if judge_cards and judge_obj is None:
@@ -78,7 +77,6 @@ def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = ()
     html = any(f == "html" for _, f, _ in outputs)
     evaluation = Evaluation.from_spec(spec, judge=judge_obj, attach_traces=store is not None or html,
                                       cancel=threading.Event())
-    evaluation.warm = tuple(warm)
     for p in paths:  # before the store records a run that cannot start
         if p != "-" and not os.path.exists(p):
             raise DataError("no such file", source=p)

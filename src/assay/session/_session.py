@@ -117,18 +117,18 @@ class Session:
             judge_flags: Mapping[str, Any] | None = None, jury_weights: Sequence[float] | None = None,
             jury_scores: str = "mean", outputs: Iterable[Output] = (), fmt: str | None = None,
             store: Path | None = None, judge_cards: tuple[str, ...] = (), progress: Any = None,
-            table: Any = None, warm: Sequence[str] = (), **spec: Any) -> RunResult:
+            table: Any = None, **spec: Any) -> RunResult:
         """Score ``paths``: the judge of :meth:`judge_spec`, the RunSpec of :meth:`run_spec` (``spec``: its
         settings), then :func:`~assay.session.run_files` into the store and the outputs. A dry run is a plan:
         it is not stored, no output file is written (one already there stays as it was), and its record
-        says ``dry_run``. ``warm``: modules the caller needs once the run ends (see ``run_files``)."""
+        says ``dry_run``."""
         from ._run import run_files
 
         judge_spec = self.judge_spec(judge, judge_flags, weights=jury_weights, scores=jury_scores)
         run_spec = self.run_spec(judge=judge_spec, **spec)
         result = run_files(list(paths), run_spec, outputs=() if run_spec.dry_run else outputs, fmt=fmt,
                            store=None if run_spec.dry_run else store, judge_cards=judge_cards, progress=progress,
-                           table=table, warm=warm)
+                           table=table)
         if run_spec.dry_run:
             result.run.dry_run = True
         return result
