@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 import random
+import subprocess
+import sys
+from array import array
 from fractions import Fraction
 
 import pytest
@@ -12,7 +16,7 @@ from hypothesis import strategies as st
 
 from assay import Evaluation
 from assay.engine._aggregate import Dimensions, RunTotals, SummaryBuilder
-from assay.engine._exact import SCALE_BITS, exact_units, units_mean
+from assay.engine._exact import SCALE_BITS, exact_units, units_by_value, units_mean
 from assay.engine._statistics import StatisticsCollector
 from assay.model import MetricResult, Warning
 
@@ -80,6 +84,30 @@ def test_exact_units_is_the_exact_sum(values: list[float], cut: int) -> None:
     exact = sum(map(Fraction, values), Fraction(0))
     assert Fraction(exact_units(values), 1 << SCALE_BITS) == exact
     assert exact_units(values[:cut]) + exact_units(values[cut:]) == exact_units(values)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([5e-324, -5e-324, 0.0, -0.0]),
+                max_size=80))
+def test_the_sum_value_by_value_is_the_vectorised_one(values: list[float]) -> None:
+    """Without numpy loaded a small sum is taken in Python ints: the same integer (subnormals, signs, extremes)."""
+    assert units_by_value(values) == exact_units(array("d", values))
+
+
+def test_a_run_without_intervals_needs_no_numpy() -> None:
+    """Its exact sums are taken without numpy below ``SMALL`` values: a judge run without intervals no longer
+    imported numpy (~60-80 ms) after its last reply for them."""
+    code = ("import json, sys\n"
+            "from assay import Evaluation\n"
+            "traces = [{'id': f't{i}', 'turns': [{'input': 'q', 'output': 'a', 'latency_ms': 100 * i}]} for i in range(50)]\n"
+            "r = Evaluation(['latency_score']).run(traces, intervals=False)\n"
+            "print(json.dumps([r.summary['latency_score'].mean, 'numpy' in sys.modules]))\n")
+    mean, numpy_loaded = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                                                   text=True).stdout)
+    assert numpy_loaded is False
+    assert mean == Evaluation(["latency_score"]).run(
+        [{"id": f"t{i}", "turns": [{"input": "q", "output": "a", "latency_ms": 100 * i}]} for i in range(50)],
+        intervals=False).summary["latency_score"].mean
 
 
 def test_the_mean_is_rounded_once() -> None:

@@ -8,6 +8,8 @@ order, in any grouping), and the mean is rounded once, correctly, at the end.
 
 from __future__ import annotations
 
+import math
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -19,13 +21,22 @@ run finishes, so a larger step would make the peak memory grow with the run). Ex
 than 2**27: the 26-bit halves of 53-bit mantissas sum exactly in float64 below that."""
 
 
+SMALL = 20_000
+"""Up to this many values, while numpy is not loaded yet, the sum is taken value by value in Python ints
+(~1 µs each) instead of importing numpy for it (~60-80 ms on a small machine): a judge run without
+intervals otherwise imported numpy after its last reply for this sum alone. Both ways the sum is exact,
+so they give the same integer."""
+
+
 def exact_units(values: Any) -> int:
     """The exact sum of finite float64 *values* (an array('d'), ndarray or sequence), in units of 2**-1074.
 
     Vectorised: each value is split into mantissa and exponent, the mantissas' 26-bit halves are
     summed per exponent (integers below 2**53 add exactly in float64), and the few per-exponent
-    totals are combined as Python ints.
+    totals are combined as Python ints. A few values (:data:`SMALL`) before numpy is loaded: one by one.
     """
+    if "numpy" not in sys.modules and len(values) <= SMALL and not isinstance(values, (bytes, bytearray, memoryview)):
+        return units_by_value(values)
     import numpy as np
 
     a = np.frombuffer(values, dtype=np.float64) if isinstance(values, (bytes, bytearray, memoryview)) or \
@@ -45,6 +56,16 @@ def exact_units(values: Any) -> int:
             part = (int(hi[i]) << 26) + int(lo[i])
             shift = int(i) - 52
             total += part << shift if shift >= 0 else part >> -shift  # exact: those mantissas end in zeros
+    return total
+
+
+def units_by_value(values: Any) -> int:
+    """:func:`exact_units` one value at a time, in Python ints (no numpy)."""
+    total = 0
+    for x in values:
+        if not math.isfinite(x):
+            raise ValueError("exact_units: values must be finite")
+        total += float_units(x)
     return total
 
 
