@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -164,6 +165,28 @@ def test_back_pressure_503_when_the_queue_is_full_and_429_when_busy(make: Any) -
         server.receiver.slots.release()
     assert status == 429 and headers["Retry-After"] == "2"
     assert server.receiver.counters.refused_busy == 2 and server.journal.counts()["pending_spans"] == 1
+
+
+def test_an_exporters_next_request_is_not_refused_while_the_last_reply_is_still_going_out(make: Any,
+                                                                                          monkeypatch: Any) -> None:
+    """The reading slot is given back before the reply is written: with one slot, an exporter that sends its
+    next request as soon as it has the reply is not refused as busy (429), however slowly the server's
+    thread finishes (held here after each reply)."""
+    from assay.serve import _receiver
+
+    written = _receiver._Handler._reply
+
+    def slow_reply(self: Any, *args: Any, **kwargs: Any) -> None:
+        written(self, *args, **kwargs)
+        self.wfile.flush()
+        time.sleep(0.3)  # the server's thread still busy after the client has its reply
+
+    monkeypatch.setattr(_receiver._Handler, "_reply", slow_reply)
+    server = make(limits=Limits(concurrency=1))
+    for i in range(3):
+        status, _, _ = post(server.url, json.dumps(export(span(f"00000000000000a{i}"))).encode())
+        assert status == 200
+    assert server.receiver.counters.refused_busy == 0
 
 
 def test_a_token_is_required_when_one_is_set(make: Any) -> None:

@@ -142,8 +142,14 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    _slot_held = False
+    """A reading slot taken by this request, not yet given back (``do_POST``)."""
+
     def _reply(self, status: int, body: bytes = b"", ctype: str = "application/json",
                headers: dict[str, str] | None = None) -> None:
+        if self._slot_held:  # the request is read and handled: the next one may start before this reply is out
+            self._slot_held = False
+            self.server.slots.release()
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -196,10 +202,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(429, f"{limits.concurrency} requests are being read: retry later", drain=True,
                         **{"Retry-After": str(limits.retry_after_s)})
             return
+        self._slot_held = True
         try:
             self._export(srv.next_request())
         finally:
-            srv.slots.release()
+            if self._slot_held:  # (the reply gives it back first, so an exporter's next request is not refused)
+                self._slot_held = False
+                srv.slots.release()
 
     def _export(self, n: int) -> None:
         srv, limits = self.server, self.server.limits
