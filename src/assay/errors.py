@@ -29,7 +29,7 @@ class ConfigError(AssayError):
     @classmethod
     def unknown(cls, kind: str, name: str, choices: Iterable[str]) -> "ConfigError":
         """An unknown *kind* called *name*, listing the closest valid choices."""
-        import difflib  # here: only an error pays for it (~4 ms at start-up)
+        import difflib  # here: only an error pays for it, not every start-up
 
         choices = sorted(choices)
         close = difflib.get_close_matches(name, choices, n=3)
