@@ -392,6 +392,11 @@ def goal_schema_compact(infer_goal: bool) -> type[pydantic.BaseModel]:
         **{name: (info.annotation, info) for name, info in GoalCheck.model_fields.items()})
 
 
+DELIVERY_CALL = "delivery"
+"""The delivery sheet's call name: its key in ``details["p"]`` and in a per-sheet threshold
+(``goal_achievement_rate.delivery.got_everything``), which ``Session.decide`` looks up by call."""
+
+
 def goal_level(check: Any, delivery: DeliveryCheck | None = None) -> str:
     """Fully/mostly/partial/minor/none from the two sheets, by rule.
 
@@ -445,7 +450,8 @@ class GoalAchievementRate:
     weights: ClassVar[dict[str, float]] = OUTCOME_WEIGHTS
     """The levels and their weights before the penalty (a judge card compares levels)."""
     ordinal: ClassVar[bool] = True
-    threshold_questions: ClassVar[tuple[str, ...]] = (*yes_no_fields(GoalCheck, DeliveryCheck), "delivery.got_everything")
+    threshold_questions: ClassVar[tuple[str, ...]] = (*yes_no_fields(GoalCheck, DeliveryCheck),
+                                                      f"{DELIVERY_CALL}.got_everything")
     """The compact sheets' yes/no questions (``--judge-threshold goal_achievement_rate.satisfied=0.6``).
     ``got_everything`` is asked on both sheets: satisfied users (fully or mostly) and the others (fully or
     partial) differ, so the delivery sheet's may have a threshold of its own (``delivery.got_everything``)."""
@@ -531,7 +537,7 @@ class GoalAchievementRate:
         checks: dict[str, Any] = {"satisfied": out.satisfied, "got_everything": out.got_everything}
         delivery = None
         if not out.satisfied:
-            delivery = await s.ask("delivery", DeliveryCheck, sections)
+            delivery = await s.ask(DELIVERY_CALL, DeliveryCheck, sections)
             checks["delivery"] = delivery.model_dump()
         # no positive signals or unmet requests: the compact form does not ask for them
         details = self._details(goal, source, goal_level(out, delivery), self._signal_turns(ctx, s, out))

@@ -191,8 +191,8 @@ def check_thresholds(value: Any) -> dict[str, float] | None:
             items.append((key.strip(), p.strip()))
     out: dict[str, float] = {}
     for key, p in items:
-        metric, dot, question = str(key).partition(".")
-        if not (dot and metric and question and all(question.split("."))) or question.count(".") > 1:
+        parts = str(key).split(".")  # metric.question, or metric.sheet.question
+        if len(parts) not in (2, 3) or not all(parts):
             raise ConfigError(f"judge threshold {key!r}: expected METRIC.QUESTION or METRIC.SHEET.QUESTION "
                               "(e.g. failure_rate.admits, goal_achievement_rate.delivery.got_everything)")
         try:
