@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -98,3 +99,62 @@ def test_an_interrupt_before_the_input_is_read_to_its_end_reports_the_whole_plan
         f"interrupted after {asked} of {n} judge calls; rerun the same command to resume: "
         "finished judge calls are cached"], err
     assert asked < 256
+
+
+# Runs `assay` as `python -m assay` would, and writes what it saw to the file named by ASSAY_TEST_SEEN:
+# whether pydantic was imported when the first judge request's connection opened, and which thread
+# imported it (a finder on sys.meta_path notes the thread that first asks for it).
+_WATCHED = """
+import atexit, json, os, runpy, sys, threading
+seen = {}
+def hook(event, args):
+    if event == "socket.connect" and "pydantic_at_first_request" not in seen:
+        seen["pydantic_at_first_request"] = "pydantic" in sys.modules
+class Note:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pydantic" and "imported_by" not in seen:
+            seen["imported_by"] = threading.current_thread().name
+        return None
+sys.addaudithook(hook)
+sys.meta_path.insert(0, Note())
+atexit.register(lambda: open(os.environ["ASSAY_TEST_SEEN"], "w").write(json.dumps(seen)))
+sys.argv = ["assay", *sys.argv[1:]]
+runpy.run_module("assay", run_name="__main__")
+"""
+
+
+LABELS = ["resolved", "unresolved", "partially_resolved", "resolved"] * 5
+
+
+@pytest.mark.parametrize("metric, answers, scores", [
+    ("answer_relevance", [{"score": s} for s in [1, 2, 3, 4, 5] * 4], [(s - 1) / 4 for s in [1, 2, 3, 4, 5] * 4]),
+    ("resolution", [{"verdict": v} for v in LABELS], [{"resolved": 1.0, "unresolved": 0.0, "partially_resolved": 0.5}[v]
+                                                      for v in LABELS]),
+])
+def test_the_first_judge_request_leaves_before_pydantic_is_imported(tmp_path, metric, answers, scores):
+    """A one-call judge metric's request needs only its verdict's JSON schema, which assay writes without
+    pydantic (~50 ms to import and build the first model); the model that validates the replies is built
+    after the first requests are out. The run's verdicts are the judge's, as before (a scale and a label
+    metric: a plain schema and one with its options in a per-request order)."""
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("".join(line(i) for i in range(20)))
+    seen = tmp_path / "seen.json"
+
+    def reply(request: dict):  # trace i's answer, whatever order the calls come in
+        i = int(re.search(r"question (\d+)\?", request["messages"][-1]["content"]).group(1))
+        return obj({"evidence": [], "reasoning": "scripted", **answers[i]})
+
+    with JudgeServer(reply) as server:
+        done = subprocess.run(
+            [sys.executable, "-c", _WATCHED, "run", str(traces), "-m", metric, "--judge",
+             f"openai-compatible:scripted@{server.url}", "-f", "json"],
+            env=cli_env(tmp_path, ASSAY_TEST_SEEN=str(seen)), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr  # (1: some traces fail the metric's threshold)
+    assert "20 calls made" in done.stderr and "errored 0" in done.stderr
+    watched = json.loads(seen.read_text())
+    assert watched["pydantic_at_first_request"] is False
+    assert "imported_by" in watched  # the replies were validated by a pydantic model all the same
+    result = json.loads(done.stdout)
+    # trace i got the i-th scripted answer
+    got = [t["metrics"][metric]["score"] for t in result["traces"]]
+    assert got == scores, got

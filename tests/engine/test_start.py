@@ -111,7 +111,7 @@ def test_the_finish_imports_load_off_the_event_loop_thread():
         "        return None\n"
         "sys.meta_path.insert(0, Hold())\n"
         "from assay.engine import _run\n"
-        "_run._load_finish(); _run._load_finish()\n"  # the second call starts nothing more
+        "_run._load_finish(True); _run._load_finish(True)\n"  # the second call starts nothing more
         "returned_first = 'assay.stats' not in sys.modules\n"
         "gate.set()\n"
         "loaders = [t for t in threading.enumerate() if t.name == 'assay-load-finish']\n"
@@ -121,6 +121,37 @@ def test_the_finish_imports_load_off_the_event_loop_thread():
     out = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
     assert out == {"seen": ["assay-load-finish"], "returned_first": True, "loaders": 1, "stats": True}
 
+
+def test_verdict_models_are_built_off_the_event_loop_thread_before_numpy():
+    """The verdict models the first requests went out without are built in the same thread, first (the first
+    replies need them; the run's end needs numpy); a run without intervals builds them all the same. A model
+    asked for on the calling thread meanwhile waits for the thread's build and is the same class."""
+    code = (
+        "import json, sys, threading\n"
+        "gate, seen = threading.Event(), []\n"
+        "class Hold:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name in ('pydantic', 'numpy'):\n"
+        "            seen.append((name, threading.current_thread().name))\n"
+        "            if name == 'pydantic': gate.wait(10)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Hold())\n"
+        "from assay.engine import _run\n"
+        "from assay.metrics._judged import scale_schema\n"
+        "schema = scale_schema(1, 5, compact=True)\n"
+        "_run._load_finish(sys.argv[1] == 'intervals'); _run._load_finish(sys.argv[1] == 'intervals')\n"
+        "returned_first = 'pydantic' not in sys.modules\n"
+        "gate.set()\n"
+        "model = schema.model\n"  # waits for the thread's build if it is still going
+        "loaders = [t for t in threading.enumerate() if t.name == 'assay-load-finish']\n"
+        "for t in loaders: t.join(30)\n"
+        "print(json.dumps({'seen': seen, 'returned_first': returned_first, 'loaders': len(loaders),\n"
+        "                  'same': model is schema.base.model, 'stats': 'assay.stats' in sys.modules}))\n")
+    for mode, stats in (("intervals", True), ("none", False)):
+        out = json.loads(subprocess.run([sys.executable, "-c", code, mode], check=True, capture_output=True,
+                                        text=True).stdout)
+        expected = [["pydantic", "assay-load-finish"]] + ([["numpy", "assay-load-finish"]] if stats else [])
+        assert out == {"seen": expected, "returned_first": True, "loaders": 1, "same": True, "stats": stats}, mode
 
 
 def test_no_finishing_thread_under_an_import_hook_that_parses_source():
@@ -138,7 +169,7 @@ def test_no_finishing_thread_under_an_import_hook_that_parses_source():
         "Rewriter.__module__ = '_pytest.assertion.rewrite'\n"
         "sys.meta_path.insert(0, Rewriter())\n"
         "from assay.engine import _run\n"
-        "_run._load_finish()\n"
+        "_run._load_finish(True)\n"
         "print(json.dumps([t.name for t in threading.enumerate() if t.name == 'assay-load-finish']))\n")
     out = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
     assert out == []

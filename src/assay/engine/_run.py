@@ -220,12 +220,12 @@ class Evaluation:
                         if len(pending) < self.window:  # the trace starts (its first judge call leaves) before the next
                             await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
                     if len(pending) >= self.window or pending[0].done():
-                        if warm and not pending[0].done():
-                            _load_finish()
+                        if not pending[0].done():
+                            _load_finish(warm)
                         yield await _ready(pending)  # (a full window: the first result waited for)
                 while pending:
-                    if warm and not pending[0].done():
-                        _load_finish()
+                    if not pending[0].done():
+                        _load_finish(warm)
                     yield await _ready(pending)
                 return
             records = iter(self._read(source, input_format, strict, tap))
@@ -245,8 +245,8 @@ class Evaluation:
                         continue
                 elif not pending:
                     return
-                if warm and not pending[0].done():
-                    _load_finish()
+                if not pending[0].done():
+                    _load_finish(warm)
                 await asyncio.wait({pending[0], stop}, return_when=asyncio.FIRST_COMPLETED)
                 batch = []
                 while pending and pending[0].done() and not cancel.is_set():  # type: ignore[union-attr]
@@ -454,22 +454,32 @@ def _counted(records: Iterator[tuple[str, Trace | InputIssue]], planner: Any) ->
     planner.done()  # read to its end: the plan is exact
 
 
-def _load_finish() -> None:
-    """Import what finishing a run with intervals needs (numpy, ``assay.stats``: ~0.1 s), the first time the run
-    waits for its judge: then the import overlaps the first calls in flight instead of following the last reply.
+def _load_finish(numpy: bool) -> None:
+    """The first time the run waits for its judge: build the verdict models its requests went out without
+    (pydantic, ~50 ms: the first replies need them; see ``assay.judge._shape``) and, with *numpy*, import what
+    finishing a run with intervals needs (numpy, ``assay.stats``: ~0.1 s). Both then overlap the first calls
+    in flight instead of delaying the first replies or following the last one.
 
-    The import runs in a daemon thread, so the event loop still reads the first replies and sends the next
-    requests as they come (imported on the loop, it held the first round's replies ~75 ms and the window with
-    them). A later import of the same modules on the main thread waits for this one (Python's module locks),
-    and one that fails here fails there again with its own error; nothing else waits for the thread."""
-    global _FINISH_LOADING
-    if _FINISH_LOADING or "assay.stats" in sys.modules or _parsing_importer():
+    The work runs in a daemon thread, so the event loop still reads the first replies and sends the next
+    requests as they come (imported on the loop, numpy held the first round's replies ~75 ms and the window
+    with them). A reply that needs a model being built, or a later import of the same modules on the main
+    thread, waits for this one (the shapes' lock, Python's module locks); one that fails here fails there again
+    with its own error. Called at every wait: cheap when there is nothing (left) to do."""
+    global _LOADER, _NUMPY_TRIED
+    if _LOADER is not None and _LOADER.is_alive():
         return
-    _FINISH_LOADING = True
-    threading.Thread(target=_import_finish, name="assay-load-finish", daemon=True).start()
+    shapes = sys.modules.get("assay.judge._shape")  # (no judge package loaded: no verdict to build)
+    models = shapes is not None and shapes.pending()
+    numpy = numpy and not _NUMPY_TRIED and "assay.stats" not in sys.modules
+    if not (models or numpy) or _parsing_importer():
+        return
+    _NUMPY_TRIED = _NUMPY_TRIED or numpy
+    _LOADER = threading.Thread(target=_import_finish, args=(models, numpy), name="assay-load-finish", daemon=True)
+    _LOADER.start()
 
 
-_FINISH_LOADING = False
+_LOADER: threading.Thread | None = None
+_NUMPY_TRIED = False
 
 
 def _parsing_importer() -> bool:
@@ -480,11 +490,16 @@ def _parsing_importer() -> bool:
     return any(type(finder).__module__.startswith("_pytest") for finder in sys.meta_path)
 
 
-def _import_finish() -> None:
+def _import_finish(models: bool, numpy: bool) -> None:
     try:
-        import numpy  # noqa: F401
+        if models:  # first: the first replies need them, the run's end needs numpy
+            from ..judge._shape import build_pending
 
-        from .. import stats  # noqa: F401
+            build_pending()
+        if numpy:
+            import numpy as _np  # noqa: F401
+
+            from .. import stats  # noqa: F401
     except Exception:  # noqa: BLE001 - the run imports them again where it needs them, and reports a failure there
         pass
 

@@ -25,11 +25,15 @@ from ._factory import (
 from ._fence import Fence, fence, neutralise
 from ._limits import Limited, TokenBucket, estimate_tokens
 from ._openai import OpenAICompatible
-from ._parse import ParseError, VerdictSchema, bounded_schema, extract_json, model_of, ordered, parse_verdict, repair_json
+from ._parse import (
+    ParseError, VerdictSchema, base_of, bounded_schema, extract_json, json_schema, model_of, ordered, parse_verdict,
+    repair_json,
+)
 from ._prices import PRICES, Price, is_local_url, lookup_price, resolve_price
 from ._probs import answer_probs
 from ._protocol import Judge, JudgeRequest, TokenLogprob, Verdict, content_digest, errored
 from ._retry import Reasking, Retrying
+from ._shape import VerdictField, VerdictShape, build_pending
 from ._stats import JudgeStats
 from ._style import ORDINAL_ORDERS, PROMPT_STYLES, answer_thresholds, auto_style, ordinal_order, prompt_style
 from ._style import resolved as resolved_style
@@ -50,7 +54,9 @@ __all__ = [
     "resolve_price", "is_local_url", "estimate_tokens",
     # prompts and replies
     "Fence", "fence", "neutralise", "ParseError", "parse_verdict", "extract_json", "repair_json",
-    "bounded_schema", "VerdictSchema", "ordered", "model_of",
+    "bounded_schema", "VerdictSchema", "ordered", "model_of", "base_of", "json_schema",
+    # verdict models as data (JSON schema without pydantic; the model built when needed)
+    "VerdictShape", "VerdictField", "build_pending",
     # how metrics phrase requests to a judge
     "prompt_style", "ordinal_order", "resolved_style", "auto_style", "PROMPT_STYLES", "ORDINAL_ORDERS",
     # answers read as probabilities

@@ -6,10 +6,9 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
-
-import pydantic
 
 from .._secrets import register_secret
 from ._base import Backend, Completion
@@ -89,7 +88,8 @@ class LangChainJudge(Backend):
             runnable, raw = self.chat_model, False
             if callable(make):
                 # A model in an option order goes as its JSON schema (LangChain then returns a dict).
-                target = schema.model_json_schema() if isinstance(schema, VerdictSchema) else schema
+                target = schema if not isinstance(schema, VerdictSchema) else (
+                    schema.model_json_schema() if schema.orders else schema.model)
                 try:
                     runnable, raw = make(target, include_raw=True), True
                 except TypeError:
@@ -107,7 +107,8 @@ class LangChainJudge(Backend):
         message = result.get("raw") if include_raw and isinstance(result, dict) else result
         if include_raw and isinstance(result, dict):
             result = result.get("parsed") if result.get("parsed") is not None else getattr(message, "content", "")
-        if isinstance(result, pydantic.BaseModel):
+        pydantic = sys.modules.get("pydantic")  # (not imported here: a model in a reply means it is loaded)
+        if pydantic is not None and isinstance(result, pydantic.BaseModel):
             text = result.model_dump_json()
         elif isinstance(result, dict):
             text = json.dumps(result, ensure_ascii=False)

@@ -15,9 +15,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import pydantic
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError
 
@@ -25,6 +23,9 @@ from ._base import Wrapper
 from ._parse import Schema, VerdictSchema, schema_text
 from ._protocol import Judge, JudgeRequest, TokenLogprob, Verdict
 from ._stats import JudgeStats
+
+if TYPE_CHECKING:
+    import pydantic
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -138,6 +139,8 @@ class JudgeCache:
         row = self._connection().execute("SELECT verdict FROM verdicts WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
+        import pydantic  # only for a stored verdict: a miss (a new run's first calls) needs no model
+
         try:
             data = json.loads(row[0])
             parsed = schema.model_validate(data.pop("parsed"))

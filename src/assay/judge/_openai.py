@@ -24,7 +24,7 @@ from assay.errors import ConfigError, ProviderError
 
 from ._base import Backend, Completion, LoopLocal, provider_error
 from ._http import DEFAULT_MAX_REPLY, HttpxClient, LoopbackClient, import_httpx, is_loopback, json_client
-from ._parse import VerdictSchema, _enums, _with_enum, json_schema, schema_instruction, strict_schema
+from ._parse import VerdictSchema, _enums, _with_enum, base_of, json_schema, schema_instruction, strict_schema
 from ._prices import Price, is_local_url, resolve_price
 from ._protocol import JudgeRequest, check_logprobs, read_logprobs
 
@@ -171,7 +171,7 @@ class OpenAICompatible(Backend):
         if self._extra_body or mode == "json":
             return json.dumps(self._params(request, mode), ensure_ascii=False).encode()
         schema = request.schema
-        key = (mode, schema.model if isinstance(schema, VerdictSchema) else schema, isinstance(schema, VerdictSchema),
+        key = (mode, base_of(schema), isinstance(schema, VerdictSchema),
                request.temperature, request.max_tokens)
         body = self._bodies.get(key)
         if body is None:
@@ -261,7 +261,7 @@ class Body:
         self._backend, self._mode = backend, mode
         schema = request.schema
         ordered = isinstance(schema, VerdictSchema)
-        model = schema.model if ordered else schema
+        model = base_of(schema)  # the same in every option order: the orders go in the slots
         loose = mode == "tools" or backend.provider in _LOOSE_SCHEMA
         base = json_schema(model) if loose else strict_schema(model)
         self.enums: list[tuple[frozenset[str], bytes]] = []

@@ -25,9 +25,12 @@ import hashlib
 import json
 import re
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-import pydantic
+from ._shape import VerdictShape
+
+if TYPE_CHECKING:
+    import pydantic
 
 _FENCED = re.compile(r"```[ \t]*(?:json|JSON|json5)?[ \t]*\n?(.*?)```", re.DOTALL)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -190,6 +193,8 @@ def _integral(value: Any) -> Any:
 
 def validate(obj: Any, schema: Schema) -> pydantic.BaseModel:
     """*obj* validated strictly against *schema*; ParseError naming each bad field otherwise."""
+    import pydantic  # loaded by now: the schema's model is built before it validates
+
     try:
         return schema.model_validate_json(json.dumps(_integral(obj)), strict=True)
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
@@ -236,7 +241,8 @@ def parse_verdict(text: str, schema: Schema, *, structured: bool = False) -> pyd
 
 
 class VerdictSchema:
-    """A verdict model with its option lists (enums) in one request's order.
+    """A verdict model (a pydantic model class or a :class:`VerdictShape`) with its option lists
+    (enums) in one request's order.
 
     Options are listed in a per-request order, so a model per order would mean a new pydantic
     model, and its JSON schema, for nearly every call. The order is no part of what is valid, so
@@ -244,13 +250,15 @@ class VerdictSchema:
     order: the model's cached JSON schema with its enum lists reordered, a small dict walk. The
     class answers what the judge stack asks of a model class (``__name__``, ``model_validate*``,
     ``model_json_schema``), so a backend or a scripted judge treats both alike. Make them with
-    :func:`ordered` (cached per order); treat every schema it hands out as read-only.
+    :func:`ordered` (cached per order); treat every schema it hands out as read-only. A shape's
+    pydantic model is built only when something validates (see :mod:`assay.judge._shape`).
     """
 
-    __slots__ = ("model", "orders", "__name__", "_json", "_strict", "_text", "_digest")
+    __slots__ = ("base", "orders", "__name__", "_json", "_strict", "_text", "_digest")
 
-    def __init__(self, model: type[pydantic.BaseModel], orders: tuple[tuple[str, ...], ...]) -> None:
-        self.model, self.orders, self.__name__ = model, orders, model.__name__
+    def __init__(self, base: type[pydantic.BaseModel] | VerdictShape, orders: tuple[tuple[str, ...], ...]) -> None:
+        self.base, self.orders = base, orders
+        self.__name__ = base.name if isinstance(base, VerdictShape) else base.__name__
         self._json: dict[str, Any] | None = None
         self._strict: dict[str, Any] | None = None
         self._text: str | None = None
@@ -260,15 +268,20 @@ class VerdictSchema:
         return f"VerdictSchema({self.__name__}, {self.orders!r})"
 
     @property
+    def model(self) -> type[pydantic.BaseModel]:
+        """The pydantic model that validates the verdicts (a shape's is built now if not yet)."""
+        return self.base.model if isinstance(self.base, VerdictShape) else self.base
+
+    @property
     def json(self) -> dict[str, Any]:
         if self._json is None:
-            self._json = self.reorder(_model_schema(self.model))
+            self._json = self.reorder(_root(self.base))
         return self._json
 
     @property
     def strict(self) -> dict[str, Any]:
         if self._strict is None:
-            self._strict = self.reorder(_strict(self.model))
+            self._strict = self.reorder(_strict(self.base))
         return self._strict
 
     @property
@@ -288,7 +301,7 @@ class VerdictSchema:
         """*schema* (a JSON schema of the model, or a rewrite that keeps its layout) with every enum
         whose values are an order's in that order; only the nodes on the way to an enum are copied,
         so the result is as read-only as its source."""
-        for path, values in _enums(self.model):
+        for path, values in _enums(self.base):
             order = next((o for o in self.orders if len(o) == len(values) and set(o) == values), None)
             if order is not None:
                 schema = _with_enum(schema, path, list(order))
@@ -308,8 +321,12 @@ class VerdictSchema:
         return self.model.model_construct(**values)
 
 
+Base: TypeAlias = "type[pydantic.BaseModel] | VerdictShape"
+"""What a schema is made from: a pydantic model class, or a shape whose model is built when needed."""
+
+
 @lru_cache(maxsize=256)
-def _enums(model: type[pydantic.BaseModel]) -> tuple[tuple[tuple[Any, ...], frozenset[str]], ...]:
+def _enums(base: Base) -> tuple[tuple[tuple[Any, ...], frozenset[str]], ...]:
     """Where the model's JSON schema lists options: (path to the node holding ``enum``, its values)."""
     found: list[tuple[tuple[Any, ...], frozenset[str]]] = []
 
@@ -323,7 +340,7 @@ def _enums(model: type[pydantic.BaseModel]) -> tuple[tuple[tuple[Any, ...], froz
         elif isinstance(node, list):
             for i, value in enumerate(node):
                 walk(value, (*path, i))
-    walk(_model_schema(model), ())
+    walk(_root(base), ())
     return tuple(found)
 
 
@@ -340,29 +357,39 @@ def _with_enum(node: Any, path: tuple[Any, ...], order: list[str]) -> Any:
     return copy
 
 
-Schema = type[pydantic.BaseModel] | VerdictSchema
+Schema: TypeAlias = "type[pydantic.BaseModel] | VerdictSchema"
 """What a request's verdict must validate against: a model class, or one in a given option order."""
 
 
+def ordered(base: Base | VerdictSchema, *orders: tuple[str, ...]) -> VerdictSchema:
+    """*base* (a model class, a :class:`VerdictShape`, or another order's schema) with each enum whose
+    values are one of *orders* listed in that order (see :class:`VerdictSchema`); one object per order."""
+    return _ordered(base.base if isinstance(base, VerdictSchema) else base, orders)
+
+
 @lru_cache(maxsize=1024)
-def ordered(model: type[pydantic.BaseModel], *orders: tuple[str, ...]) -> VerdictSchema:
-    """*model* with each enum whose values are one of *orders* listed in that order (see :class:`VerdictSchema`)."""
-    return VerdictSchema(model, orders)
+def _ordered(base: Base, orders: tuple[tuple[str, ...], ...]) -> VerdictSchema:
+    return VerdictSchema(base, orders)
 
 
 def model_of(schema: Schema) -> type[pydantic.BaseModel]:
-    """The model class that validates *schema*'s verdicts."""
+    """The model class that validates *schema*'s verdicts (builds a shape's model if not yet built)."""
     return schema.model if isinstance(schema, VerdictSchema) else schema
 
 
+def base_of(schema: Schema) -> Base:
+    """What *schema* is made from, whatever the option order: a key for what is the same in every order."""
+    return schema.base if isinstance(schema, VerdictSchema) else schema
+
+
 @lru_cache(maxsize=256)
-def _model_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema()
+def _root(base: Base) -> dict[str, Any]:
+    return base.json_schema() if isinstance(base, VerdictShape) else base.model_json_schema()
 
 
-def json_schema(schema: Schema) -> dict[str, Any]:
+def json_schema(schema: Schema | Base) -> dict[str, Any]:
     """The JSON schema (cached, so treat it as read-only: it feeds every key and request)."""
-    return schema.json if isinstance(schema, VerdictSchema) else _model_schema(schema)
+    return schema.json if isinstance(schema, VerdictSchema) else _root(schema)
 
 
 def schema_text(schema: Schema) -> str:
@@ -371,13 +398,13 @@ def schema_text(schema: Schema) -> str:
     return json.dumps(json_schema(schema), sort_keys=True, separators=(",", ":"))
 
 
-def strict_schema(schema: Schema) -> dict[str, Any]:
+def strict_schema(schema: Schema | Base) -> dict[str, Any]:
     """A copy that satisfies OpenAI strict mode: closed objects, every property required, no defaults."""
     return schema.strict if isinstance(schema, VerdictSchema) else _strict(schema)
 
 
 @lru_cache(maxsize=256)
-def _strict(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
+def _strict(schema: Base) -> dict[str, Any]:
     def visit(node: Any) -> Any:
         if isinstance(node, dict):
             node = {k: visit(v) for k, v in node.items() if k not in ("default", "title")}
@@ -388,23 +415,23 @@ def _strict(schema: type[pydantic.BaseModel]) -> dict[str, Any]:
         if isinstance(node, list):
             return [visit(v) for v in node]
         return node
-    props = json_schema(schema).get("properties", {})
-    result = visit(json_schema(schema))
+    props = _root(schema).get("properties", {})
+    result = visit(_root(schema))
     result["properties"] = {k: visit(v) for k, v in props.items()}  # keep property names even if "title"
     return result
 
 
-def bounded_schema(schema: Schema, text: int = 400, quote: int = 160, items: int = 3) -> tuple[dict[str, Any], int]:
+def bounded_schema(schema: Schema | Base, text: int = 400, quote: int = 160, items: int = 3) -> tuple[dict[str, Any], int]:
     """A copy whose strings and lists have a length cap, and the output tokens that cap allows (see
     :func:`_bounded`); an option order changes the enums, not the bound."""
     if isinstance(schema, VerdictSchema):
-        bounded, bound = _bounded(schema.model, text, quote, items)
+        bounded, bound = _bounded(schema.base, text, quote, items)
         return schema.reorder(bounded), bound
     return _bounded(schema, text, quote, items)
 
 
 @lru_cache(maxsize=256)
-def _bounded(schema: type[pydantic.BaseModel], text: int, quote: int, items: int) -> tuple[dict[str, Any], int]:
+def _bounded(schema: Base, text: int, quote: int, items: int) -> tuple[dict[str, Any], int]:
     """A copy whose strings and lists have a length cap, and the output tokens that cap allows.
 
     For grammar-constrained backends (llama.cpp): the grammar then forces the reply to close in
@@ -428,7 +455,7 @@ def _bounded(schema: type[pydantic.BaseModel], text: int, quote: int, items: int
             out["maxItems"] = max(out.get("minItems", 0), min(out.get("maxItems", 1 << 30), items))
         return out
 
-    bounded = visit(json_schema(schema))
+    bounded = visit(_root(schema))
     defs = bounded.get("$defs", {})
 
     def tokens(node: dict[str, Any]) -> int:
@@ -447,12 +474,12 @@ def _bounded(schema: type[pydantic.BaseModel], text: int, quote: int, items: int
 
 def output_guess(schema: Schema) -> int:
     """A rough output-token count for one verdict: long for free text, short for numbers and labels."""
-    return _output_guess(model_of(schema))
+    return _output_guess(base_of(schema))
 
 
 @lru_cache(maxsize=256)
-def _output_guess(schema: type[pydantic.BaseModel]) -> int:
-    root = json_schema(schema)
+def _output_guess(schema: Base) -> int:
+    root = _root(schema)
     defs = root.get("$defs", {})
 
     def size(node: dict[str, Any], depth: int = 0) -> int:

@@ -18,11 +18,12 @@ import json
 import math
 import typing
 from collections.abc import Sequence
-from typing import Any
-
-import pydantic
+from typing import TYPE_CHECKING, Any
 
 from ._protocol import TokenLogprob, Verdict
+
+if TYPE_CHECKING:
+    import pydantic
 
 _DECODER = json.JSONDecoder()
 _SPACE = " \t\r\n"

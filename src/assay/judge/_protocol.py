@@ -11,12 +11,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import pydantic
-
 from .._secrets import clip, redact
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
+    import pydantic
+
     from ._parse import Schema
 
 

@@ -34,18 +34,21 @@ import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, ClassVar, Literal
-
-import pydantic
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import ConfigError
 from ..judge import (
-    Fence, JudgeRequest, Verdict, VerdictSchema, answer_probs, answer_thresholds, bounded_schema, content_digest,
-    model_of, ordered, resolved_style,
+    Fence, JudgeRequest, Verdict, VerdictField, VerdictSchema, VerdictShape, answer_probs, answer_thresholds,
+    base_of, bounded_schema, content_digest, json_schema, model_of, ordered, resolved_style,
 )
 from ..model import MetricResult, Warning
 from ._base import MetricContext
 from ._sections import MAX_SECTION_CHARS, Section, clip, normalise_text, quote_found
+
+if TYPE_CHECKING:
+    import pydantic
+
+    from ..judge._parse import Base, Schema
 
 
 # -- rubrics ----------------------------------------------------------------------------------
@@ -212,49 +215,42 @@ def rubric_names() -> list[str]:
 
 # -- verdict schemas ----------------------------------------------------------------------------
 
-class _Verdict(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="ignore")
-
-
 COMPACT_QUOTES, COMPACT_QUOTE_CHARS, COMPACT_REASON_CHARS = 2, 120, 200
 """The compact form's bounds: at most two quotes of 120 characters and a 200-character rationale.
 They reach the model as field descriptions and a grammar-constrained backend as maxItems/maxLength;
 validation does not enforce them, so a longer reply from a remote judge still counts."""
 
 
-def evidence_field(what: str, compact: bool) -> Any:
+def evidence_field(what: str, compact: bool) -> VerdictField:
     if compact:
-        return (list[str], pydantic.Field(
-            description=f"At most two short quotes copied exactly from the evaluated text that support the {what} "
-                        "(may be empty).",
-            json_schema_extra={"maxItems": COMPACT_QUOTES,
-                               "items": {"type": "string", "maxLength": COMPACT_QUOTE_CHARS}}))
-    return (list[str], pydantic.Field(
-        description=f"Short verbatim quotes from the evaluated text that support the {what}."))
+        return VerdictField("evidence", "array", f"At most two short quotes copied exactly from the evaluated text "
+                            f"that support the {what} (may be empty).",
+                            max_items=COMPACT_QUOTES, max_length=COMPACT_QUOTE_CHARS)
+    return VerdictField("evidence", "array", f"Short verbatim quotes from the evaluated text that support the {what}.")
 
 
-def reason_field(what: str, compact: bool) -> Any:
+def reason_field(what: str, compact: bool) -> VerdictField:
     if compact:
-        return (str, pydantic.Field(description=f"One short sentence: why this {what}.",
-                                    json_schema_extra={"maxLength": COMPACT_REASON_CHARS}))
-    return (str, pydantic.Field(description=f"Why the evidence leads to the {what}."))
+        return VerdictField("reasoning", "string", f"One short sentence: why this {what}.",
+                            max_length=COMPACT_REASON_CHARS)
+    return VerdictField("reasoning", "string", f"Why the evidence leads to the {what}.")
 
 
 @functools.lru_cache(maxsize=1024)
 def scale_schema(low: int = 1, high: int = 5, applicable: bool = False, lists: tuple[str, ...] = (),
-                 name: str = "ScaleVerdict", compact: bool = False) -> type[pydantic.BaseModel]:
+                 name: str = "ScaleVerdict", compact: bool = False) -> VerdictSchema:
     """``{<lists>..., evidence, reasoning, [applicable], score}``: evidence first, the number last.
 
     ``compact``: the same fields, bounded (:data:`COMPACT_QUOTES`...) and described in a few words.
+    A shape: its pydantic model is built when a reply is first validated (see :mod:`assay.judge._shape`).
     """
-    fields: dict[str, Any] = {f: (list[str], ...) for f in lists}
-    fields["evidence"] = evidence_field("score", compact)
-    fields["reasoning"] = reason_field("score", compact)
+    fields = [VerdictField(f, "array") for f in lists]
+    fields += [evidence_field("score", compact), reason_field("score", compact)]
     if applicable:
-        fields["applicable"] = (bool, pydantic.Field(
-            description="False when the rubric's criterion cannot apply to this text."))
-    fields["score"] = (int, pydantic.Field(ge=low, le=high, description=f"An integer from {low} to {high}."))
-    return pydantic.create_model(name, __base__=_Verdict, **fields)
+        fields.append(VerdictField("applicable", "boolean",
+                                   "False when the rubric's criterion cannot apply to this text."))
+    fields.append(VerdictField("score", "integer", f"An integer from {low} to {high}.", minimum=low, maximum=high))
+    return ordered(VerdictShape(name, tuple(fields)))
 
 
 def label_schema(labels: tuple[str, ...], name: str = "LabelVerdict", compact: bool = False) -> VerdictSchema:
@@ -262,16 +258,13 @@ def label_schema(labels: tuple[str, ...], name: str = "LabelVerdict", compact: b
 
     One model per label set; the order is the request's (:func:`assay.judge.ordered`).
     """
-    return ordered(_label_model(tuple(sorted(labels)), name, compact), labels)
+    return ordered(_label_shape(tuple(sorted(labels)), name, compact), labels)
 
 
 @functools.lru_cache(maxsize=256)
-def _label_model(labels: tuple[str, ...], name: str, compact: bool) -> type[pydantic.BaseModel]:
-    return pydantic.create_model(
-        name, __base__=_Verdict,
-        evidence=evidence_field("verdict", compact),
-        reasoning=reason_field("verdict", compact),
-        verdict=(Literal[labels], pydantic.Field(description="Exactly one of the listed labels.")))  # type: ignore[valid-type]
+def _label_shape(labels: tuple[str, ...], name: str, compact: bool) -> VerdictShape:
+    return VerdictShape(name, (evidence_field("verdict", compact), reason_field("verdict", compact),
+                               VerdictField("verdict", "enum", "Exactly one of the listed labels.", options=labels)))
 
 
 def normalise_scale(value: float, low: float = 1, high: float = 5) -> float:
@@ -382,7 +375,7 @@ class Session:
             self.varying.add(what)
         return "\n".join(f"- {k}: {block[k]}" if block[k] else f"- {k}" for k in keys), keys
 
-    async def ask(self, call: str, schema: type[pydantic.BaseModel] | VerdictSchema, sections: Sequence[Section], *,
+    async def ask(self, call: str, schema: Schema, sections: Sequence[Section], *,
                   substitutions: dict[str, str] | None = None, prompt: str | None = None) -> Any:
         """Send the rubric's *prompt* (default: *call*) with *sections* fenced; the parsed verdict.
 
@@ -405,7 +398,7 @@ class Session:
             else:
                 fixed[key] = value
         system = system_message(self.rubric.prompt(prompt or call, self.style), tuple(fixed.items()), fence.notice(),
-                                field_guide(model_of(schema)))
+                                field_guide(base_of(schema)))
         # Per section: the text (clipped), its fenced form, and what the digest and the quote check
         # keep; done list by list, since a long conversation is hundreds of sections per call.
         nonce = fence.nonce
@@ -419,7 +412,7 @@ class Session:
         parts = [fence.code_line(), *[f"{h}\n{w}" if h else w for h, w in zip(headings, wrapped)], *options]
         content = [system, *itertools.chain.from_iterable(zip(headings, labels, texts)), *options]
         # The compact form bounds the reply by its schema (what the grammar of a local judge allows).
-        max_tokens = self.max_tokens or (output_bound(model_of(schema)) if self.compact else None)
+        max_tokens = self.max_tokens or (output_bound(base_of(schema)) if self.compact else None)
         request = JudgeRequest(messages=({"role": "system", "content": system},
                                          {"role": "user", "content": "\n\n".join(parts)}),
                                schema=schema, key=self.key, repeat=self.ctx.repeat, max_tokens=max_tokens,
@@ -432,6 +425,8 @@ class Session:
             raise JudgeFailed(self.error(call, verdict.error or "the judge returned no verdict", verdict.raw))
         parsed, model = verdict.parsed, model_of(schema)
         if not isinstance(parsed, model):
+            import pydantic  # loaded: the reply was validated
+
             try:
                 parsed = model.model_validate(parsed.model_dump())
             except pydantic.ValidationError as exc:
@@ -520,19 +515,19 @@ def system_message(template: str, fixed: tuple[tuple[str, str], ...], notice: st
 
 
 @functools.lru_cache(maxsize=1024)
-def output_bound(schema: type[pydantic.BaseModel]) -> int:
+def output_bound(schema: Schema | Base) -> int:
     """The most output tokens a reply within the schema's bounds needs (the compact form's max_tokens)."""
     return bounded_schema(schema)[1]
 
 
 @functools.lru_cache(maxsize=1024)
-def field_guide(schema: type[pydantic.BaseModel]) -> str:
+def field_guide(schema: Schema | Base) -> str:
     """The model's field meanings, in order, as prompt text: grammars enforce the shape, not the sense.
 
     Static per model (label order lives in the enum, not in the descriptions), so it belongs to
     the reusable head of the prompt.
     """
-    root = schema.model_json_schema()
+    root = json_schema(schema)
     defs = root.get("$defs", {})
     lines = []
     for name, node in root.get("properties", {}).items():

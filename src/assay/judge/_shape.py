@@ -1,0 +1,164 @@
+"""Verdict shapes: a flat verdict model's fields as data, so that its JSON schema needs no pydantic.
+
+A judge request carries the verdict's JSON schema (response format, field guide, output bound,
+cache key); only a reply needs the pydantic model that validates it. Importing pydantic and
+building the first model is the largest single cost between a run's start and its first request
+(~50 ms), and the first reply comes a judge latency later. A :class:`VerdictShape` gives the JSON
+schema at once, in exactly the form pydantic writes for the same model (a test holds the two
+equal, so cache keys do not change), and builds the model when a reply first needs it, or before:
+:func:`build_pending` builds every shape's model, and the engine calls it in a background thread
+the first time a run waits for its judge. Wrap a shape in :func:`assay.judge.ordered` to use it as
+a request's schema; a pydantic model class is as good a schema, built at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import pydantic
+
+Kind = Literal["string", "integer", "boolean", "array", "enum"]
+_KINDS = ("string", "integer", "boolean", "array", "enum")
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictField:
+    """One field of a verdict: a string, an integer, a boolean, a list of strings, or one of *options*.
+
+    ``minimum``/``maximum`` bound an integer and are validated; ``max_length`` (of a string, or of
+    each entry of a list) and ``max_items`` reach the judge as schema keywords only (a grammar-
+    constrained backend enforces them; validation does not, so a longer reply from elsewhere counts).
+    """
+
+    name: str
+    kind: Kind
+    description: str | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    max_length: int | None = None
+    max_items: int | None = None
+    options: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise ValueError(f"verdict field {self.name!r}: kind {self.kind!r} is not one of {', '.join(_KINDS)}")
+        if (self.kind == "enum") != bool(self.options):
+            raise ValueError(f"verdict field {self.name!r}: options are for kind 'enum', and it needs them")
+
+    def json_schema(self) -> dict[str, Any]:
+        """The property's JSON schema as pydantic writes it (keys sorted)."""
+        node: dict[str, Any] = {"title": self.name.title().replace("_", " ")}
+        if self.description is not None:
+            node["description"] = self.description
+        if self.kind == "array":
+            node["type"] = "array"
+            node["items"] = {"type": "string"} if self.max_length is None else {
+                "maxLength": self.max_length, "type": "string"}
+            if self.max_items is not None:
+                node["maxItems"] = self.max_items
+        elif self.kind == "enum":
+            node["type"], node["enum"] = "string", list(self.options)
+        else:
+            node["type"] = self.kind
+            if self.kind == "string" and self.max_length is not None:
+                node["maxLength"] = self.max_length
+            if self.minimum is not None:
+                node["minimum"] = self.minimum
+            if self.maximum is not None:
+                node["maximum"] = self.maximum
+        return dict(sorted(node.items()))
+
+    def annotation(self) -> tuple[Any, Any]:
+        """``(type, pydantic.Field(...))`` for ``pydantic.create_model``."""
+        import pydantic
+
+        extra: dict[str, Any] = {}
+        if self.kind == "array":
+            kind: Any = list[str]
+            if self.max_items is not None:
+                extra["maxItems"] = self.max_items
+            if self.max_length is not None:
+                extra["items"] = {"type": "string", "maxLength": self.max_length}
+        elif self.kind == "enum":
+            kind = Literal[self.options]  # type: ignore[valid-type]
+        else:
+            kind = {"string": str, "integer": int, "boolean": bool}[self.kind]
+            if self.kind == "string" and self.max_length is not None:
+                extra["maxLength"] = self.max_length
+        bounds = {k: v for k, v in (("ge", self.minimum), ("le", self.maximum)) if v is not None}
+        if self.description is None and not extra and not bounds:
+            return (kind, ...)
+        return (kind, pydantic.Field(description=self.description, json_schema_extra=extra or None, **bounds))
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictShape:
+    """A flat verdict model as data: its name and fields in order (extra keys in a reply are ignored).
+
+    Equal shapes share one model and one JSON schema; treat the schema handed out as read-only.
+    """
+
+    name: str
+    fields: tuple[VerdictField, ...]
+
+    def __post_init__(self) -> None:
+        with _LOCK:
+            if self not in _MODELS:
+                _PENDING.add(self)
+
+    def json_schema(self) -> dict[str, Any]:
+        return _json(self)
+
+    @property
+    def model(self) -> type[pydantic.BaseModel]:
+        """The pydantic model (built on first use, once: a build in another thread is waited for)."""
+        model = _MODELS.get(self)
+        if model is None:
+            with _LOCK:
+                model = _MODELS.get(self)
+                if model is None:
+                    model = _MODELS[self] = _build(self)
+                    _PENDING.discard(self)
+        return model
+
+
+@lru_cache(maxsize=256)
+def _json(shape: VerdictShape) -> dict[str, Any]:
+    return {"properties": {f.name: f.json_schema() for f in shape.fields},
+            "required": [f.name for f in shape.fields], "title": shape.name, "type": "object"}
+
+
+def _build(shape: VerdictShape) -> type[pydantic.BaseModel]:
+    import pydantic
+
+    return pydantic.create_model(shape.name, __config__=pydantic.ConfigDict(extra="ignore"),
+                                 **{f.name: f.annotation() for f in shape.fields})
+
+
+_LOCK = threading.RLock()
+_MODELS: dict[VerdictShape, Any] = {}
+_PENDING: set[VerdictShape] = set()
+
+
+def pending() -> bool:
+    """Whether a shape made so far has no model yet."""
+    return bool(_PENDING)
+
+
+def build_pending() -> None:
+    """Build the model of every shape made so far that has none yet (imports pydantic if there is one).
+
+    For a background thread: a run's first replies then find their models ready."""
+    while True:
+        with _LOCK:
+            if not _PENDING:
+                return
+            shape = _PENDING.pop()
+            try:
+                shape.model  # noqa: B018 - built and kept
+            except Exception:  # noqa: BLE001 - the reply that needs it builds it again and reports the error there
+                return
