@@ -141,9 +141,9 @@ def test_verdict_models_are_built_off_the_event_loop_thread_before_numpy():
         "schema = scale_schema(1, 5, compact=True)\n"
         "_run._load_finish(sys.argv[1] == 'intervals'); _run._load_finish(sys.argv[1] == 'intervals')\n"
         "returned_first = 'pydantic' not in sys.modules\n"
+        "loaders = [t for t in threading.enumerate() if t.name == 'assay-load-finish']\n"
         "gate.set()\n"
         "model = schema.model\n"  # waits for the thread's build if it is still going
-        "loaders = [t for t in threading.enumerate() if t.name == 'assay-load-finish']\n"
         "for t in loaders: t.join(30)\n"
         "print(json.dumps({'seen': seen, 'returned_first': returned_first, 'loaders': len(loaders),\n"
         "                  'same': model is schema.base.model, 'stats': 'assay.stats' in sys.modules}))\n")

@@ -106,7 +106,7 @@ class VerdictShape:
     fields: tuple[VerdictField, ...]
 
     def __post_init__(self) -> None:
-        with _LOCK:
+        with _PENDING_LOCK:
             if self not in _MODELS:
                 _PENDING.add(self)
 
@@ -118,11 +118,12 @@ class VerdictShape:
         """The pydantic model (built on first use, once: a build in another thread is waited for)."""
         model = _MODELS.get(self)
         if model is None:
-            with _LOCK:
+            with _BUILD_LOCK:
                 model = _MODELS.get(self)
                 if model is None:
                     model = _MODELS[self] = _build(self)
-                    _PENDING.discard(self)
+            with _PENDING_LOCK:
+                _PENDING.discard(self)
         return model
 
 
@@ -139,7 +140,9 @@ def _build(shape: VerdictShape) -> type[pydantic.BaseModel]:
                                  **{f.name: f.annotation() for f in shape.fields})
 
 
-_LOCK = threading.RLock()
+_BUILD_LOCK = threading.Lock()
+"""Held while a model is built: a thread that needs one being built waits for it (one class per shape)."""
+_PENDING_LOCK = threading.Lock()
 _MODELS: dict[VerdictShape, Any] = {}
 _PENDING: set[VerdictShape] = set()
 
@@ -154,11 +157,11 @@ def build_pending() -> None:
 
     For a background thread: a run's first replies then find their models ready."""
     while True:
-        with _LOCK:
+        with _PENDING_LOCK:
             if not _PENDING:
                 return
             shape = _PENDING.pop()
-            try:
-                shape.model  # noqa: B018 - built and kept
-            except Exception:  # noqa: BLE001 - the reply that needs it builds it again and reports the error there
-                return
+        try:
+            shape.model  # noqa: B018 - built and kept
+        except Exception:  # noqa: BLE001 - the reply that needs it builds it again and reports the error there
+            return
