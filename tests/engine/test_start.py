@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from assay import Evaluation, MetricContext
 from assay.cli._progress import RunProgress
@@ -17,6 +18,7 @@ from assay.judge._stats import JudgeStats
 from assay.metrics import Registry, metric
 from assay.model import Trace
 
+ROOT = Path(__file__).resolve().parents[2]
 
 def trace(i: int, turns: int = 1, **kw) -> dict:
     return {"id": f"t{i}", "turns": [{"input": f"q{i}.{t}", "output": f"a{i}.{t}"} for t in range(turns)], **kw}
@@ -173,3 +175,57 @@ def test_no_finishing_thread_under_an_import_hook_that_parses_source():
         "print(json.dumps([t.name for t in threading.enumerate() if t.name == 'assay-load-finish']))\n")
     out = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
     assert out == []
+
+
+def test_near_end_runs_once_in_a_thread_after_the_input_is_read_and_before_the_run_ends():
+    """``Evaluation.near_end`` (the CLI imports its table's modules there) runs in its own thread once the
+    input is read to its end and the traces left have their calls in flight: while the last replies come,
+    not after them."""
+    code = (
+        "import json, threading, time\n"
+        "from assay import Evaluation\n"
+        "from assay.judge import make_judge\n"
+        "from tests.support.judge_server import JudgeServer, delayed, obj\n"
+        "read, done, seen = [0], [0], []\n"
+        "def source():\n"
+        "    for i in range(60):\n"
+        "        read[0] += 1\n"
+        "        yield {'id': f't{i}', 'turns': [{'input': f'q{i}?', 'output': f'a{i}'}]}\n"
+        "fast, slow = (delayed(obj({'evidence': [], 'reasoning': 'r', 'score': 4}), s) for s in (0.02, 0.5))\n"
+        "asked = []\n"
+        "def reply(request):  # the last eight requests take long: the run waits on them with nothing left to send\n"
+        "    asked.append(1)\n"
+        "    return slow if len(asked) > 52 else fast\n"
+        "with JudgeServer(reply) as server:\n"
+        "    judge = make_judge(f'openai-compatible:scripted@{server.url}', cache=False, concurrency=8,\n"
+        "                       max_concurrency=8)\n"
+        "    evaluation = Evaluation(['answer_relevance'], judge=judge, cancel=threading.Event())\n"
+        "    evaluation.near_end = lambda: seen.append((threading.current_thread().name, read[0], done[0]))\n"
+        "    for result in evaluation.stream(source()):\n"
+        "        done[0] += 1\n"
+        "time.sleep(0.2)\n"
+        "print(json.dumps({'seen': seen, 'scored': done[0]}))\n")
+    out = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                                    cwd=ROOT).stdout)
+    assert out["scored"] == 60 and len(out["seen"]) == 1
+    thread, read, done = out["seen"][0]
+    assert thread == "assay-load-end" and read == 60 and done < 60
+
+
+def test_prepare_imports_everything_the_table_needs():
+    """``_render.prepare`` (run while the last replies come) leaves nothing for ``table`` to import: with every
+    further import refused, the table still renders."""
+    code = (
+        "import sys\n"
+        "from assay import evaluate\n"
+        "from assay.cli import _render\n"
+        "result = evaluate([{'id': 'a', 'turns': [{'input': 'q', 'output': 'a', 'latency_ms': 5}]}])\n"
+        "_render.prepare()\n"
+        "class Refuse:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        raise ImportError(f'{name} imported after prepare')\n"
+        "sys.meta_path.insert(0, Refuse())\n"
+        "_render.table(result)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "assay results" in done.stdout

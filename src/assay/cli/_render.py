@@ -87,6 +87,19 @@ def task_lines(result: RunResult) -> list[str]:
     return lines
 
 
+def prepare() -> None:
+    """Import what :func:`table` needs (rich: ~25 ms), in the background while a run's last replies come
+    (``Evaluation.near_end``), so that the table follows the last reply at once."""
+    import rich.box
+    import rich.console
+    import rich.markup
+    import rich.padding
+    import rich.table
+    import rich.text  # noqa: F401
+
+    from . import _summary  # noqa: F401
+
+
 def plain_console(**kw: Any) -> Any:
     """A rich console that leaves user data alone: no number/path highlighting, no ``:name:`` emoji."""
     from rich.console import Console

@@ -120,7 +120,8 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
                              intervals=intervals, input_format=input_format, strict=strict, limits=limits,
                              max_errors=max_errors, name=run_name, tags=_parse_tags(tags), executor=executor,
                              outputs=files, fmt=stdout_fmt, store=store_file, judge_cards=judge_cards,
-                             progress=progress_display(progress, progress_every), table=_render.table_text)
+                             progress=progress_display(progress, progress_every), table=_render.table_text,
+                             near_end=_render.prepare if stdout_fmt == "table" else None)
     exit_quickly()  # the store, the judge cache and the output files are closed
     if result.run.interrupted:
         click.echo(interrupted_line(result), err=True)

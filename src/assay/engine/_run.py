@@ -127,6 +127,12 @@ class Evaluation:
         if judge is not None:
             _check_thresholds(judge, self.metrics)
         self.window = window
+        self.near_end: Callable[[], None] | None = None
+        """Work for a background thread once the input is read and every trace left has its judge calls in
+        flight: the caller's next step prepared while the last replies come (the CLI imports its table's
+        modules). A warm-up, so at most once per ``stream`` and best effort: checked when the run waits for a
+        result, it is not run when the last results come between two waits, nor under pytest's assertion
+        rewriting (see ``_load_finish``)."""
         self.planner: Any = None
         """An ``engine._calls.Planner`` counting the judge calls planned as the input is read (the session
         sets one for the progress line and the run record): no read of its own before the first call."""
@@ -195,18 +201,31 @@ class Evaluation:
             ctx = None
         stop = loop.create_task(_wait_for(cancel)) if cancel is not None else None
         warm = totals is not None and totals.collector is not None  # the run's end will need numpy (once loading, a no-op)
+        near_end, stats = self.near_end, getattr(self.judge, "stats", None)
+        read, unfinished = False, 0  # the input read to its end; traces started and not yet scored
+
+        def near_the_end() -> None:  # (see near_end) when the traces left are at most the calls in flight
+            nonlocal near_end
+            if near_end is not None and read and unfinished <= (getattr(stats, "concurrency_limit", 0) or 1):
+                _load_end(near_end)
+                near_end = None
 
         async def one(trace: Trace, loc: str) -> TraceResult:
-            if cancel is not None and cancel.is_set():
-                raise asyncio.CancelledError  # a trace not started before the interrupt is not started
-            outcome, why = trial_outcome(trace)
-            if outcome == EXCLUDED:  # the harness failed: nothing to score, no judge call spent
-                metrics = {}
-            elif self.plan.is_async:
-                metrics = await score_async(trace, self.plan, self.judge)
-            else:
-                metrics = score_sync(trace, self.plan, self.judge)
-            return self._result(trace, loc, metrics, totals, outcome, why)
+            nonlocal unfinished
+            try:
+                if cancel is not None and cancel.is_set():
+                    raise asyncio.CancelledError  # a trace not started before the interrupt is not started
+                outcome, why = trial_outcome(trace)
+                if outcome == EXCLUDED:  # the harness failed: nothing to score, no judge call spent
+                    metrics = {}
+                elif self.plan.is_async:
+                    metrics = await score_async(trace, self.plan, self.judge)
+                else:
+                    metrics = score_sync(trace, self.plan, self.judge)
+                return self._result(trace, loc, metrics, totals, outcome, why)
+            finally:
+                unfinished -= 1
+                near_the_end()
 
         try:
             if stop is None:
@@ -216,6 +235,7 @@ class Evaluation:
                         fut.set_result(item)
                         pending.append(fut)
                     else:
+                        unfinished += 1
                         pending.append(asyncio.ensure_future(one(item, loc)))
                         if len(pending) < self.window:  # the trace starts (its first judge call leaves) before the next
                             await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
@@ -223,6 +243,8 @@ class Evaluation:
                         if not pending[0].done():
                             _load_finish(warm)
                         yield await _ready(pending)  # (a full window: the first result waited for)
+                read = True
+                near_the_end()
                 while pending:
                     if not pending[0].done():
                         _load_finish(warm)
@@ -231,6 +253,9 @@ class Evaluation:
             records = iter(self._read(source, input_format, strict, tap))
             while not cancel.is_set():  # type: ignore[union-attr]
                 got = next(records, None) if len(pending) < self.window else None
+                if got is None and not read and len(pending) < self.window:
+                    read = True
+                    near_the_end()
                 if got is not None:
                     loc, record = got
                     if isinstance(record, InputIssue):
@@ -238,6 +263,7 @@ class Evaluation:
                         fut.set_result(record)
                         pending.append(fut)
                     else:
+                        unfinished += 1
                         pending.append(loop.create_task(one(record, loc), context=ctx.copy()))  # type: ignore[union-attr]
                         if len(pending) < self.window:  # the trace starts (its first judge call leaves) before the next
                             await asyncio.sleep(0)      # is read (a full window waits for a result below anyway)
@@ -488,6 +514,19 @@ def _parsing_importer() -> bool:
     so two threads parsing at once fail with "SystemError: AST constructor recursion depth mismatch" in
     either thread, the caller's included. The run's end then imports on the main thread."""
     return any(type(finder).__module__.startswith("_pytest") for finder in sys.meta_path)
+
+
+def _load_end(work: Callable[[], None]) -> None:
+    """Run *work* (``Evaluation.near_end``) in a daemon thread; a failure is the caller's to meet again later."""
+    if _parsing_importer():
+        return
+
+    def run() -> None:
+        try:
+            work()
+        except Exception:  # noqa: BLE001 - a warm-up: what it prepares is done again where it is needed
+            pass
+    threading.Thread(target=run, name="assay-load-end", daemon=True).start()
 
 
 def _import_finish(models: bool, numpy: bool) -> None:

@@ -54,7 +54,8 @@ def open_store(store: str | None) -> RunStore:
 
 def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = (), fmt: str | None = None,
               store: Path | None = None, judge_cards: tuple[str, ...] = (), progress: Progress | None = None,
-              table: Callable[[RunResult], str] | None = None) -> RunResult:
+              table: Callable[[RunResult], str] | None = None,
+              near_end: Callable[[], None] | None = None) -> RunResult:
     """Score ``paths`` as ``spec`` says, streaming into ``store`` (when given), the ``outputs`` (``(path, format,
     flag)``; html is the report) and stdout (``fmt``: json, jsonl, junit or csv are written there; table or None:
     nothing). The judge is built here, once, from ``spec.judge``.
@@ -65,7 +66,8 @@ def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = ()
 
     ``progress``: see :data:`Progress` (None: no progress). ``judge_cards``: --judge-card files or stored
     ids (without any, the store's cards for this judge are used where they fit). ``table``: renders
-    the table for a ``.txt`` output.
+    the table for a ``.txt`` output. ``near_end``: see ``Evaluation.near_end`` (the CLI imports its table's
+    modules while the last replies come).
     """
     judge_obj = spec.judge.build() if spec.judge is not None else None
     if judge_cards and judge_obj is None:
@@ -77,6 +79,7 @@ def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = ()
     html = any(f == "html" for _, f, _ in outputs)
     evaluation = Evaluation.from_spec(spec, judge=judge_obj, attach_traces=store is not None or html,
                                       cancel=threading.Event())
+    evaluation.near_end = near_end
     for p in paths:  # before the store records a run that cannot start
         if p != "-" and not os.path.exists(p):
             raise DataError("no such file", source=p)

@@ -117,7 +117,7 @@ class Session:
             judge_flags: Mapping[str, Any] | None = None, jury_weights: Sequence[float] | None = None,
             jury_scores: str = "mean", outputs: Iterable[Output] = (), fmt: str | None = None,
             store: Path | None = None, judge_cards: tuple[str, ...] = (), progress: Any = None,
-            table: Any = None, **spec: Any) -> RunResult:
+            table: Any = None, near_end: Any = None, **spec: Any) -> RunResult:
         """Score ``paths``: the judge of :meth:`judge_spec`, the RunSpec of :meth:`run_spec` (``spec``: its
         settings), then :func:`~assay.session.run_files` into the store and the outputs. A dry run is a plan:
         it is not stored, no output file is written (one already there stays as it was), and its record
@@ -128,7 +128,7 @@ class Session:
         run_spec = self.run_spec(judge=judge_spec, **spec)
         result = run_files(list(paths), run_spec, outputs=() if run_spec.dry_run else outputs, fmt=fmt,
                            store=None if run_spec.dry_run else store, judge_cards=judge_cards, progress=progress,
-                           table=table)
+                           table=table, near_end=near_end)
         if run_spec.dry_run:
             result.run.dry_run = True
         return result
