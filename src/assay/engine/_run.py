@@ -130,9 +130,8 @@ class Evaluation:
         self.near_end: Callable[[], None] | None = None
         """Work for a background thread once the input is read and every trace left has its judge calls in
         flight: the caller's next step prepared while the last replies come (the CLI imports its table's
-        modules). A warm-up, so at most once per ``stream`` and best effort: checked when the run waits for a
-        result, it is not run when the last results come between two waits, nor under pytest's assertion
-        rewriting (see ``_load_finish``)."""
+        modules). Checked as each trace's scoring ends, so it runs while the last replies are awaited; a
+        warm-up: at most once per ``stream``, and not under pytest's assertion rewriting (see ``_load_finish``)."""
         self.planner: Any = None
         """An ``engine._calls.Planner`` counting the judge calls planned as the input is read (the session
         sets one for the progress line and the run record): no read of its own before the first call."""
