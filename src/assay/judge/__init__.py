@@ -33,7 +33,7 @@ from ._prices import PRICES, Price, is_local_url, lookup_price, resolve_price
 from ._probs import answer_probs
 from ._protocol import Judge, JudgeRequest, TokenLogprob, Verdict, content_digest, errored
 from ._retry import Reasking, Retrying
-from ._shape import VerdictField, VerdictShape, build_pending
+from ._shape import VerdictField, VerdictShape
 from ._stats import JudgeStats
 from ._style import ORDINAL_ORDERS, PROMPT_STYLES, answer_thresholds, auto_style, ordinal_order, prompt_style
 from ._style import resolved as resolved_style
@@ -56,7 +56,7 @@ __all__ = [
     "Fence", "fence", "neutralise", "ParseError", "parse_verdict", "extract_json", "repair_json",
     "bounded_schema", "VerdictSchema", "ordered", "model_of", "base_of", "json_schema",
     # verdict models as data (JSON schema without pydantic; the model built when needed)
-    "VerdictShape", "VerdictField", "build_pending",
+    "VerdictShape", "VerdictField",
     # how metrics phrase requests to a judge
     "prompt_style", "ordinal_order", "resolved_style", "auto_style", "PROMPT_STYLES", "ORDINAL_ORDERS",
     # answers read as probabilities
