@@ -19,6 +19,7 @@ from assay.judge import ParseError, VerdictField, VerdictShape, json_schema, mod
 from assay.judge._parse import schema_text, strict_schema
 from assay.judge._shape import build_pending, pending
 from assay.metrics._judged import label_schema, scale_schema
+from tests.support.old_verdicts import IGNORE_EXTRA, evidence_and_reasoning
 
 SCALES = [scale_schema(low, high, applicable, lists, name, compact)
           for low, high, applicable, lists, name, compact in itertools.product(
@@ -39,18 +40,8 @@ def test_a_shape_writes_the_json_schema_pydantic_writes_for_its_model(schema):
 
 def old_scale_model(low: int, high: int, compact: bool) -> type[pydantic.BaseModel]:
     """What scale_schema built before verdict shapes (written out with pydantic)."""
-    if compact:
-        evidence = (list[str], pydantic.Field(
-            description="At most two short quotes copied exactly from the evaluated text that support the score "
-                        "(may be empty).", json_schema_extra={"maxItems": 2, "items": {"type": "string", "maxLength": 120}}))
-        reasoning = (str, pydantic.Field(description="One short sentence: why this score.",
-                                         json_schema_extra={"maxLength": 200}))
-    else:
-        evidence = (list[str], pydantic.Field(
-            description="Short verbatim quotes from the evaluated text that support the score."))
-        reasoning = (str, pydantic.Field(description="Why the evidence leads to the score."))
     return pydantic.create_model(
-        "ScaleVerdict", __config__=pydantic.ConfigDict(extra="ignore"), evidence=evidence, reasoning=reasoning,
+        "ScaleVerdict", __config__=IGNORE_EXTRA, **evidence_and_reasoning("score", compact),
         score=(int, pydantic.Field(ge=low, le=high, description=f"An integer from {low} to {high}.")))
 
 

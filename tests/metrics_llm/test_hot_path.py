@@ -21,6 +21,7 @@ from assay.judge._protocol import JudgeRequest
 from assay.metrics._judged import label_schema
 from assay.metrics.eval_lib import BEHAVIOURS, FAILURE_WEIGHTS, failure_schema, outcome_schema
 from tests.support.judge_server import JudgeServer, fitting
+from tests.support.old_verdicts import IGNORE_EXTRA, evidence_and_reasoning
 
 
 def conversations(n: int, offset: int = 0) -> list[dict]:
@@ -62,18 +63,8 @@ def test_no_model_and_no_json_schema_is_built_per_judge_call(metric, style, monk
 def per_order_label_model(labels: tuple[str, ...], compact: bool = False) -> type[pydantic.BaseModel]:
     """What label_schema built before (a pydantic model per order, before verdict shapes): a model whose
     Literal lists the labels in this order."""
-    if compact:
-        evidence = (list[str], pydantic.Field(
-            description="At most two short quotes copied exactly from the evaluated text that support the verdict "
-                        "(may be empty).", json_schema_extra={"maxItems": 2, "items": {"type": "string", "maxLength": 120}}))
-        reasoning = (str, pydantic.Field(description="One short sentence: why this verdict.",
-                                         json_schema_extra={"maxLength": 200}))
-    else:
-        evidence = (list[str], pydantic.Field(
-            description="Short verbatim quotes from the evaluated text that support the verdict."))
-        reasoning = (str, pydantic.Field(description="Why the evidence leads to the verdict."))
     return pydantic.create_model(
-        "LabelVerdict", __config__=pydantic.ConfigDict(extra="ignore"), evidence=evidence, reasoning=reasoning,
+        "LabelVerdict", __config__=IGNORE_EXTRA, **evidence_and_reasoning("verdict", compact),
         verdict=(Literal[labels], pydantic.Field(description="Exactly one of the listed labels.")))
 
 
