@@ -122,6 +122,11 @@ def test_a_field_of_an_unknown_kind_is_refused_where_it_is_written():
         VerdictField("x", "float")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="options"):
         VerdictField("x", "enum")
+    with pytest.raises(ValueError, match="options"):
+        VerdictField("x", "string", options=("a",))
+    with pytest.raises(ValueError, match="minimum, max_items do not apply to kind 'string'"):
+        VerdictField("x", "string", minimum=1, max_items=2)
+    VerdictField("x", "array", max_length=10, max_items=2)  # what applies is accepted
 
 
 def test_judge_metrics_and_their_requests_need_no_pydantic():

@@ -9,6 +9,10 @@ equal, so cache keys do not change), and builds the model when a reply first nee
 :func:`build_pending` builds every shape's model, and the engine calls it in a background thread
 the first time a run waits for its judge. Wrap a shape in :func:`assay.judge.ordered` to use it as
 a request's schema; a pydantic model class is as good a schema, built at once.
+
+Measured (issue #43, 1,000 conversations, a 100 ms judge): spawn to first request 0.29 s instead of
+0.35 s, but the build (~60-100 ms in the thread) then meets the first round of replies, so the wall
+time did not change; the gain is whole with a judge slower than the build.
 """
 
 from __future__ import annotations
@@ -48,6 +52,11 @@ class VerdictField:
             raise ValueError(f"verdict field {self.name!r}: kind {self.kind!r} is not one of {', '.join(_KINDS)}")
         if (self.kind == "enum") != bool(self.options):
             raise ValueError(f"verdict field {self.name!r}: options are for kind 'enum', and it needs them")
+        misplaced = [k for k, kinds in (("minimum", ("integer",)), ("maximum", ("integer",)),
+                                        ("max_length", ("string", "array")), ("max_items", ("array",)))
+                     if getattr(self, k) is not None and self.kind not in kinds]
+        if misplaced:
+            raise ValueError(f"verdict field {self.name!r}: {', '.join(misplaced)} do not apply to kind {self.kind!r}")
 
     def json_schema(self) -> dict[str, Any]:
         """The property's JSON schema as pydantic writes it (keys sorted)."""
