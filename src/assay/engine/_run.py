@@ -481,7 +481,7 @@ def _counted(records: Iterator[tuple[str, Trace | InputIssue]], planner: Any) ->
 
 def _load_finish(numpy: bool) -> None:
     """The first time the run waits for its judge: build the verdict models its requests went out without
-    (pydantic, ~50 ms: the first replies need them; see ``assay.judge._shape``) and, with *numpy*, import what
+    (pydantic, 60-100 ms here: the first replies need them; see ``assay.judge._shape``) and, with *numpy*, import what
     finishing a run with intervals needs (numpy, ``assay.stats``: ~0.1 s). Both then overlap the first calls
     in flight instead of delaying the first replies or following the last one.
 
