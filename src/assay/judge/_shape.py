@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 if TYPE_CHECKING:
     import pydantic
 
 Kind = Literal["string", "integer", "boolean", "array", "enum"]
-_KINDS = ("string", "integer", "boolean", "array", "enum")
+_KINDS: tuple[str, ...] = get_args(Kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +107,8 @@ class VerdictField:
 class VerdictShape:
     """A flat verdict model as data: its name and fields in order (extra keys in a reply are ignored).
 
-    Equal shapes share one model and one JSON schema; treat the schema handed out as read-only.
+    Equal shapes share one model. ``json_schema`` builds a new dict each time: the judge stack keeps one per
+    shape (``assay.judge._parse``), so build once, not per request.
     """
 
     name: str
@@ -120,7 +120,9 @@ class VerdictShape:
                 _PENDING.add(self)
 
     def json_schema(self) -> dict[str, Any]:
-        return _json(self)
+        """The model's JSON schema as pydantic writes it (properties in field order)."""
+        return {"properties": {f.name: f.json_schema() for f in self.fields},
+                "required": [f.name for f in self.fields], "title": self.name, "type": "object"}
 
     @property
     def model(self) -> type[pydantic.BaseModel]:
@@ -134,12 +136,6 @@ class VerdictShape:
             with _PENDING_LOCK:
                 _PENDING.discard(self)
         return model
-
-
-@lru_cache(maxsize=256)
-def _json(shape: VerdictShape) -> dict[str, Any]:
-    return {"properties": {f.name: f.json_schema() for f in shape.fields},
-            "required": [f.name for f in shape.fields], "title": shape.name, "type": "object"}
 
 
 def _build(shape: VerdictShape) -> type[pydantic.BaseModel]:

@@ -11,7 +11,7 @@ same file the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +117,7 @@ class Session:
             judge_flags: Mapping[str, Any] | None = None, jury_weights: Sequence[float] | None = None,
             jury_scores: str = "mean", outputs: Iterable[Output] = (), fmt: str | None = None,
             store: Path | None = None, judge_cards: tuple[str, ...] = (), progress: Any = None,
-            table: Any = None, near_end: Any = None, **spec: Any) -> RunResult:
+            table: Any = None, near_end: Callable[[], None] | None = None, **spec: Any) -> RunResult:
         """Score ``paths``: the judge of :meth:`judge_spec`, the RunSpec of :meth:`run_spec` (``spec``: its
         settings), then :func:`~assay.session.run_files` into the store and the outputs. A dry run is a plan:
         it is not stored, no output file is written (one already there stays as it was), and its record
