@@ -7,6 +7,7 @@ load cannot change (no call lost, where the limit ends relative to the server's 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 
@@ -218,3 +219,93 @@ def test_a_server_that_keeps_answering_quickly_lets_the_default_limit_grow_to_it
     judge = make(concurrency=start)  # default cap: GROWTH x start
     run_all(judge, 100)
     assert judge.stats.concurrency_limit == GROWTH * start and judge_server.peak > 2 * start
+
+
+def test_freed_slots_go_to_the_longest_waiting_calls_in_order():
+    """Slots are handed over first come, first served. Two slots freed in one step woke three waiters
+    (each release woke as many as were free, not counting those already woken); the third found no slot
+    and went back to the end of the queue: in a run, traces then waited round after round behind later
+    ones while the engine's window filled with finished traces and stopped reading (the in-flight
+    calls fell from 64 to 20-40 several times a run)."""
+    from assay.judge._limits import _Slots
+
+    async def scenario() -> list[int]:
+        slots = _Slots(3)
+        for _ in range(3):
+            await slots.acquire()
+        order: list[int] = []
+
+        async def call(i: int) -> None:
+            await slots.acquire()
+            order.append(i)
+        calls = []
+        for i in range(9):
+            calls.append(asyncio.ensure_future(call(i)))
+            await asyncio.sleep(0)  # queued in this order
+        slots.release()
+        slots.release()  # two replies handled in one step
+        for _ in range(12):
+            await asyncio.sleep(0)
+            if slots.in_flight == slots.limit and len(order) < 9:
+                slots.release()
+        await asyncio.gather(*calls)
+        return order
+    assert asyncio.run(scenario()) == list(range(9))
+
+
+def test_a_call_that_asks_again_right_after_its_release_waits_behind_the_queued_ones():
+    """A metric's next call (or a retry) asking as soon as its last one ended must not take the slot it
+    just handed to a waiting call."""
+    from assay.judge._limits import _Slots
+
+    async def scenario() -> list[str]:
+        slots = _Slots(1)
+        await slots.acquire()
+        order: list[str] = []
+
+        async def waiting() -> None:
+            await slots.acquire()
+            order.append("waiting")
+            slots.release()
+        queued = asyncio.ensure_future(waiting())
+        await asyncio.sleep(0)
+        slots.release()
+        await slots.acquire()  # the same caller again, before the waiter has run
+        order.append("again")
+        slots.release()
+        await queued
+        return order
+    assert asyncio.run(scenario()) == ["waiting", "again"]
+
+
+def test_a_call_cancelled_after_it_was_handed_a_slot_passes_the_slot_on():
+    from assay.judge._limits import _Slots
+
+    async def scenario() -> tuple[bool, int]:
+        slots = _Slots(1)
+        await slots.acquire()
+        cancelled = asyncio.ensure_future(slots.acquire())
+        waiting = asyncio.ensure_future(slots.acquire())
+        await asyncio.sleep(0)
+        slots.release()        # handed to `cancelled` ...
+        cancelled.cancel()     # ... which is cancelled before it runs
+        await asyncio.wait_for(waiting, 1)  # the slot reached the next waiter
+        return cancelled.cancelled(), slots.in_flight
+    was_cancelled, in_flight = asyncio.run(scenario())
+    assert was_cancelled and in_flight == 1
+
+
+def test_judge_calls_leave_in_the_order_the_traces_were_read(judge_server):
+    """A run's traces reach the server in input order when each waits for a slot, so the oldest trace in
+    the engine's window is never held back behind later ones."""
+    from assay import Evaluation
+
+    judge_server.default = delayed(obj({"evidence": [], "reasoning": "fine", "score": 4}), 0.02)
+    judge = make_judge(f"openai-compatible:m@{judge_server.url}", cache=False, concurrency=4, adaptive=False)
+    traces = [{"id": f"t{i:02d}", "turns": [{"input": f"question {i:02d}", "output": "an answer"}]} for i in range(40)]
+    result = Evaluation(["holistic_llm_judge"], judge=judge).run(traces)
+    assert result.run.n_traces == 40 and judge_server.peak <= 4
+    asked = [int(json.dumps(r.json).split("question ")[1][:2]) for r in judge_server.requests]
+    # up to four requests leave together and the server's threads may record them in any order among
+    # themselves; a call that lost its place went behind every waiting one (8-30 places back)
+    assert sorted(asked) == list(range(40)) and max(abs(at - i) for at, i in enumerate(asked)) < 4, asked
