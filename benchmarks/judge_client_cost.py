@@ -23,7 +23,9 @@ cache off, server still in its own process, so only client work shows).
 assay's client CPU per call (``Evaluation.run`` in process, as ``--in-process``) beside a minimal
 asyncio client's (:func:`minimal_client`: the same conversations, system prompt and schema, one
 kept-alive HTTP/1.1 connection per slot, nothing but the prompt string, ``json.dumps``, the
-socket and ``json.loads``), and the CPU of a 200-turn ``failure_rate`` call beside its 2 ms limit.
+socket and ``json.loads``), the same ``failure_rate`` run with the judge cache on, as a default run
+has it (a new file: every call looked up, missed and written; the other rows have it off), and the CPU
+of a 200-turn ``failure_rate`` call beside its 2 ms limit.
 Targets (issue #43): <= 0.5 ms per call, <= 2 ms for the 200-turn call.
 
     python benchmarks/judge_client_cost.py --limits [--conversations 100 1000] [--repeat 3] [--baseline REV]
@@ -189,27 +191,33 @@ def measure(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def in_process(source: Path, metric: str, style: str, url: str, n: int, repeat: int) -> float:
-    """CPU seconds per call of ``Evaluation.run`` in a child importing assay from *source*."""
+def in_process(source: Path, metric: str, style: str, url: str, n: int, repeat: int, cache: bool = False) -> float:
+    """CPU seconds per call of ``Evaluation.run`` in a child importing assay from *source* (*cache*: with
+    the judge cache on, in a new file, as a default run has it)."""
     env = {k: v for k, v in os.environ.items() if k not in _CLEARED} | {"PYTHONPATH": str(source)}
-    done = subprocess.run([sys.executable, __file__, "--child", metric, style, url, str(n), str(repeat), str(TURNS)], env=env,
+    done = subprocess.run([sys.executable, __file__, "--child", metric, style, url, str(n), str(repeat), str(TURNS),
+                           "cache" if cache else "off"], env=env,
                           capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"the in-process run failed:\n{done.stderr[-2000:]}")
     return float(done.stdout.split()[-1])
 
 
-def child(metric: str, style: str, url: str, n: int, repeat: int) -> None:
-    """Score *n* conversations *repeat* times (new ids each time, so no option order repeats) with the
-    judge built and warmed up outside the clock; print the least CPU per call."""
+def child(metric: str, style: str, url: str, n: int, repeat: int, cache: bool = False) -> None:
+    """Score *n* conversations *repeat* times (new ids each time, so no option order repeats and, with
+    *cache*, every call misses and is written) with the judge built and warmed up outside the clock;
+    print the least CPU per call."""
     from assay import Evaluation
     from assay.judge import make_judge
 
-    judge = make_judge(f"openai-compatible:bench-judge@{url}", cache=False, prompt_style=style)
+    scratch = tempfile.mkdtemp(prefix="assay-bench-cache-")
+    judge = make_judge(f"openai-compatible:bench-judge@{url}", prompt_style=style,
+                       cache=str(Path(scratch) / "judge.sqlite3") if cache else False)
     Evaluation([metric], judge=judge).run([{**c, "id": f"warm-{c['id']}"} for c in conversations(20)])
     best = float("inf")
     for r in range(repeat):
-        traces = [{**c, "id": f"{c['id']}-{r}"} for c in conversations(n)]
+        traces = [{**c, "id": f"{c['id']}-{r}", "turns": [{**c["turns"][0], "input": f"{c['turns'][0]['input']} ({r})"},
+                                                        *c["turns"][1:]]} for c in conversations(n)]
         started = time.process_time()
         result = Evaluation([metric], judge=judge).run(traces)
         cpu = time.process_time() - started
@@ -299,7 +307,7 @@ def limits(args: argparse.Namespace) -> int:
     slots = 64
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average {load} on {os.cpu_count()} CPUs; {args.latency * 1000:.0f} ms judge; {n} conversations; "
-          f"least CPU of {args.repeat} runs each, in process, cache off")
+          f"least CPU of {args.repeat} runs each, in process, judge cache off unless the row says it is on")
     rows: list[tuple[str, float, float | None, str]] = []
     try:
         with tempfile.TemporaryDirectory() as scratch_dir:
@@ -317,6 +325,10 @@ def limits(args: argparse.Namespace) -> int:
                 for label, source in versions:  # alternating, so that load changes hit both alike
                     rows.append((f"{label}: {metric} ({style}), 2 turns", in_process(source, metric, style, url, n,
                                                                                        args.repeat), minimal, "minimal"))
+            for label, source in versions:  # the default run: every verdict looked up, then written to the cache
+                rows.append((f"{label}: failure_rate (full), cache on", in_process(source, "failure_rate", "full", url, n,
+                                                                                 args.repeat, cache=True), minimal,
+                             "minimal"))
             rows.append(("minimal asyncio client, 2 turns", minimal, None, ""))
             TURNS = 200
             long_n = max(10, n // 25)
@@ -377,7 +389,7 @@ def main() -> int:
                         help="time Evaluation.run in a child process instead (judge built and warmed up outside the "
                              "clock; the LARGE size, new ids per repeat; steadier than the marginal figure on a busy "
                              "machine)")
-    parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
     parser.add_argument("--minimal-child", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--limits", action="store_true",
                         help="each figure beside its limit in one run: assay's CPU per call beside a minimal asyncio "
@@ -391,9 +403,9 @@ def main() -> int:
     global TURNS
     TURNS = args.turns
     if args.child:
-        metric, style, url, n, repeat, turns = args.child
+        metric, style, url, n, repeat, turns, cache = args.child
         TURNS = int(turns)
-        child(metric, style, url, int(n), int(repeat))
+        child(metric, style, url, int(n), int(repeat), cache == "cache")
         return 0
     if args.minimal_child:
         url, n, repeat, slots = args.minimal_child
