@@ -259,3 +259,26 @@ def test_layers_compose_by_hand(judge_server, tmp_path):
 
 def run_one(judge, *args, **kw):
     return asyncio.run(judge.judge(request(*args, **kw)))
+
+
+def test_a_large_request_under_a_token_limit_is_not_starved_by_smaller_ones_behind_it():
+    """The bucket serves calls in turn: a call needing the whole bucket, queued first, goes before the
+    small ones queued after it (they used to take every few tokens as they refilled, so it waited until
+    none was left). Only the order is asserted: it does not depend on the machine's speed."""
+    from assay.judge import TokenBucket
+
+    async def scenario() -> list[str]:
+        bucket = TokenBucket(60_000, burst_s=0.05)  # 1,000 tokens/s, a bucket of 50
+        await bucket.take(50)  # empty
+        done: list[str] = []
+
+        async def take(name: str, amount: float) -> None:
+            await bucket.take(amount)
+            done.append(name)
+        tasks = [asyncio.ensure_future(take("large", 50))]
+        await asyncio.sleep(0)
+        tasks += [asyncio.ensure_future(take(f"small {i}", 5)) for i in range(20)]
+        await asyncio.gather(*tasks)
+        return done
+    done = asyncio.run(scenario())
+    assert done[0] == "large" and done[1:] == [f"small {i}" for i in range(20)]

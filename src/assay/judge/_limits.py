@@ -52,6 +52,7 @@ class TokenBucket:
         self.rate = per_minute / 60.0
         self.capacity = max(1.0, self.rate * burst_s)
         self.level, self.stamp = self.capacity, time.monotonic()
+        self._turn: asyncio.Lock | None = None
 
     def _refill(self) -> None:
         now = time.monotonic()
@@ -59,14 +60,23 @@ class TokenBucket:
         self.stamp = now
 
     async def take(self, amount: float) -> None:
-        """Wait until *amount* is available; a request larger than the bucket waits for a full one."""
+        """Wait until *amount* is available; a request larger than the bucket waits for a full one.
+
+        In turn: a call waits behind those that came before it (an asyncio lock is first come, first
+        served). Each used to wait on its own, so small requests took every few tokens as they came
+        and a large one (a long conversation under a tokens-per-minute limit) waited, holding its
+        concurrency slot, until no small one was left."""
         need = min(amount, self.capacity)
-        while True:
-            self._refill()
-            if self.level >= need:
-                self.level -= amount
-                return
-            await asyncio.sleep((need - self.level) / self.rate)
+        turn = self._turn
+        if turn is None:
+            turn = self._turn = asyncio.Lock()  # made here, on the loop that uses it (one bucket per loop)
+        async with turn:
+            while True:
+                self._refill()
+                if self.level >= need:
+                    self.level -= amount
+                    return
+                await asyncio.sleep((need - self.level) / self.rate)
 
     def give_back(self, amount: float) -> None:
         """Correct an estimate once the true usage is known (negative *amount* charges more)."""
