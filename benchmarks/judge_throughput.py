@@ -29,7 +29,12 @@ Each size runs ``--repeat`` times, the versions alternating (this checkout, ``--
 minimal client) so that load changes hit them alike; the best run is the least noisy estimate (as
 with timeit), and the median is printed too. The load average is printed before and after.
 
-    python benchmarks/judge_throughput.py [--conversations 200 1000] [--latency 0.1]
+``--slow EVERY:SECONDS`` gives the judge a latency tail, as hosted APIs have: every EVERY-th request the
+server receives takes SECONDS instead of ``--latency``. The ideal is then calls x the mean latency / peak
+concurrency; since results are written in input order, a slow call near the end bounds the run too (the
+last arrival plus SECONDS is printed beside the wall time).
+
+    python benchmarks/judge_throughput.py [--conversations 200 1000] [--latency 0.1] [--slow 100:2]
         [--whole-process | --in-process] [--concurrency N] [--max-concurrency N] [--repeat 3]
         [--baseline SRC] [--no-minimal]
 """
@@ -73,18 +78,29 @@ def conversations(n: int) -> list[dict]:
          "output": f"Done: table for {i % 6 + 2} at 7 pm on day {i}, ref R{i:04d}."}]} for i in range(n)]
 
 
-def serve(latency: float, conn) -> None:
-    """Child process: run the scripted server; on "reset", report what it saw and forget it."""
+def serve(latency: float, conn, slow: tuple[int, float] | None = None) -> None:
+    """Child process: run the scripted server; on "reset", report what it saw and forget it. *slow*:
+    (every, seconds): every every-th request (in the order they arrive) takes that long instead."""
+    import threading
+
     from tests.support.judge_server import JudgeServer, delayed, obj
 
-    reply = delayed(obj({"evidence": [], "reasoning": "The booking was confirmed with a reference.", "score": 5}),
-                    latency)
-    with JudgeServer(default=reply) as server:
+    verdict = obj({"evidence": [], "reasoning": "The booking was confirmed with a reference.", "score": 5})
+    reply, late = delayed(verdict, latency), delayed(verdict, slow[1]) if slow else None
+    lock, count = threading.Lock(), [0]
+
+    def answer(request: dict):
+        with lock:
+            count[0] += 1
+            nth = count[0]
+        return late if slow and nth % slow[0] == 0 else reply
+    with JudgeServer(answer) as server:
         conn.send(server.url)
         while conn.recv() == "reset":
             conn.send([(r.started, r.ended, r.status) for r in server.requests])
             server.reset()
-            server.default = reply
+            with lock:
+                count[0] = 0
 
 
 @dataclass(frozen=True)
@@ -100,6 +116,7 @@ class Run:
     final_limit: int | None = None  # the judge's concurrency limit at the end (in-process)
     errors: int = 0
     steady: float = float("nan")  # mean requests in flight from the peak's first reach to the last arrival
+    last_arrival: float = float("nan")  # spawn to the last request's arrival (whole process)
 
     @property
     def mean_concurrency(self) -> float:
@@ -170,11 +187,12 @@ def whole_process(traces: Path, url: str, conn, flags: list[str], source: str | 
     finally:
         shutil.rmtree(home, ignore_errors=True)
     conn.send("reset")
-    calls, failed, busy, span, first, last, peak, steady = server_view(conn.recv())
+    seen = conn.recv()
+    calls, failed, busy, span, first, last, peak, steady = server_view(seen)
     counted = re.search(r"errored ([\d,]+)", done.stderr)  # the judge's one-line summary
     errors = int(counted.group(1).replace(",", "")) if counted else -1
     return Run(ended - started, calls, peak, failed, busy, span, first - started, ended - last, errors=errors,
-               steady=steady)
+               steady=steady, last_arrival=max((s for s, _, _ in seen), default=started) - started)
 
 
 def minimal_client(traces: Path, url: str, conn, window: int = MINIMAL_WINDOW) -> Run:
@@ -189,9 +207,10 @@ def minimal_client(traces: Path, url: str, conn, window: int = MINIMAL_WINDOW) -
             raise SystemExit(f"the minimal client exited {done.returncode}:\n{done.stderr[-2000:]}")
         scored = sum(1 for line in out.read_text().splitlines() if json.loads(line)["score"] is not None)
     conn.send("reset")
-    calls, failed, busy, span, first, last, peak, steady = server_view(conn.recv())
+    seen = conn.recv()
+    calls, failed, busy, span, first, last, peak, steady = server_view(seen)
     return Run(ended - started, calls, peak, failed, busy, span, first - started, ended - last, errors=calls - scored,
-               steady=steady)
+               steady=steady, last_arrival=max((s for s, _, _ in seen), default=started) - started)
 
 
 _MINIMAL_SYSTEM = ("Rate how well the assistant served the user over the whole conversation, 1 to 5. Reply with "
@@ -260,15 +279,17 @@ def in_process(traces: list[dict], url: str, conn, options: dict) -> Run:
                steady=steady)
 
 
-def report(n: int, runs: list[Run], latency: float, whole: bool, minimal: bool = False) -> tuple[float, float]:
-    """Print one size's figures; return (best ratio to ideal, best wall)."""
+def report(n: int, runs: list[Run], latency: float, whole: bool, minimal: bool = False,
+           slow: tuple[int, float] | None = None) -> tuple[float, float]:
+    """Print one size's figures (*latency*: the mean one); return (best ratio to ideal, best wall)."""
     best = min(runs, key=lambda r: r.wall / r.ideal(latency))
     fastest = min(runs, key=lambda r: r.wall)
     ratios = [r.wall / r.ideal(latency) for r in runs]
     eval_lib = EVAL_LIB_200 * n / 200
     what = "the minimal client" if minimal else \
         "whole process (assay run)" if whole else "in process (Evaluation.run)"
-    print(f"\n{n} conversations x {METRIC} (1 judge call each), {latency * 1000:.0f} ms latency, {what}, "
+    tail = f" (every {slow[0]}th call {slow[1]:g} s)" if slow else ""
+    print(f"\n{n} conversations x {METRIC} (1 judge call each), {latency * 1000:.0f} ms mean latency{tail}, {what}, "
           f"{len(runs)} runs")
     print(f"calls              {best.calls} at the server ({best.failed} not 200, {best.errors} errored)")
     print(f"concurrency        peak {best.peak}, mean {best.mean_concurrency:.1f} (sum of request durations / "
@@ -277,9 +298,10 @@ def report(n: int, runs: list[Run], latency: float, whole: bool, minimal: bool =
           f"the last request (median over runs {statistics.median(r.steady / r.peak for r in runs if r.peak):.0%})")
     print(f"ideal              {best.ideal(latency):.3f} s (calls x latency / peak concurrency)")
     print(f"wall time          {best.wall:.3f} s (fastest {fastest.wall:.3f} s, median "
-          f"{statistics.median(r.wall for r in runs):.3f} s)")
+          f"{statistics.median(r.wall for r in runs):.3f} s)"
+          + (f"; the last request arrived {best.last_arrival:.3f} s after spawn" if slow and whole else ""))
     print(f"ratio to ideal     best {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x"
-          + (" (target <= 1.30x)" if n >= 1000 and not minimal else "")
+          + (" (target <= 1.30x)" if n >= 1000 and not minimal and not slow else "")
           + f"; to calls x latency / mean concurrency: best {min(r.wall / r.ideal_mean(latency) for r in runs):.2f}x")
     if whole:
         print(f"start-up, tail     {best.startup:.3f} s spawn to first request (best {min(r.startup for r in runs):.3f} s, "
@@ -299,6 +321,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, nargs="+", default=[200, 1000])
     parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--slow", metavar="EVERY:SECONDS", default=None,
+                        help="every EVERY-th request takes SECONDS (a latency tail), e.g. 100:2")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--whole-process", dest="whole", action="store_true", default=True,
                       help="time the real CLI from spawn to exit (default)")
@@ -321,8 +345,13 @@ def main() -> int:
     if args.minimal and args.whole:
         versions.append(("minimal", f"the minimal client (window {MINIMAL_WINDOW})"))
 
+    slow = None
+    if args.slow:
+        every, _, seconds = args.slow.partition(":")
+        slow = (int(every), float(seconds))
+    latency = args.latency if slow is None else args.latency + (slow[1] - args.latency) / slow[0]  # the mean
     parent, child = multiprocessing.Pipe()
-    server = multiprocessing.Process(target=serve, args=(args.latency, child), daemon=True)
+    server = multiprocessing.Process(target=serve, args=(args.latency, child, slow), daemon=True)
     server.start()
     url = parent.recv()
     options = ({"concurrency": args.concurrency} if args.concurrency else {}) \
@@ -347,16 +376,16 @@ def main() -> int:
                         runs[source].append(run)
                         print(f"  run {attempt + 1}{' (' + label + ')' if len(versions) > 1 else ''}: {run.wall:.3f} s, "
                               f"{run.calls} calls, peak {run.peak}, mean concurrency {run.mean_concurrency:.1f}, "
-                              f"{run.wall / run.ideal(args.latency):.2f}x ideal"
+                              f"{run.wall / run.ideal(latency):.2f}x ideal"
                               + (f", start-up {run.startup:.3f} s, tail {run.tail:.3f} s" if args.whole else ""),
                               flush=True)
                 for source, label in reversed(versions):
                     if len(versions) > 1:
                         print(f"\n== {label}", end="")
-                    ratio, fastest = report(n, runs[source], args.latency, args.whole, source == "minimal")
+                    ratio, fastest = report(n, runs[source], latency, args.whole, source == "minimal", slow)
                     if source is None:
                         ok &= all(r.calls == n and r.failed == 0 and r.errors == 0 for r in runs[source])
-                        if n >= 1000:
+                        if n >= 1000 and slow is None:
                             ok &= ratio <= 1.3
                         if n == 200 and args.whole:
                             ok &= EVAL_LIB_200 / fastest >= 15
