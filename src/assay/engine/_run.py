@@ -230,18 +230,20 @@ class Evaluation:
                 if wake is not None and not wake.done():
                     wake.set_result(None)
 
-        async def progress(*also: Any) -> None:
-            """Until the first pending result is done or, while the input is not read to its end, any trace's
-            scoring ends (its place in the window is free then, whatever the traces ahead of it)."""
+        async def progress() -> None:
+            """Until a trace's scoring ends (the first pending one's among them) or the run is interrupted: its
+            place in the window is free then, whatever the traces ahead of it. (One future, not asyncio.wait
+            over the first pending result and it: that cost ~20 us per trace.)"""
             nonlocal wake
-            if read:
-                await asyncio.wait({pending[0], *also}, return_when=asyncio.FIRST_COMPLETED)
-                return
             wake = loop.create_future()
             try:
-                await asyncio.wait({pending[0], wake, *also}, return_when=asyncio.FIRST_COMPLETED)
+                await wake
             finally:
                 wake = None
+
+        def interrupted(_: Any) -> None:
+            if wake is not None and not wake.done():
+                wake.set_result(None)
 
         def done() -> list[Any]:
             batch = []
@@ -264,7 +266,7 @@ class Evaluation:
                     while unfinished >= window or len(pending) >= held:  # full: until a trace ends
                         if not pending[0].done():
                             _load_finish(warm)
-                            await progress()
+                            await progress()  # (a trace is pending: the first one is, so its end wakes this)
                         if pending[0].done():
                             yield done()
                     if pending and pending[0].done():
@@ -277,6 +279,7 @@ class Evaluation:
                     yield await _ready(pending)
                 return
             records = iter(self._read(source, input_format, strict, tap))
+            stop.add_done_callback(interrupted)
             while not cancel.is_set():  # type: ignore[union-attr]
                 room = not read and unfinished < window and len(pending) < held
                 got = next(records, None) if room else None
@@ -300,7 +303,7 @@ class Evaluation:
                     return
                 if not pending[0].done():
                     _load_finish(warm)
-                    await progress(stop)
+                    await progress()
                 batch = []
                 while pending and pending[0].done() and not cancel.is_set():  # type: ignore[union-attr]
                     batch.append(pending.popleft().result())
