@@ -17,7 +17,7 @@ import pytest
 from judge_helpers import GOOD, Score, request
 
 from assay.judge import JudgeCache, Verdict, cache_key, default_cache_path
-from tests.support.judge_server import delayed, hang, malformed, obj, status
+from tests.support.judge_server import hang, malformed, obj, status
 
 
 def gather(judge, n, **kw):
@@ -205,3 +205,92 @@ def test_close_closes_every_thread_s_connection_and_the_cache_reopens_after_it(t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite3"]  # the last close folded the WAL in
     assert len(cache) == 2 and cache.get("worker", Score).parsed.score == 0.75  # usable again
     cache.close()
+
+
+def committed(path: Path) -> int:
+    """Verdicts committed to the file, seen from a connection of its own."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path, timeout=30)) as db:
+        return db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+
+
+def test_verdicts_of_one_loop_step_are_committed_together_at_its_end(tmp_path):
+    """A burst of replies is one transaction (a commit per verdict cost most of the cache's CPU): committed
+    when the loop step ends, found by ``get`` before that."""
+    path = tmp_path / "c.sqlite3"
+    cache = JudgeCache(path)
+    cache.check()
+
+    async def burst() -> tuple[int, bool, int]:
+        for i in range(5):
+            cache.put(f"k{i}", Verdict(parsed=Score(**GOOD), raw="{}", model="m"))
+        during = committed(path)
+        found = cache.get("k3", Score) is not None
+        await asyncio.sleep(0)
+        return during, found, committed(path)
+    assert asyncio.run(burst()) == (0, True, 5)
+    cache.put("outside", Verdict(parsed=Score(**GOOD), raw="{}", model="m"))  # no loop: committed at once
+    assert committed(path) == 6
+
+
+def test_a_step_whose_loop_closed_before_its_end_is_committed_by_close_and_at_exit(tmp_path):
+    path = tmp_path / "c.sqlite3"
+    cache = JudgeCache(path)
+    cache.check()
+    loop = asyncio.new_event_loop()
+
+    def put_and_stop() -> None:
+        cache.put("k", Verdict(parsed=Score(**GOOD), raw="{}", model="m"))
+        loop.stop()  # the loop ends with this step: the flush it scheduled never runs
+    loop.call_soon(put_and_stop)
+    loop.run_forever()
+    loop.close()
+    assert committed(path) == 0 and cache.get("k", Score) is not None
+    cache.close()
+    assert committed(path) == 1
+
+    script = textwrap.dedent(f"""
+        import asyncio, sys
+        sys.path[:0] = [{str(Path(__file__).parent)!r}]
+        from judge_helpers import GOOD, Score
+        from assay.judge import JudgeCache, Verdict
+        cache = JudgeCache({str(tmp_path / "exit.sqlite3")!r})
+        cache.check()
+        loop = asyncio.new_event_loop()
+        def put_and_stop():
+            cache.put("k", Verdict(parsed=Score(**GOOD), raw="{{}}", model="m"))
+            loop.stop()
+        loop.call_soon(put_and_stop)
+        loop.run_forever()
+        loop.close()
+        assert cache.get("k", Score) is not None
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True)
+    assert committed(tmp_path / "exit.sqlite3") == 1
+
+
+def test_a_commit_that_failed_at_a_step_s_end_is_raised_at_the_cache_s_next_use(tmp_path):
+    import sqlite3
+
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    real = cache._connection
+
+    class Full:
+        def __init__(self, conn):
+            self.conn = conn
+
+        def execute(self, sql, *args):
+            if sql.startswith("INSERT"):
+                raise sqlite3.OperationalError("database or disk is full")
+            return self.conn.execute(sql, *args)
+
+    async def put() -> None:
+        cache._connection = lambda: Full(real())  # type: ignore[method-assign]
+        cache.put("k", Verdict(parsed=Score(**GOOD), raw="{}", model="m"))
+        await asyncio.sleep(0)  # the step ends: its commit fails with nobody to raise to
+    asyncio.run(put())
+    cache._connection = real  # type: ignore[method-assign]
+    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
+        cache.get("other", Score)
+    assert cache.get("k", Score) is None  # not kept as if stored, and the error is raised once

@@ -174,3 +174,25 @@ def test_a_model_name_that_looks_like_a_placeholder_falls_back_to_the_plain_enco
     r = request(label_schema(("no", "yes")))
     assert b._body(r, "json_schema") == plain_body(b, r, "json_schema")
     assert next(iter(b._bodies.values())).pieces is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_an_ordered_schema_s_text_is_json_dumps_of_its_reordered_schema(data):
+    """The cache key's share of the schema is made from the base's text cut at its option lists: the same
+    bytes ``json.dumps`` writes of the reordered schema, for pydantic models and shapes, one list or two,
+    orders of every list, of some or of none (the cache keys are unchanged)."""
+    from assay.metrics.eval_lib import OUTCOME_WEIGHTS, outcome_schema
+
+    labels = sorted(FAILURE_WEIGHTS)
+    odd = ["Ünïcode ✓", 'a "quoted" one', "plain", "tab\there"]
+    schema = data.draw(st.sampled_from([
+        failure_schema(tuple(data.draw(st.permutations(BEHAVIOURS))), tuple(data.draw(st.permutations(labels)))),
+        failure_schema(tuple(BEHAVIOURS), tuple(labels)),
+        outcome_schema(tuple(data.draw(st.permutations(sorted(OUTCOME_WEIGHTS))))),
+        label_schema(tuple(data.draw(st.permutations(odd)))),
+        label_schema(tuple(data.draw(st.permutations(["yes", "no"]))), compact=True),
+        scale_schema(1, 5),
+        ordered(label_schema(tuple(odd)), tuple(data.draw(st.permutations(odd[:2])))),  # an order matching no list
+    ]))
+    assert schema.text == json.dumps(schema.json, sort_keys=True, separators=(",", ":"))
