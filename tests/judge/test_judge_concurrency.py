@@ -300,12 +300,13 @@ def test_judge_calls_leave_in_the_order_the_traces_were_read(judge_server):
     the engine's window is never held back behind later ones."""
     from assay import Evaluation
 
-    judge_server.default = delayed(obj({"evidence": [], "reasoning": "fine", "score": 4}), 0.02)
-    judge = make_judge(f"openai-compatible:m@{judge_server.url}", cache=False, concurrency=4, adaptive=False)
-    traces = [{"id": f"t{i:02d}", "turns": [{"input": f"question {i:02d}", "output": "an answer"}]} for i in range(40)]
+    judge_server.default = delayed(obj({"evidence": [], "reasoning": "fine", "score": 4}), 0.1)  # (a server thread
+    judge = make_judge(f"openai-compatible:m@{judge_server.url}", cache=False, concurrency=4,  # late to record its
+                       adaptive=False)                                                         # request by 0.1 s: no)
+    traces = [{"id": f"t{i:02d}", "turns": [{"input": f"question {i:02d}", "output": "an answer"}]} for i in range(24)]
     result = Evaluation(["holistic_llm_judge"], judge=judge).run(traces)
-    assert result.run.n_traces == 40 and judge_server.peak <= 4
+    assert result.run.n_traces == 24 and judge_server.peak <= 4
     asked = [int(json.dumps(r.json).split("question ")[1][:2]) for r in judge_server.requests]
     # up to four requests leave together and the server's threads may record them in any order among
-    # themselves; a call that lost its place went behind every waiting one (8-30 places back)
-    assert sorted(asked) == list(range(40)) and max(abs(at - i) for at, i in enumerate(asked)) < 4, asked
+    # themselves; a call that lost its place went behind every call waiting then (the unit tests above are exact)
+    assert sorted(asked) == list(range(24)) and max(abs(at - i) for at, i in enumerate(asked)) < 4, asked
