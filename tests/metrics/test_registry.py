@@ -123,6 +123,31 @@ def test_a_user_registration_clashing_with_a_plugin_is_an_error_either_way(insta
         assert r3.get("shouty") is mine
 
 
+def test_the_plugin_groups_are_read_in_one_scan_kept_while_sys_path_is_the_same(tmp_path, monkeypatch):
+    """A run looks up the metric, importer and judge groups: one scan of the installed distributions
+    serves them all (each read every distribution's metadata), and a plugin on a new ``sys.path``
+    entry is found (the scan is made again)."""
+    from importlib import metadata
+
+    from assay import _plugins
+    from tests.support.plugin_dist import install_plugin, uninstall
+
+    scans = []
+    real = metadata.entry_points
+    monkeypatch.setattr(metadata, "entry_points", lambda **kw: scans.append(kw) or real(**kw))
+    monkeypatch.setattr(_plugins, "_SCANNED", None)
+    for group in ("assay.metrics", "assay.importers", "assay.judges", "assay.metrics"):
+        assert _plugins.entry_points(group) == []
+    assert scans == [{}]
+    root = install_plugin(tmp_path)
+    monkeypatch.syspath_prepend(str(root))
+    try:
+        assert [ep.name for ep in _plugins.entry_points("assay.metrics")] and len(scans) == 2
+        assert _plugins.entry_points("pytest11") is not None and len(scans) == 3  # another group: its own scan
+    finally:
+        uninstall(root)
+
+
 def test_a_broken_plugin_is_named_in_the_error(tmp_path, monkeypatch):
     from tests.support.plugin_dist import install_plugin, uninstall
 
