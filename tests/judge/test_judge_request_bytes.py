@@ -196,3 +196,30 @@ def test_an_ordered_schema_s_text_is_json_dumps_of_its_reordered_schema(data):
         ordered(label_schema(tuple(odd)), tuple(data.draw(st.permutations(odd[:2])))),  # an order matching no list
     ]))
     assert schema.text == json.dumps(schema.json, sort_keys=True, separators=(",", ":"))
+
+
+_strings = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(TEXTS)
+_floats = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.0, -0.0, 0.2, 1.0, 1e-05, 1e16, 1e-4])
+
+
+@settings(max_examples=400, deadline=None)
+@given(model=_strings, contents=st.lists(st.tuples(st.sampled_from(["system", "user", "assistant"]), _strings),
+                                         min_size=1, max_size=4),
+       content_key=st.sampled_from(["", "ab12"]), temperature=_floats | st.integers(0, 2),
+       max_tokens=st.none() | st.integers(1, 10**6), repeat=st.integers(0, 9),
+       endpoint=st.none() | st.dictionaries(_strings, _strings, max_size=3)
+       | st.fixed_dictionaries({"backend": st.just("x"), "odd": st.sampled_from([1.5, 3, None, ("a",), b"\x00"])}))
+def test_a_cache_key_is_the_sha256_of_the_json_it_always_was(model, contents, content_key, temperature, max_tokens,
+                                                            repeat, endpoint):
+    """Keys made by msgspec where the values are plain are the bytes ``json.dumps`` wrote for every key so far
+    (a user's cache stays valid); other values (odd floats, non-string identities) go through json itself."""
+    from assay.judge._cache import cache_key
+
+    messages = tuple({"role": role, "content": text} for role, text in contents)
+    request = JudgeRequest(messages=messages, schema=label_schema(("yes", "no")), key="m@1", repeat=repeat,
+                           temperature=temperature, max_tokens=max_tokens, content_key=content_key)
+    material = {"model": model, "messages": content_key or list(messages), "schema": request.schema.digest,
+                "temperature": temperature, "max_tokens": max_tokens, "key": "m@1", "repeat": repeat,
+                "endpoint": dict(endpoint) if endpoint else None}
+    old = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    assert cache_key(model, request, endpoint) == hashlib.sha256(old.encode("utf-8")).hexdigest()
