@@ -143,7 +143,7 @@ def test_the_plugin_groups_are_read_in_one_scan_kept_while_sys_path_is_the_same(
     monkeypatch.syspath_prepend(str(root))
     try:
         assert [ep.name for ep in _plugins.entry_points("assay.metrics")] and len(scans) == 2
-        assert _plugins.entry_points("pytest11") is not None and len(scans) == 3  # another group: its own scan
+        assert len(_plugins.entry_points("pytest11")) >= 0 and len(scans) == 2  # another group: the same scan
     finally:
         uninstall(root)
 

@@ -227,8 +227,7 @@ class Evaluation:
             finally:
                 unfinished -= 1
                 near_the_end()
-                if wake is not None and not wake.done():
-                    wake.set_result(None)
+                rouse()
 
         async def progress() -> None:
             """Until a trace's scoring ends (the first pending one's among them) or the run is interrupted: its
@@ -241,13 +240,14 @@ class Evaluation:
             finally:
                 wake = None
 
-        def interrupted(_: Any) -> None:
+        def rouse(_: Any = None) -> None:  # a trace's scoring ended, or the run was interrupted
             if wake is not None and not wake.done():
                 wake.set_result(None)
 
         def done() -> list[Any]:
+            """The results done from the first pending one on, in order (none once the run is interrupted)."""
             batch = []
-            while pending and pending[0].done():
+            while pending and pending[0].done() and not (cancel is not None and cancel.is_set()):
                 batch.append(pending.popleft().result())
             return batch
 
@@ -279,7 +279,7 @@ class Evaluation:
                     yield await _ready(pending)
                 return
             records = iter(self._read(source, input_format, strict, tap))
-            stop.add_done_callback(interrupted)
+            stop.add_done_callback(rouse)
             while not cancel.is_set():  # type: ignore[union-attr]
                 room = not read and unfinished < window and len(pending) < held
                 got = next(records, None) if room else None
@@ -304,9 +304,7 @@ class Evaluation:
                 if not pending[0].done():
                     _load_finish(warm)
                     await progress()
-                batch = []
-                while pending and pending[0].done() and not cancel.is_set():  # type: ignore[union-attr]
-                    batch.append(pending.popleft().result())
+                batch = done()
                 if batch:
                     yield batch
             # interrupted: calls in flight finish (and are cached) or are cancelled after the grace period

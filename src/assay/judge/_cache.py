@@ -185,8 +185,7 @@ class JudgeCache:
 
     def get(self, key: str, schema: type[pydantic.BaseModel]) -> Verdict | None:
         """The stored verdict for *key*, or None (also when it no longer validates)."""
-        if self._failed is not None:
-            self._raise_failed()
+        self._raise_failed()
         pending = self._unwritten.get(key)
         if pending is not None:
             text = pending[2]
@@ -216,31 +215,24 @@ class JudgeCache:
         if verdict.tokens is not None:  # written only when asked for (logprobs), so other entries keep their bytes
             data["tokens"] = [[t.token, t.logprob, [list(a) for a in t.top]] for t in verdict.tokens]
         row = (key, verdict.model, json.dumps(data, ensure_ascii=False), time.time())
-        if self._failed is not None:
-            self._raise_failed()
+        self._raise_failed()
         try:
             loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop: committed now (with any a closed loop left)
-            if self._unwritten:
-                with self._lock:
-                    self._unwritten[key] = row
-                self.flush()
-            else:
-                self._connection().execute(_INSERT, row)
-            return
+        except RuntimeError:
+            loop = None
         with self._lock:
             self._unwritten[key] = row
-            schedule = self._due is not loop
+            full = loop is None or len(self._unwritten) >= MAX_UNWRITTEN  # no event loop: committed now
+            schedule = not full and self._due is not loop
             if schedule:
                 self._due = loop
-            full = len(self._unwritten) >= MAX_UNWRITTEN
-        if schedule:
+        if full:
+            self.flush()
+        elif schedule:
             if not self._at_exit:
                 self._at_exit = True
                 atexit.register(_flush_at_exit, weakref.ref(self))
             loop.call_soon(self._flush_step)
-        elif full:
-            self.flush()
 
     def flush(self) -> None:
         """Commit the verdicts put in the current loop step now (the step's end, ``close`` and exit do it)."""

@@ -296,7 +296,7 @@ class VerdictSchema:
             else:
                 out = [pieces[0]]
                 for (values, original), piece in zip(lists, pieces[1:]):
-                    order = next((o for o in self.orders if len(o) == len(values) and set(o) == values), None)
+                    order = self._order_of(values)
                     out.append(original if order is None else _compact(list(order)))
                     out.append(piece)
                 self._text = "".join(out)
@@ -314,10 +314,14 @@ class VerdictSchema:
         whose values are an order's in that order; only the nodes on the way to an enum are copied,
         so the result is as read-only as its source."""
         for path, values in _enums(self.base):
-            order = next((o for o in self.orders if len(o) == len(values) and set(o) == values), None)
+            order = self._order_of(values)
             if order is not None:
                 schema = _with_enum(schema, path, list(order))
         return schema
+
+    def _order_of(self, values: frozenset[str]) -> tuple[str, ...] | None:
+        """The request's order of an option list with these *values* (None: it keeps the model's)."""
+        return next((o for o in self.orders if len(o) == len(values) and set(o) == values), None)
 
     # what the judge stack (and a scripted judge) asks of a model class
     def model_json_schema(self) -> dict[str, Any]:
