@@ -33,7 +33,7 @@ demo: $(DEMO_STAMP)
 
 check: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/ruff check src
+	$(BIN)/ruff check src tests
 	$(BIN)/mypy
 
 test: check

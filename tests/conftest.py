@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:  # so `tests.support` imports under plain `pytest`
 from assay.metrics._base import REGISTRY  # noqa: E402
 from tests.support.browser import chromium  # noqa: E402,F401  (registers the fixture)
 from tests.support.judge_server import judge_server  # noqa: E402,F401  (registers the fixture)
+from tests.support.plugin_dist import installed_plugin  # noqa: E402,F401  (registers the fixture)
 
 _LOCAL_NAMES = {"localhost", "localhost.localdomain", "", None}
 _KEYS = ("ASSAY_JUDGE", "ASSAY_JUDGE_BASE_URL", "ASSAY_JUDGE_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL",

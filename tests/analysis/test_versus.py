@@ -66,7 +66,7 @@ def test_both_orders_are_judged_anonymised_and_fenced():
         text = " ".join(m["content"] for m in req["messages"])
         assert "base-v1" not in text and "new-v2" not in text  # the runs' names never reach the judge
         assert re.search(r"Fence code for this request: [0-9a-f]{16}", user)
-    for item, shown in by_trace.items():
+    for shown in by_trace.values():
         assert len(shown) == 2
         (a1, b1), (a2, b2) = shown
         assert {a1, a2} == {b1, b2} and a1 != a2  # each reply once as A and once as B

@@ -13,7 +13,7 @@ import assay
 from assay import ConfigError, DataError
 from assay._collect import journal_path
 from tests.collect import agents
-from tests.support.judge_server import JudgeServer, obj, text
+from tests.support.judge_server import obj, text
 
 WEATHER = {"id": "w", "input": "Weather in Paris?", "tools": [
     {"name": "weather", "description": "Current weather", "function": "tests.collect.agents:weather",

@@ -8,7 +8,7 @@ import pytest
 
 from assay.compat.fair_forge.metrics.best_of import BestOf, BestOfContest, BestOfMetric
 from assay.compat.fair_forge.schemas.common import Batch, Dataset
-from tests.support.judge_server import JudgeServer, obj
+from tests.support.judge_server import obj
 
 QUESTIONS = ["What is 2 + 2?", "Capital of France?", "Boiling point of water at sea level?"]
 

@@ -12,7 +12,6 @@ import assay
 from assay.engine._statistics import StatisticsCollector
 from assay.model import Trace
 from tests.support.cli import cli_env, run_pipe
-from tests.support.judge_server import JudgeServer
 
 
 def trace(task: str, trial: int, *, status: str | None = "completed", answer: str = "done",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.importers import Limits, read_traces
+from assay.importers import Limits
 from assay.importers._limits import depth_exceeds, loads
 from assay.importers._stream import CHUNK
 from assay.model import InputIssue, Trace

@@ -11,7 +11,6 @@ from assay.errors import ConfigError
 from assay.judge import Backend, CallableJudge, OpenAICompatible, backends, make_judge, parse_spec, register_backend
 from assay.judge import _factory
 from tests.support.judge_server import obj
-from tests.support.plugin_dist import installed_plugin  # noqa: F401  (fixture)
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,6 @@ import pytest
 from assay import ConfigError, MetricContext, evaluate, metric
 from assay.metrics import Registry
 from assay.metrics._base import REGISTRY
-from tests.support.plugin_dist import installed_plugin  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 
