@@ -1,5 +1,5 @@
 """``python -m assay``."""
 
-from .cli import main
+from .cli import entry
 
-main()
+entry()
