@@ -193,9 +193,14 @@ def test_the_example_from_the_issue(in_tmp: Path) -> None:
     ('{"id": "a", "turns": [], "handoffs": [{"from": "x"}]}', "bad.jsonl:2: handoffs[0].to: required field is missing"),
     (b'{"id": "\xff", "turns": []}', "bad.jsonl:2: not valid UTF-8: byte 0xff at column 9; "
                                     "use --on-bad-text=replace to keep the record with U+FFFD"),
+    # binary junk with NUL bytes: json.loads would read it as UTF-32 and name a NUL at column 5
+    (b'\x00\x00\x00\x01\x00i\xff', "bad.jsonl:2: not valid UTF-8: byte 0xff at column 7; "
+                                    "use --on-bad-text=replace to keep the record with U+FFFD"),
+    (b'\x01\x00\x00\x00\xd0a\x00\x00', "bad.jsonl:2: not valid UTF-8: byte 0xd0 at column 5; "
+                               "use --on-bad-text=replace to keep the record with U+FFFD"),
 ], ids=["syntax", "trailing", "array", "string", "null", "unknown-field", "unknown-nested", "missing-turns",
         "missing-id", "status-enum", "tool-order-enum", "wrong-type", "turns-and-messages", "handoff-to",
-        "utf8"])
+        "utf8", "utf8-nul-junk", "utf8-not-utf32"])
 def test_bad_lines_are_issues_naming_file_line_and_field(in_tmp: Path, text: str | bytes, expected: str) -> None:
     body = text if isinstance(text, bytes) else text.encode()
     name = write(in_tmp / "bad.jsonl", line(GOOD).encode() + body + b"\n" + line({**GOOD, "id": "t3"}).encode())

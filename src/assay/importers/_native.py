@@ -43,7 +43,10 @@ def parse_trace(text: str | bytes, source: str, line: int | None) -> Trace | Inp
     except TraceValidationError as exc:
         if exc.message.startswith("not valid JSON"):
             try:  # let the stdlib say where, in its words, and the text check what and where
-                value = json.loads(text, parse_constant=reject_constant)
+                # (bytes decoded as UTF-8 here: json.loads would guess UTF-16 or UTF-32 from NUL bytes and name
+                # a byte and column of that guess as the UTF-8 error)
+                value = json.loads(text.decode("utf-8") if isinstance(text, bytes) else text,
+                                   parse_constant=reject_constant)
             except RecordError as rexc:
                 return InputIssue(source, line, None, rexc.message)
             except RecursionError:
