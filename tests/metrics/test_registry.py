@@ -126,18 +126,16 @@ def test_the_plugin_groups_are_read_in_one_scan_kept_while_sys_path_is_the_same(
     """A run looks up the metric, importer and judge groups: one scan of the installed distributions
     serves them all (each read every distribution's metadata), and a plugin on a new ``sys.path``
     entry is found (the scan is made again)."""
-    from importlib import metadata
-
     from assay import _plugins
     from tests.support.plugin_dist import install_plugin, uninstall
 
     scans = []
-    real = metadata.entry_points
-    monkeypatch.setattr(metadata, "entry_points", lambda **kw: scans.append(kw) or real(**kw))
+    real = _plugins._scan
+    monkeypatch.setattr(_plugins, "_scan", lambda: scans.append(1) or real())
     monkeypatch.setattr(_plugins, "_SCANNED", None)
     for group in ("assay.metrics", "assay.importers", "assay.judges", "assay.metrics"):
         assert _plugins.entry_points(group) == []
-    assert scans == [{}]
+    assert scans == [1]
     root = install_plugin(tmp_path)
     monkeypatch.syspath_prepend(str(root))
     try:
@@ -145,6 +143,76 @@ def test_the_plugin_groups_are_read_in_one_scan_kept_while_sys_path_is_the_same(
         assert len(_plugins.entry_points("pytest11")) >= 0 and len(scans) == 2  # another group: the same scan
     finally:
         uninstall(root)
+
+
+def test_the_direct_scan_finds_what_importlib_metadata_finds(tmp_path, monkeypatch):
+    """The entry points read from the distributions' files are importlib.metadata's, group by group, in this
+    environment and with a plugin installed twice (the copy first on ``sys.path`` counts, as there); each
+    loads the same object and names the same distribution."""
+    from importlib import metadata
+
+    from assay import _plugins
+    from tests.support.plugin_dist import install_plugin, uninstall
+
+    first, second = install_plugin(tmp_path / "a"), install_plugin(tmp_path / "b")
+    (second / "assay_dummy_plugin-0.1.dist-info" / "entry_points.txt").write_text(
+        "[assay.metrics]\nshadowed = assay_dummy_plugin:Shouty\n")
+    monkeypatch.syspath_prepend(str(second))
+    monkeypatch.syspath_prepend(str(first))
+    try:
+        ours = _plugins._scan()
+        theirs = metadata.entry_points()
+        assert type(ours) is dict and set(ours) == set(theirs.groups)  # (the direct scan, not importlib.metadata's)
+        for group in theirs.groups:
+            assert sorted((ep.name, ep.value) for ep in ours[group]) == \
+                sorted((ep.name, ep.value) for ep in theirs.select(group=group)), group
+        assert "shadowed" not in {ep.name for ep in ours["assay.metrics"]}
+        mine = {ep.name: ep for ep in ours["assay.metrics"]}["shouty"]
+        real = next(ep for ep in theirs.select(group="assay.metrics") if ep.name == "shouty")
+        assert mine.load() is real.load()
+        assert _plugins.origin_of(mine) == _plugins.origin_of(real) == "plugin assay-dummy-plugin"
+    finally:
+        uninstall(first)
+        uninstall(second)
+
+
+def test_an_import_hook_that_finds_distributions_hands_the_scan_to_importlib_metadata(monkeypatch):
+    """A finder of distributions the direct scan does not know (a zipapp's, a packager's) makes importlib.metadata
+    scan; the importlib_metadata backport's, which reads ``sys.path`` as the scan does, does not."""
+    import sys
+
+    from assay import _plugins
+
+    class Elsewhere:
+        def find_spec(self, *args):
+            return None
+
+        def find_distributions(self, context=None):
+            return iter(())
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Elsewhere()])
+    assert type(_plugins._scan()) is not dict
+    # the backport's finder, by its identity (importing the backport itself would take the standard library's
+    # finder away for the rest of the session: it does that on import)
+    backport = type("MetadataPathFinder", (Elsewhere,), {"__module__": "importlib_metadata"})
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if not isinstance(f, Elsewhere)] + [backport()])
+    assert type(_plugins._scan()) is dict
+
+
+def test_a_zip_on_sys_path_is_read_by_importlib_metadata(tmp_path, monkeypatch):
+    """A distribution inside a zip file on ``sys.path`` is found: the scan hands such a path to importlib.metadata."""
+    import zipfile
+
+    from assay import _plugins
+
+    archive = tmp_path / "plugins.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("zipped_plugin-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zipped-plugin\nVersion: 1.0\n")
+        z.writestr("zipped_plugin-1.0.dist-info/entry_points.txt", "[assay.metrics]\nzipped = zipped_plugin:Metric\n")
+    monkeypatch.syspath_prepend(str(archive))
+    monkeypatch.setattr(_plugins, "_SCANNED", None)
+    assert [(ep.name, ep.value) for ep in _plugins.entry_points("assay.metrics")] == [("zipped", "zipped_plugin:Metric")]
+    assert _plugins.origin_of(_plugins.entry_points("assay.metrics")[0]) == "plugin zipped-plugin"
+    monkeypatch.setattr(_plugins, "_SCANNED", None)
 
 
 def test_a_broken_plugin_is_named_in_the_error(tmp_path, monkeypatch):
