@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
@@ -73,6 +73,25 @@ def check_writable(path: str | os.PathLike[str], what: str = "output") -> None:
     os.unlink(probe)
     if target.exists() and not os.access(target, os.W_OK):
         raise ConfigError(f"{what} {str(path)!r} exists and is not writable")
+
+
+def check_not_input(path: str | os.PathLike[str], inputs: Iterable[Any], what: str = "output") -> None:
+    """Raise ConfigError when ``path`` is one of ``inputs`` (the same file by any name: a link, another
+    spelling), the files the command reads or keeps (traces, results, the run store): the output would replace
+    what is there, and only the output would be left."""
+    from .errors import ConfigError  # imported here: this module sits below every layer
+
+    target = os.path.realpath(path)
+    for given in inputs:
+        if not isinstance(given, (str, os.PathLike)) or os.fspath(given) == "-":
+            continue
+        try:
+            same = os.path.samefile(path, given)
+        except OSError:  # one of them does not exist (yet): compare what they name
+            same = target == os.path.realpath(given)
+        if same:
+            raise ConfigError(f"{what} {str(path)!r} is a file this command already uses ({os.fspath(given)!r}): "
+                              "writing it would replace what is there; give the output another file")
 
 
 def _mode_for(target: Path) -> int:

@@ -195,3 +195,47 @@ def test_quiet_says_why_a_run_could_not_be_evaluated_on_its_one_line(tmp_path):
     assert r.returncode == 3 and r.stdout == ""
     assert r.stderr.splitlines() == ["0 traces: 0 passed, 0 failed, 0 unscored; 0 input records skipped; "
                                      "could not evaluate: no traces in the input"]
+
+
+@pytest.mark.parametrize("flag", ["-o", "--html"])
+def test_an_output_that_is_an_input_is_refused_before_anything_is_read(tmp_path, flag):
+    """``assay run in.jsonl -o in.jsonl`` replaced the traces with their results; so did ``--html`` through a
+    link to the input. Now the run stops first (exit 2) and the input is as it was, by whatever name."""
+    src = traces(tmp_path)
+    before = src.read_bytes()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(src)
+    for given, out in ((src, src), (link, src), (src, tmp_path / "." / "in.jsonl")):
+        r = invoke(str(given), "-m", "tool_selection_accuracy", "--no-store", flag, str(out))
+        assert r.exit_code == 2, r.output
+        assert f"{flag} {str(out)!r} is a file this command already uses" in r.output
+        assert src.read_bytes() == before
+
+
+def test_evaluate_refuses_an_output_that_is_its_input(tmp_path):
+    import assay
+    from assay.errors import ConfigError
+
+    src = traces(tmp_path)
+    before = src.read_bytes()
+    with pytest.raises(ConfigError, match="is a file this command already uses"):
+        assay.evaluate(str(src), ["tool_selection_accuracy"], outputs=[str(src)])
+    assert src.read_bytes() == before
+
+
+def test_report_and_run_refuse_to_write_over_a_results_file_or_the_run_store(tmp_path):
+    """``assay report res.json -o res.json`` wrote the page over the results it was made from, and an ``-o``
+    naming the run store would have written over every stored run: both stop (exit 2), nothing changed."""
+    src = traces(tmp_path)
+    res, store = tmp_path / "res.json", tmp_path / "runs.sqlite3"
+    assert invoke(str(src), "-m", "tool_selection_accuracy", "--store", str(store), "-o", str(res)).exit_code == 1
+    kept = res.read_bytes()
+    r = CliRunner().invoke(main, ["report", str(res), "-o", str(res)], catch_exceptions=False)
+    assert r.exit_code == 2 and f"-o {str(res)!r} is a file this command already uses" in r.output
+    r = CliRunner().invoke(main, ["report", "latest", "--store", str(store), "-o", str(store)], catch_exceptions=False)
+    assert r.exit_code == 2 and "is a file this command already uses" in r.output
+    r = invoke(str(src), "-m", "tool_selection_accuracy", "--store", str(store), "-o", str(store) + ".json")
+    assert r.exit_code == 1  # (another file beside it is fine)
+    r = invoke(str(src), "-m", "tool_selection_accuracy", "--store", str(store), "-f", "json", "-o", str(store))
+    assert r.exit_code == 2 and "is a file this command already uses" in r.output
+    assert res.read_bytes() == kept

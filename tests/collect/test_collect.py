@@ -204,7 +204,7 @@ def test_bad_tasks_are_data_errors(tasks, message):
 def test_the_output_cannot_be_the_task_file(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps({"id": 1, "input": "x"}) + "\n")
-    with pytest.raises(ConfigError, match="is the task file"):
+    with pytest.raises(ConfigError, match="is a file this command already uses"):
         assay.collect(tasks, agents.async_echo, output=tasks)
     assert json.loads(tasks.read_text()) == {"id": 1, "input": "x"}
 

@@ -20,7 +20,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from .._files import atomic_write, check_writable
+from .._files import atomic_write, check_not_input, check_writable
 from ..errors import ConfigError, DataError
 from ..model import Trace
 from ..model._options import CONCURRENCY, JudgeOptions
@@ -79,9 +79,8 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     ``fresh``: ignore (and replace) the journal of an interrupted earlier run into ``output``.
     ``agent_env``: names of environment variables a ``cmd:`` agent gets besides the minimal ones.
     """
-    if output is not None and isinstance(tasks, (str, os.PathLike)) and \
-            os.path.realpath(tasks) == os.path.realpath(output):
-        raise ConfigError(f"the output {str(output)!r} is the task file: give the traces another file")
+    if output is not None:
+        check_not_input(output, [tasks], "output")  # (the task file)
     task_list = load_tasks(tasks)
     settings = Settings(trials=trials, temperature=temperature, seed=seed, max_turns=MAX_TURNS if max_turns is None else max_turns,
                         max_tokens=max_tokens, retry_failed=retry_failed)

@@ -59,7 +59,9 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     outputs = list(outputs)
     _, files = plan_outputs([os.fspath(o) for o in outputs if isinstance(o, (str, os.PathLike))], None)
     evaluation = Evaluation.from_spec(spec, attach_traces=path is not None or any(f == "html" for _, f, _ in files))
-    sinks: list[Any] = output_sinks(files, dimensions={n: m.spec.dimension for n, m in evaluation.instances.items()})
+    given = [traces] if isinstance(traces, (str, os.PathLike)) else traces if isinstance(traces, (list, tuple)) else ()
+    sinks: list[Any] = output_sinks(files, dimensions={n: m.spec.dimension for n, m in evaluation.instances.items()},
+                                    inputs=given)
     sinks += [o for o in outputs if not isinstance(o, (str, os.PathLike))]
     if path is None:  # no store, or ASSAY_STORE=off: the run is not recorded, as with `assay run --no-store`
         return run_into(evaluation, traces, spec, sinks)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .._files import atomic_write, check_writable, write_atomic
+from .._files import atomic_write, check_not_input, check_writable, write_atomic
 from ..engine._sinks import ContextSink, Sink
 from ..engine._spec import RunSpec
 from ..errors import ConfigError
@@ -83,16 +83,19 @@ def plan_outputs(outputs: Iterable[str], fmt: str | None, html: str | None = Non
 
 
 def output_sinks(files: Iterable[Output], fmt: str | None = None, *, dimensions: dict[str, str] | None = None,
-                 table: Callable[[RunResult], str] | None = None) -> list[Sink]:
+                 table: Callable[[RunResult], str] | None = None, inputs: Iterable[Any] = ()) -> list[Sink]:
     """The sinks writing ``files`` and stdout (``fmt``: json, jsonl, junit or csv; table or None:
     nothing here), in the order they must finish: whole documents first, then the streamed files
     renamed into place, then the HTML report. Every path is checked for writing first.
 
     ``dimensions``: metric name -> dimension (the CSV's column); ``table``: renders the table
-    as text (``-o results.txt``; the CLI's renderer).
+    as text (``-o results.txt``; the CLI's renderer); ``inputs``: the run's input files, which no output
+    may be.
     """
     files = list(files)
+    inputs = list(inputs)
     for path, _, flag in files:  # before any scoring or judge spending
+        check_not_input(path, inputs, flag)
         check_writable(path, flag)
     dims = dimensions or {}
     sinks: list[Sink] = [DocumentSink(path, f, table=table) for path, f, _ in files if f in DOCUMENTS]

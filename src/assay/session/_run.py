@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .._files import check_not_input
 from ..engine import Evaluation
 from ..engine._calls import plan_inputs, planner_for
 from ..engine._sinks import ContextSink, Each, run_into
@@ -83,7 +84,7 @@ def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = ()
     for p in paths:  # before the store records a run that cannot start
         if p != "-" and not os.path.exists(p):
             raise DataError("no such file", source=p)
-    written = output_sinks(outputs, fmt, table=table,
+    written = output_sinks(outputs, fmt, table=table, inputs=[*paths, *([store] if store is not None else [])],
                            dimensions={name: m.spec.dimension for name, m in evaluation.instances.items()})
     tap = InputTap(paths)  # hashes and sizes taken while the inputs are scored: each is read once
     inputs = [{"path": p, "sha256": None, "bytes": None} for p in tap.paths]
@@ -144,6 +145,10 @@ def make_report(ref: str, output: str, *, store: str | None = None, comparison: 
 
     if comparison and baseline:
         raise ConfigError("give --comparison FILE or --baseline RUN, not both")
+    read = [r for r in (ref, comparison, baseline, store or default_store_path()) if r]  # (results files, the store)
+    for flag, path in (("-o", output), ("--screenshot", screenshot)):
+        if path:
+            check_not_input(path, read, flag)
     if max_traces is None:
         max_traces = MAX_TRACES
 
