@@ -2,13 +2,16 @@
 
 Every file assay writes (results in any format, the HTML report, screenshots) goes through
 ``atomic_write``: a temporary file in the same directory, flushed and fsynced, then renamed over
-the target. Until the rename the previous file is untouched; after it the new one is complete.
+the target. Until the rename the previous file is untouched; after it the new one is complete. A link
+is followed (the file it names is replaced, the link stays), and what is no regular file (``-o
+/dev/stdout``, a named pipe) is written directly: renaming over it would replace the device itself.
 ``check_writable`` validates an output path before any scoring (and any judge spending).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -26,7 +29,12 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *, encoding: st
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_write mode must be 'wb' or 'w', got {mode!r}")
-    target = Path(path)
+    if _stream(path):  # /dev/stdout, a pipe, a terminal: written as it comes (nothing to rename over)
+        with open(path, mode, encoding=None if mode == "wb" else (encoding or "utf-8"),
+                  newline=None if mode == "wb" else newline) as stream:
+            yield stream
+        return
+    target = Path(os.path.realpath(path))  # through a link to the file it names: the link stays a link
     directory = target.parent
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
@@ -59,7 +67,11 @@ def check_writable(path: str | os.PathLike[str], what: str = "output") -> None:
     """
     from .errors import ConfigError  # imported here: this module sits below every layer
 
-    target = Path(path)
+    if _stream(path):
+        if not os.access(path, os.W_OK):
+            raise ConfigError(f"{what} {str(path)!r} is not writable")
+        return
+    target = Path(os.path.realpath(path))
     directory = target.parent
     if target.is_dir():
         raise ConfigError(f"{what} {str(path)!r} is a directory; give a file name")
@@ -92,6 +104,16 @@ def check_not_input(path: str | os.PathLike[str], inputs: Iterable[Any], what: s
         if same:
             raise ConfigError(f"{what} {str(path)!r} is a file this command already uses ({os.fspath(given)!r}): "
                               "writing it would replace what is there; give the output another file")
+
+
+def _stream(path: str | os.PathLike[str]) -> bool:
+    """Whether *path* names something that is there and is no regular file (a device such as ``/dev/stdout``,
+    a pipe, a socket): it is written directly, never replaced by a renamed file."""
+    try:
+        kind = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(kind) or stat.S_ISDIR(kind))
 
 
 def _mode_for(target: Path) -> int:

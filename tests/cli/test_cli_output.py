@@ -43,6 +43,44 @@ def test_atomic_write_keeps_the_old_file_until_the_new_one_is_complete(tmp_path)
     assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o640  # permissions kept
 
 
+def test_an_output_through_a_link_replaces_the_file_the_link_names_and_keeps_the_link(tmp_path):
+    """``-o results.jsonl`` where results.jsonl links to a file elsewhere: the rename went over the link, which
+    became a file of its own while the file it named kept the old results."""
+    (tmp_path / "elsewhere").mkdir()
+    real, link = tmp_path / "elsewhere" / "r.json", tmp_path / "r.json"
+    real.write_text("previous")
+    link.symlink_to(real)
+    check_writable(link, "-o")
+    write_atomic(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+    assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == ["r.json"]
+
+
+def test_an_output_that_is_a_named_pipe_is_written_through_not_renamed_over(tmp_path):
+    """``-o /dev/stdout`` (a link to the process's stdout: a pipe or terminal) renamed a regular file over the
+    device when run as root; a named pipe stands in for it here. The run's JSON reaches the reader and the pipe
+    is still a pipe."""
+    import threading
+
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)  # (blocks if never written)
+    reader.start()
+    src = tmp_path / "timed.jsonl"
+    src.write_text("".join(json.dumps({"id": f"r{i}", "turns": [{"input": "q", "output": "a", "latency_ms": 100}]})
+                           + "\n" for i in range(3)))
+    done = subprocess.run([sys.executable, "-m", "assay", "run", str(src), "-m", "latency_score",
+                           "--no-store", "-q", "-o", str(fifo)], env=cli_env(tmp_path), capture_output=True,
+                          text=True, timeout=60)
+    reader.join(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert got and json.loads(got[0])["run"]["n_traces"] == 3, "nothing was written through the pipe"
+    import stat
+
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
 def test_check_writable_says_where_and_what(tmp_path):
     with pytest.raises(ConfigError, match=r"-o '.*nodir/r.json': directory '.*nodir' does not exist"):
         check_writable(tmp_path / "nodir" / "r.json", "-o")
