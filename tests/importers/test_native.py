@@ -276,6 +276,47 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [loc for loc, _ in read_traces("-")] == ["<stdin>:1", "<stdin>:2", "<stdin>:3"]
 
 
+@pytest.mark.parametrize("kind", ["gzip", "bz2", "lzma", "zstd"])
+def test_a_compressed_file_is_named_as_such_not_read_as_broken_lines(in_tmp: Path, kind: str) -> None:
+    """``traces.jsonl.gz`` was read as one line of bad UTF-8 ("use --on-bad-text=replace", which would keep
+    garbage); whatever the format named, the file is refused with how to read it, and nothing is scored."""
+    import bz2
+    import gzip
+    import lzma
+
+    data = (line(GOOD) * 3).encode()
+    packed = {"gzip": gzip.compress, "bz2": bz2.compress, "lzma": lzma.compress,
+              "zstd": lambda d: b"\x28\xb5\x2f\xfd" + d}[kind](data)  # (zstd: its magic is what is checked)
+    path = in_tmp / "traces.jsonl.x"
+    path.write_bytes(packed)
+    tool = {"gzip": "gzip", "bz2": "bzip2", "lzma": "xz", "zstd": "zstd"}[kind]
+    for fmt in (None, "assay"):
+        with pytest.raises(DataError, match=rf"compressed; decompress it first \({tool} -dk .*traces.jsonl.x\)"):
+            list(read_traces(str(path), input_format=fmt))
+
+
+def test_compressed_standard_input_says_to_decompress_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    class Stdin:
+        buffer = io.BufferedReader(io.BytesIO(gzip.compress((line(GOOD) * 3).encode())))
+
+    monkeypatch.setattr("sys.stdin", Stdin)
+    with pytest.raises(DataError, match=r"<stdin>: gzip-compressed: pipe it through `gzip -dc` first"):
+        list(read_traces("-"))
+
+
+def test_a_distributed_run_refuses_a_compressed_file_too(in_tmp: Path) -> None:
+    import gzip
+
+    from assay.engine._shards import plan_shards
+
+    path = in_tmp / "t.jsonl.gz"
+    path.write_bytes(gzip.compress((line(GOOD) * 3).encode()))
+    with pytest.raises(DataError, match="gzip-compressed"):
+        plan_shards(str(path))
+
+
 # ---------------------------------------------------------------- round trip
 
 _json = st.recursive(

@@ -190,6 +190,22 @@ class _Replay(io.RawIOBase):
         return len(data)
 
 
+_COMPRESSED = ((b"\x1f\x8b", "gzip", "gzip"), (b"BZh", "bzip2", "bzip2"), (b"\xfd7zXZ\x00", "xz", "xz"),
+               (b"\x28\xb5\x2f\xfd", "zstd", "zstd"))
+"""(magic bytes, format, the tool that decompresses it) of the compressed files no importer reads."""
+
+
+def check_not_compressed(head: bytes, source: str) -> None:
+    """A DataError naming the compression when the file starts like a compressed one (nothing in it could be
+    read line by line; its bytes are not text): decompress it, or pipe it in."""
+    for magic, kind, tool in _COMPRESSED:
+        if head.startswith(magic):
+            if source == "<stdin>":
+                raise DataError(f"{kind}-compressed: pipe it through `{tool} -dc` first", source=source)
+            raise DataError(f"{kind}-compressed; decompress it first ({tool} -dk {source}) or pipe it in "
+                            f"({tool} -dc {source} | assay run -)", source=source)
+
+
 def _with_head(stream: IO[bytes]) -> tuple[IO[bytes], bytes]:
     """The first 64 KiB (fewer only at end of file) and a stream that still starts at byte 0.
 
@@ -243,6 +259,7 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
         dups.source(source)
         try:
             stream, head = _with_head(raw)
+            check_not_compressed(head, source)
             name = input_format or detect_format(head, source)
             imp = _IMPORTERS[name]
             records = imp.companions.read(stream, source, held[name]) if name in held else imp.read(stream, source)
