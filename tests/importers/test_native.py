@@ -295,6 +295,17 @@ def test_a_compressed_file_is_named_as_such_not_read_as_broken_lines(in_tmp: Pat
             list(read_traces(str(path), input_format=fmt))
 
 
+@pytest.mark.parametrize(("codec", "named"), [("utf-16", "UTF-16"), ("utf-16-le", "UTF-16LE"), ("utf-16-be", "UTF-16BE"),
+                                              ("utf-32", "UTF-32")])
+def test_a_file_in_utf16_or_utf32_is_named_as_such(in_tmp: Path, codec: str, named: str) -> None:
+    """A JSON Lines file saved as UTF-16 (Windows tools do) was 'not valid UTF-8: byte 0xff at column 1; use
+    --on-bad-text=replace' and 'not valid JSON' on every line: now its encoding and the conversion to make."""
+    path = in_tmp / "wide.jsonl"
+    path.write_bytes((line(GOOD) * 2).encode(codec))
+    with pytest.raises(DataError, match=rf"{named} text; assay reads UTF-8: convert it first \(iconv -f {named} -t UTF-8"):
+        list(read_traces(str(path)))
+
+
 def test_compressed_standard_input_says_to_decompress_it(monkeypatch: pytest.MonkeyPatch) -> None:
     import gzip
 

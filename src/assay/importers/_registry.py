@@ -195,9 +195,19 @@ _COMPRESSED = ((b"\x1f\x8b", "gzip", "gzip"), (b"BZh", "bzip2", "bzip2"), (b"\xf
 """(magic bytes, format, the tool that decompresses it) of the compressed files no importer reads."""
 
 
+_WIDE = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+         (b"\xfe\xff", "UTF-16"), (b"{\x00", "UTF-16LE"), (b"[\x00", "UTF-16LE"), (b"\x00{", "UTF-16BE"),
+         (b"\x00[", "UTF-16BE"))
+"""How text in UTF-16 or UTF-32 starts: a byte-order mark, or a JSON record's first character beside a NUL."""
+
+
 def check_not_compressed(head: bytes, source: str) -> None:
-    """A DataError naming the compression when the file starts like a compressed one (nothing in it could be
-    read line by line; its bytes are not text): decompress it, or pipe it in."""
+    """A DataError saying what the file is when it cannot be read line by line as UTF-8 text: compressed
+    (decompress it, or pipe it in) or text in UTF-16 or UTF-32, as Windows tools save it (convert it)."""
+    for magic, encoding in _WIDE:
+        if head.startswith(magic):
+            raise DataError(f"{encoding} text; assay reads UTF-8: convert it first (iconv -f {encoding} -t UTF-8 "
+                            f"{source} > {source}.utf8, or save it as UTF-8)", source=source)
     for magic, kind, tool in _COMPRESSED:
         if head.startswith(magic):
             if source == "<stdin>":
