@@ -154,7 +154,7 @@ def plan_shards(source: Any, input_format: str | None = None, *, shard_bytes: in
 
 def _file_ranges(path: str, input_format: str | None, shard_bytes: int,
                  tap: Any) -> Iterator[tuple[int, int | None, int, str]]:
-    from ..importers._registry import _SNIFF_BYTES, _open, check_not_compressed, detect_format
+    from ..importers._registry import _SNIFF_BYTES, _open, check_readable_text, detect_format
 
     if path == "-":
         raise ConfigError("a distributed run reads files: standard input ('-') cannot be split between workers; "
@@ -162,7 +162,7 @@ def _file_ranges(path: str, input_format: str | None, shard_bytes: int,
     stream, source = _open(path, tap)
     try:
         head = stream.read(_SNIFF_BYTES)
-        check_not_compressed(head, source)
+        check_readable_text(head, source)
         fmt = input_format or detect_format(head, source)
         if fmt not in BYTE_SPLIT_FORMATS or not _is_jsonl(head):
             while stream.read(_CHUNK):  # through the tap: the input's hash and size

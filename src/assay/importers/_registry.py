@@ -201,7 +201,7 @@ _WIDE = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\x
 """How text in UTF-16 or UTF-32 starts: a byte-order mark, or a JSON record's first character beside a NUL."""
 
 
-def check_not_compressed(head: bytes, source: str) -> None:
+def check_readable_text(head: bytes, source: str) -> None:
     """A DataError saying what the file is when it cannot be read line by line as UTF-8 text: compressed
     (decompress it, or pipe it in) or text in UTF-16 or UTF-32, as Windows tools save it (convert it)."""
     for magic, encoding in _WIDE:
@@ -269,7 +269,7 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
         dups.source(source)
         try:
             stream, head = _with_head(raw)
-            check_not_compressed(head, source)
+            check_readable_text(head, source)
             name = input_format or detect_format(head, source)
             imp = _IMPORTERS[name]
             records = imp.companions.read(stream, source, held[name]) if name in held else imp.read(stream, source)
