@@ -5,7 +5,8 @@ Every file assay writes (results in any format, the HTML report, screenshots) go
 the target. Until the rename the previous file is untouched; after it the new one is complete. A link
 is followed (the file it names is replaced, the link stays), and what is no regular file (``-o
 /dev/stdout``, a named pipe) is written directly: renaming over it would replace the device itself.
-``check_writable`` validates an output path before any scoring (and any judge spending).
+``check_writable`` validates an output path before any scoring (and any judge spending), and that it is
+none of the files the command reads.
 """
 
 from __future__ import annotations
@@ -59,19 +60,32 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, encoding: s
     return Path(path)
 
 
-def check_writable(path: str | os.PathLike[str], what: str = "output") -> None:
+def check_writable(path: str | os.PathLike[str], what: str = "output", *, uses: Iterable[Any] = ()) -> None:
     """Raise ConfigError unless a file can be written at ``path`` (checked before any work is done).
 
     The directory must exist and accept a new file (probed by creating and removing one, which
-    also catches read-only file systems); the path must not be a directory.
+    also catches read-only file systems); the path must not be a directory, nor one of ``uses``, the files
+    the command reads or keeps (traces, results, the run store), by any name (a link, another spelling):
+    the output would replace what is there, and only the output would be left.
     """
     from .errors import ConfigError  # imported here: this module sits below every layer
 
+    real = os.path.realpath(path)
+    for given in uses:
+        if not isinstance(given, (str, os.PathLike)) or os.fspath(given) == "-":
+            continue
+        try:
+            same = os.path.samefile(path, given)
+        except OSError:  # one of them does not exist (yet): compare what they name
+            same = real == os.path.realpath(given)
+        if same:
+            raise ConfigError(f"{what} {str(path)!r} is a file this command already uses ({os.fspath(given)!r}): "
+                              "writing it would replace what is there; give the output another file")
     if _stream(path):
         if not os.access(path, os.W_OK):
             raise ConfigError(f"{what} {str(path)!r} is not writable")
         return
-    target = Path(os.path.realpath(path))
+    target = Path(real)
     directory = target.parent
     if target.is_dir():
         raise ConfigError(f"{what} {str(path)!r} is a directory; give a file name")
@@ -85,25 +99,6 @@ def check_writable(path: str | os.PathLike[str], what: str = "output") -> None:
     os.unlink(probe)
     if target.exists() and not os.access(target, os.W_OK):
         raise ConfigError(f"{what} {str(path)!r} exists and is not writable")
-
-
-def check_not_input(path: str | os.PathLike[str], inputs: Iterable[Any], what: str = "output") -> None:
-    """Raise ConfigError when ``path`` is one of ``inputs`` (the same file by any name: a link, another
-    spelling), the files the command reads or keeps (traces, results, the run store): the output would replace
-    what is there, and only the output would be left."""
-    from .errors import ConfigError  # imported here: this module sits below every layer
-
-    target = os.path.realpath(path)
-    for given in inputs:
-        if not isinstance(given, (str, os.PathLike)) or os.fspath(given) == "-":
-            continue
-        try:
-            same = os.path.samefile(path, given)
-        except OSError:  # one of them does not exist (yet): compare what they name
-            same = target == os.path.realpath(given)
-        if same:
-            raise ConfigError(f"{what} {str(path)!r} is a file this command already uses ({os.fspath(given)!r}): "
-                              "writing it would replace what is there; give the output another file")
 
 
 def _stream(path: str | os.PathLike[str]) -> bool:

@@ -20,7 +20,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from .._files import atomic_write, check_not_input, check_writable
+from .._files import atomic_write, check_writable
 from ..errors import ConfigError, DataError
 from ..model import Trace
 from ..model._options import CONCURRENCY, JudgeOptions
@@ -79,8 +79,6 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     ``fresh``: ignore (and replace) the journal of an interrupted earlier run into ``output``.
     ``agent_env``: names of environment variables a ``cmd:`` agent gets besides the minimal ones.
     """
-    if output is not None:
-        check_not_input(output, [tasks], "output")  # (the task file)
     task_list = load_tasks(tasks)
     settings = Settings(trials=trials, temperature=temperature, seed=seed, max_turns=MAX_TURNS if max_turns is None else max_turns,
                         max_tokens=max_tokens, retry_failed=retry_failed)
@@ -88,7 +86,7 @@ def collect(tasks: str | os.PathLike[str] | Iterable[Any], agent: Any, *, user: 
     if retry_failed < 0:
         raise ConfigError(f"retry_failed: expected 0 or more, got {retry_failed}")
     if output is not None:
-        check_writable(output, "output")
+        check_writable(output, "output", uses=[tasks])  # (the task file)
     source = str(tasks) if isinstance(tasks, (str, os.PathLike)) else "the task list"
     code = Code(task_list, CodePolicy(allow_code), tools, source=source)  # before the agent: nothing imported yet
     agent_kw, user_kw = {**options, **_given(agent_options)}, {**options, **_given(user_options)}

@@ -49,7 +49,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], labels: str | None
             config_path: str | None, plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
     """Score the labelled traces in PATHS with the judge and compare its verdicts with the labels:
     agreement, Cohen's kappa, confusion matrix, TPR/TNR with intervals, disagreements."""
-    from .._files import check_not_input, check_writable, write_atomic
+    from .._files import check_writable, write_atomic
     from ..analysis import calibrate
     from ..errors import ConfigError
     from ..session import store_path
@@ -60,8 +60,7 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], labels: str | None
     if session.judge_options(judge_flags).dry_run:
         raise ConfigError("--dry-run: a calibration needs the judge's verdicts; `assay run --dry-run` estimates cost")
     store_file = store_path(store, no_store)
-    check_not_input(output, [*paths, *([labels] if isinstance(labels, str) else [])], "-o")
-    check_writable(output, "-o")
+    check_writable(output, "-o", uses=[*paths, *([labels] if isinstance(labels, str) else [])])
     judge_obj = session.judge(judge, judge_flags, needed_by="calibrating")
     with input_warnings():
         card = calibrate(list(paths), list(metrics) or None, judge=judge_obj, labels=labels,

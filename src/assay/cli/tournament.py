@@ -49,7 +49,7 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
             rounds: int | None, n_boot: int, stat_seed: int, fmt: str, output: str | None, html: str | None,
             store_path: str | None, config_path: str | None, plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
     """Judge RUNS (results files, run ids or trace files; at least two) against each other and rank them."""
-    from .._files import check_not_input, check_writable, write_atomic
+    from .._files import check_writable, write_atomic
     from ..analysis._tournament import Entrant, tournament
     from ..analysis._versus import pair_by_task, run_label
     from ..errors import ConfigError
@@ -64,8 +64,7 @@ def command(runs: tuple[str, ...], metric: str, criteria: str | None, judge: str
         raise ConfigError(f"assay tournament needs at least 2 runs, got {len(runs)}")
     for flag, path in (("-o", output), ("--html", html)):
         if path:
-            check_not_input(path, runs, flag)  # (a results or trace file given as a run)
-            check_writable(path, flag)
+            check_writable(path, flag, uses=runs)  # (a run may be given as its results or trace file)
     sides = [load_side(ref, store_path) for ref in runs]
     keyed = pair_by_task([r for r, _ in sides])
     entrants = [Entrant(run_label(r, ref), r, traces) for ref, r, (_, traces) in zip(runs, keyed, sides)]

@@ -52,7 +52,7 @@ def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: st
             config_path: str | None, plugins: tuple[str, ...], debug: bool, **judge_flags: object) -> None:
     """Judge RUN_B against RUN_A on the traces both have: results files, run ids or trace files
     (two agents' trace files pair by trace id, else by task_id and trial)."""
-    from .._files import check_not_input, check_writable, write_atomic
+    from .._files import check_writable, write_atomic
     from ..analysis._versus import pair_by_task, run_label, versus
     from ._render_versus import dry_run_line, versus_table
     from ..session import dumps, load_side
@@ -62,8 +62,7 @@ def command(run_a: str, run_b: str, metric: str, criteria: str | None, judge: st
     j = session.judge(judge, judge_flags, needed_by="assay versus")
     for flag, path in (("-o", output), ("--html", html)):
         if path:
-            check_not_input(path, [run_a, run_b], flag)  # (a results or trace file given as a run)
-            check_writable(path, flag)
+            check_writable(path, flag, uses=[run_a, run_b])  # (a run may be given as its results or trace file)
     (a, ta), (b, tb) = load_side(run_a, store_path), load_side(run_b, store_path)
     a, b = pair_by_task([a, b])
     result = versus(a, b, ta, tb, m, j, alpha=alpha, seed=stat_seed,

@@ -81,7 +81,8 @@ def _key_bytes(material: dict[str, Any]) -> bytes:
     """``json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)`` in
     UTF-8: by msgspec when every value is a plain str, int, None or a float that both write alike (their
     strings are the same bytes for every code point; floats differ only in exponents: 1e-05 against
-    0.00001), else by json itself. 3 us against 27 for a request of 4.5 KB."""
+    0.00001), else by json itself. The encoding 3 us against 27 for a request of 4.5 KB (the whole key, sha256
+    included, 10.5 us against 31.7)."""
     t = material["temperature"]
     endpoint, messages = material["endpoint"], material["messages"]
     if ((type(t) is float and (t == 0.0 or 1e-4 <= abs(t) < 1e16)) or type(t) is int) \

@@ -53,15 +53,14 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
                             input_format=input_format, strict=strict, name=name, tags=tags or {}, executor=executor)
     if (store is False or store is None) and (name is not None or tags):
         raise ConfigError("name= and tags= label a stored run: pass store=True (or a store path) too")
-    from ..store._recording import record_evaluation, store_file
+    from ..store._recording import _paths, record_evaluation, store_file
 
     path = store_file(store) if store is not False and store is not None else None
     outputs = list(outputs)
     _, files = plan_outputs([os.fspath(o) for o in outputs if isinstance(o, (str, os.PathLike))], None)
     evaluation = Evaluation.from_spec(spec, attach_traces=path is not None or any(f == "html" for _, f, _ in files))
-    given = [traces] if isinstance(traces, (str, os.PathLike)) else traces if isinstance(traces, (list, tuple)) else ()
     sinks: list[Any] = output_sinks(files, dimensions={n: m.spec.dimension for n, m in evaluation.instances.items()},
-                                    inputs=given)
+                                    inputs=_paths(traces) or ())
     sinks += [o for o in outputs if not isinstance(o, (str, os.PathLike))]
     if path is None:  # no store, or ASSAY_STORE=off: the run is not recorded, as with `assay run --no-store`
         return run_into(evaluation, traces, spec, sinks)

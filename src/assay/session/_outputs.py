@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .._files import atomic_write, check_not_input, check_writable, write_atomic
+from .._files import atomic_write, check_writable, write_atomic
 from ..engine._sinks import ContextSink, Sink
 from ..engine._spec import RunSpec
 from ..errors import ConfigError
@@ -95,8 +95,7 @@ def output_sinks(files: Iterable[Output], fmt: str | None = None, *, dimensions:
     files = list(files)
     inputs = list(inputs)
     for path, _, flag in files:  # before any scoring or judge spending
-        check_not_input(path, inputs, flag)
-        check_writable(path, flag)
+        check_writable(path, flag, uses=inputs)
     dims = dimensions or {}
     sinks: list[Sink] = [DocumentSink(path, f, table=table) for path, f, _ in files if f in DOCUMENTS]
     if fmt in ("json", "junit"):

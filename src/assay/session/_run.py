@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .._files import check_not_input
+from .._files import check_writable
 from ..engine import Evaluation
 from ..engine._calls import plan_inputs, planner_for
 from ..engine._sinks import ContextSink, Each, run_into
@@ -148,7 +148,7 @@ def make_report(ref: str, output: str, *, store: str | None = None, comparison: 
     read = [r for r in (ref, comparison, baseline, store or default_store_path()) if r]  # (results files, the store)
     for flag, path in (("-o", output), ("--screenshot", screenshot)):
         if path:
-            check_not_input(path, read, flag)
+            check_writable(path, flag, uses=read)
     if max_traces is None:
         max_traces = MAX_TRACES
 
