@@ -184,6 +184,18 @@ def test_off_loopback_a_token_is_printed_and_required(tmp_path: Path) -> None:
         stop(proc)
 
 
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_the_moment_the_url_is_printed_is_a_clean_stop(tmp_path: Path, how: signal.Signals) -> None:
+    """A stop sent as soon as the URL shows (before the server's threads have started) exits 0, the run left
+    resumable; it was a KeyboardInterrupt outside the wait, "Interrupted." and exit 130 (seen in CI)."""
+    store = tmp_path / "runs.sqlite3"
+    proc, _ = start(store)
+    err = stop(proc, how)
+    assert "assay serve: stopped; 0 spans received" in err and "Interrupted" not in err
+    (run,) = RunStore(store).runs()
+    assert run.status == "interrupted"
+
+
 def test_a_busy_port_is_an_error_and_leaves_no_run(tmp_path: Path) -> None:
     import socket
     with socket.socket() as taken:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+from typing import TYPE_CHECKING
+
 import click
 
 from ._common import debug_option, handle_errors
+
+if TYPE_CHECKING:
+    from ..serve import Server
 
 
 @click.command("serve")
@@ -43,10 +49,9 @@ def command(store: str | None, journal: str | None, host: str, port: int, metric
             run_name: str, alert_baseline: str | None, alert_alpha: float, alert_webhook: str | None,
             debug: bool) -> None:
     """Receive OTLP traces at http://HOST:PORT/v1/traces and score each as it completes, into a live run."""
-    import signal
-
     from ..errors import ConfigError
     from ..serve import Limits, Server, Settings
+    from ..session import stop_on_signals
     from ..session._session import Session
     from ..store import default_store_path
 
@@ -59,25 +64,26 @@ def command(store: str | None, journal: str | None, host: str, port: int, metric
         raise ConfigError("--alert-webhook needs --alert-baseline RUN (the run the live pass rate is compared with)")
     settings = Settings(host=host, port=port, sample=sample, quiet_s=quiet_s, limits=Limits(max_pending=max_pending),
                         alert_baseline=alert_baseline, alert_alpha=alert_alpha, alert_webhook=alert_webhook)
-    try:
-        server = Server(spec, path, journal or f"{path}.serve-journal", settings)
-    except OSError as exc:
-        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another --port") from None
+    stopping = threading.Event()
+    with stop_on_signals(stopping):  # from here a Ctrl-C or SIGTERM, however early, is a clean stop (exit 0)
+        try:
+            server = Server(spec, path, journal or f"{path}.serve-journal", settings)
+        except OSError as exc:
+            raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another --port") from None
+        _serve(server, path, settings.token, stopping)
+
+
+def _serve(server: Server, path: str, token: str | None, stopping: threading.Event) -> None:
+    """Announce the server, run it until ``stopping`` is set, then stop it and say what it did."""
     click.echo(f"assay serve: receiving OTLP traces at {server.url} (JSON or protobuf), run {server.run_id} "
                f"in {path}", err=True)
-    if settings.token is not None:
-        click.echo(f"assay serve: bound to a non-loopback address: send 'Authorization: Bearer {settings.token}'",
-                   err=True)
+    if token is not None:
+        click.echo(f"assay serve: bound to a non-loopback address: send 'Authorization: Bearer {token}'", err=True)
     click.echo("assay serve: press Ctrl-C to stop", err=True)
-    stop = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
     server.start()
     try:
-        signal.pause() if hasattr(signal, "pause") else server.stopping.wait()
-    except KeyboardInterrupt:
-        pass
+        stopping.wait()  # a signal sets it; one that came before start() is not lost (a KeyboardInterrupt was)
     finally:
-        signal.signal(signal.SIGTERM, stop)
         server.stop()
         status = server.status()
         click.echo(f"assay serve: stopped; {status['spans']} spans received ({status['duplicates']} duplicates, "
