@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.errors import ConfigError
+from assay.errors import ConfigError, DataError
 from assay.importers import Importer, detect_format, importers, read_traces, register_importer
 from assay.importers._registry import _IMPORTERS, _SNIFF_BYTES
 
@@ -76,6 +76,42 @@ def test_unknown_content_is_a_config_error_listing_the_formats(in_tmp: Path) -> 
     (in_tmp / "x.json").write_text('{"foo": 1}\n')
     with pytest.raises(ConfigError, match=r"x.json: cannot tell the input format; .* one of: adk_evalset, anthropic, assay, deepeval"):
         read_all("x.json")
+
+
+def test_a_flat_input_output_record_is_shown_the_turns_it_belongs_in(in_tmp: Path) -> None:
+    """The commonest shape a stranger writes first: its near-miss was 'the closest is openai_responses'."""
+    (in_tmp / "flat.jsonl").write_text('{"id": "t1", "input": "hi", "output": "hello"}\n')
+    with pytest.raises(ConfigError, match=r"flat.jsonl: cannot tell the input format; its first record has 'input' "
+                                          r"and 'output' at the top, .* \{\"id\": \"...\", \"turns\": \[\{\"input\""):
+        read_all("flat.jsonl")
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("id,input,output\nt1,hello,hi there\nt2,\"what, time\",noon\n", r"CSV \(its first line reads as a header: id,input"),
+    ("id;input\nt1;hi\n", "CSV"),
+    ("id\tinput\nt1\thi\n", r"TSV \(its first line reads as a header: id\\tinput\)"),
+    ("- id: t1\n  input: hello\n", "YAML"),
+    ("---\nid: t1\n", "YAML"),
+    ("traces:\n  - id: t1\n", "YAML"),
+    ("<?xml version='1.0'?>\n<testsuite/>\n", "an XML or HTML document"),
+    ("\ufeff<!DOCTYPE html><html></html>", "an XML or HTML document"),
+])
+def test_a_file_that_is_not_json_is_named_for_what_it_is(in_tmp: Path, text: str, kind: str) -> None:
+    """Not one 'not valid JSON' per line: the file is refused once, for what it is, before anything is read."""
+    (in_tmp / "x.txt").write_text(text, encoding="utf-8")
+    with pytest.raises(DataError, match=rf"x.txt: this is {kind}.*, not JSON; assay reads JSON Lines"):
+        read_all("x.txt")
+
+
+@pytest.mark.parametrize("text", [
+    '"a": 1, "b": 2}\n"c": 3, "d": 4}\n{"id": "x", "turns": [{"input": "q", "output": "a"}]}\n',  # broken first lines
+    "garbage\nmore garbage\n",
+    "oops, a comma\n",  # one line: no second line to confirm a CSV header
+])
+def test_jsonl_whose_head_is_broken_is_still_read_line_by_line(in_tmp: Path, text: str) -> None:
+    (in_tmp / "x.jsonl").write_text(text)
+    items = read_all("x.jsonl")
+    assert items and all(loc.startswith("x.jsonl:") for loc, _ in items)
 
 
 def test_unknown_format_name_suggests_the_closest() -> None:

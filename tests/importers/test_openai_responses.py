@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from assay.importers import detect_format
 
 from ._helpers import DATA, issues_of, plain, traces_of
@@ -40,6 +42,20 @@ def test_malformed_items_are_issues_in_the_items_own_names() -> None:
     assert issues[1:] == ["2: [1].call_id: no earlier tool call has id 'nope'",  # line 3's unknown item is kept
                           "4: trace 'openai_responses_malformed-4' has no turns: no user message, answer or tool call "
                           "was found in it, so there is nothing to score"]
+
+
+def test_an_output_that_is_a_string_is_an_issue_not_a_second_user_message(tmp_path: Path) -> None:
+    """A response's ``output`` is items; a string there (a flat input/output record named as this format)
+    was read as the user saying the answer, a two-question conversation with no answer."""
+    f = tmp_path / "flat.jsonl"
+    f.write_text('{"id": "t1", "input": "hi", "output": "hello"}\n{"input": "hi", "output": 5}\n')
+    assert traces_of(f, input_format="openai_responses") == {}
+    assert [str(i).split("flat.jsonl:", 1)[1] for i in issues_of(f, input_format="openai_responses")] == [
+        "1: output: expected an array of output items, got string",
+        "2: output: expected an array of output items, got integer"]
+    g = tmp_path / "input_only.jsonl"  # a request's input may be a string: the user's message
+    g.write_text('{"request": {"input": "hi"}, "response": {"output": []}}\n')
+    assert [t.input for t in next(iter(traces_of(g, input_format="openai_responses").values())).turns] == ["hi"]
 
 
 def test_not_mistaken_for_chat_logs() -> None:

@@ -3,6 +3,8 @@
 ``closest(head)`` names the built-in format whose fields the first record comes nearest to and
 the first of that format's fields it lacks, for the "cannot tell the input format" message.
 
+``other_text(head)`` names what a file with no JSON in its head is instead (CSV, YAML, ...).
+
 ``Relines`` reads single lines of a JSON Lines file again (through a second handle, forward
 only), so that a line the file's format could not read is detected on its own: a proxy log may
 hold a Responses API line after chat-completions lines.
@@ -10,6 +12,7 @@ hold a Responses API line after chat-completions lines.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ._sniff import inspect
@@ -47,6 +50,9 @@ def closest(head: bytes) -> str:
     keys = frozenset(rec) if isinstance(rec, dict) else h.keys
     if not keys:
         return ""
+    if isinstance(rec, dict) and isinstance(rec.get("input"), str) and isinstance(rec.get("output"), str):
+        return ("its first record has 'input' and 'output' at the top, one turn of assay's own format, which "
+                'puts them in turns: {"id": "...", "turns": [{"input": "...", "output": "..."}]}; or ')
     best: tuple[tuple[int, float], str, tuple[str, ...]] | None = None
     for name, shapes in SHAPES.items():
         for fields in shapes:
@@ -62,6 +68,32 @@ def closest(head: bytes) -> str:
     missing = next((f for f in fields if f not in keys), None)
     why = f"no field {missing!r}" if missing else "the values did not fit"
     return f"the closest is {name} ({why} in the first record); "
+
+
+_KEY_VALUE = re.compile(r"[A-Za-z_][\w .-]*:(\s|$)")
+
+
+def other_text(head: bytes) -> str | None:
+    """What a head no JSON record could be read from looks like (CSV, TSV, YAML, XML or HTML), or None.
+
+    Asked only when no line of the head is a JSON record, so JSON Lines whose first lines are broken
+    (their fragments hold braces, or quoted keys) still go to the native reader, which names each line.
+    """
+    lines = [ln.strip() for ln in head.lstrip(b"\xef\xbb\xbf").decode("utf-8", "replace").splitlines() if ln.strip()]
+    if not lines:
+        return None
+    first = lines[0]
+    if first.startswith("<"):
+        return "an XML or HTML document"
+    if any(c in first for c in "{}[]") or '":' in first:
+        return None
+    if first == "---" or first.startswith("- ") or _KEY_VALUE.match(first):
+        return "YAML"
+    for sep, name in ((",", "CSV"), ("\t", "TSV"), (";", "CSV")):
+        if first.count(sep) and len(lines) > 1 and lines[1].count(sep) >= first.count(sep):
+            shown = (first if len(first) <= 60 else first[:57] + "...").replace("\t", "\\t")
+            return f"{name} (its first line reads as a header: {shown})"
+    return None
 
 
 def is_lines(head: bytes) -> bool:

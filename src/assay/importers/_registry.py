@@ -14,7 +14,7 @@ from ..model import InputIssue, ReadingWarning, Trace
 from . import _limits
 from ._check import unparsed
 from ._common import default_id
-from ._detect import Relines, closest, is_lines
+from ._detect import Relines, closest, is_lines, other_text
 from ._duplicates import DuplicateIds
 from ._limits import Limits
 from ._native import Record, read_native, sniff_native
@@ -142,6 +142,10 @@ def detect_format(head: bytes, filename: str) -> str:
     if len(claims) == 1:
         return claims[0]
     if not claims and _native_fallback(head):
+        if (kind := other_text(head)) is not None:
+            raise DataError(f"this is {kind}, not JSON; assay reads JSON Lines (one trace per line) or a JSON "
+                            'array of traces, each like {"id": "...", "turns": [{"input": "...", "output": "..."}]}; '
+                            "convert it first", source=filename)
         return "assay"  # the native reader names each bad line, or the field that is wrong
     if not claims:
         if not head.strip(b"\xef\xbb\xbf \t\r\n[]"):

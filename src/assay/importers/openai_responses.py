@@ -29,6 +29,7 @@ from ..errors import DataError, InputWarning
 from ..model import Trace
 from ._chat import build_turns, responses, usage_of
 from ._common import Record, arguments, build_trace, join, number, obj, read_conversations, text
+from ._errors import json_type
 from ._payload import is_anthropic_message
 from ._registry import Importer, register_importer
 from ._sniff import inspect
@@ -138,13 +139,16 @@ def _output_text(value: Any) -> Any:
     return value
 
 
-def _items(value: Any, path: str, meta: dict[str, Any]) -> list[tuple[str, Any]]:
+def _items(value: Any, path: str, meta: dict[str, Any], *, text_is_user: bool = True) -> list[tuple[str, Any]]:
+    """The messages of ``input`` (a string is the user's message) or ``output`` (items only: a string
+    there is no Responses API output, and was once read as a second user message)."""
     if value is None:
         return []
-    if isinstance(value, str):
+    if isinstance(value, str) and text_is_user:
         return [(path, {"role": "user", "content": value})]
     if not isinstance(value, list):
-        raise DataError("expected a string or an array of items", field=path or None)
+        expected = "a string or an array of items" if text_is_user else "an array of output items"
+        raise DataError(f"expected {expected}, got {json_type(value)}", field=path or None)
     return [pair for i, item in enumerate(value) for pair in _messages(item, join(path, i), meta)]
 
 
@@ -166,7 +170,7 @@ def _response(d: dict[str, Any], path: str, fallback: str, request: dict[str, An
         pairs.append((join(rq_path, "instructions"), {"role": "system", "content": instructions}))
     meta: dict[str, Any] = {}
     pairs += _items(req.get("input"), join(rq_path, "input"), meta)
-    pairs += _items(d.get("output"), join(path, "output"), meta)
+    pairs += _items(d.get("output"), join(path, "output"), meta, text_is_user=False)
     data = _turns(pairs)
     for key, name in (("model", "model"), ("id", "response_id"), ("previous_response_id", "previous_response_id"),
                       ("incomplete_details", "incomplete_details"), ("error", "error")):
