@@ -54,7 +54,8 @@ def test_null_for_a_required_field_is_still_an_error(in_tmp: Path) -> None:
     ({"turns": [{"input": "a"}], "expected": {"tool_call": []}}, "expected.tool_call: unknown field (did you mean 'tool_calls'?"),
     ({"turns": [{"input": "a"}], "agents": {"b": {"turns": [{"inptu": "x"}]}}}, "turns[0].inptu: unknown field (did you mean 'input'?"),
     ({"turns": [{"input": "a"}], "zzz": 1}, "zzz: unknown field (put custom data under 'metadata')"),
-], ids=["turn", "tool-call", "expected", "agent", "no-match"])
+    ({"input": "q", "output": "a"}, 'input: unknown field (a turn\'s field: write turns: [{"input": "...", "output"'),
+], ids=["turn", "tool-call", "expected", "agent", "no-match", "flat-turn"])
 def test_unknown_fields_get_the_closest_name(in_tmp: Path, record: dict, expected: str) -> None:
     Path("t.jsonl").write_text(line({"id": "a", **record}))
     [(_, issue)] = read_all("t.jsonl", input_format="assay")

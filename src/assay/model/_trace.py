@@ -452,6 +452,9 @@ _GOT = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
         "object": "object", "null": "null"}
 
 
+_TURN_FIELDS = frozenset({"input", "output", "tool_calls", "context", "reasoning"})
+
+
 def _translate(exc: msgspec.ValidationError, cls: type | None = None) -> TraceValidationError:
     """msgspec's ``Expected `object`, got `str` - at `$.turns[0]...``` -> our path and wording."""
     text = str(exc)
@@ -473,6 +476,8 @@ def _translate(exc: msgspec.ValidationError, cls: type | None = None) -> TraceVa
         fields = _fields_at(cls, path) if cls is not None else None
         close = difflib.get_close_matches(m.group(1), fields or (), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
+        if not path and m.group(1) in _TURN_FIELDS:  # a flat {"input", "output"} record: the commonest first try
+            hint = 'a turn\'s field: write turns: [{"input": "...", "output": "..."}]; '
         path, text = f"{path}.{m.group(1)}" if path else m.group(1), f"unknown field ({hint}put custom data under 'metadata')"
     elif m := re.fullmatch(r"Invalid enum value (.+)", text):
         field = path.rsplit(".", 1)[-1]
