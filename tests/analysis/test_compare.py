@@ -273,3 +273,32 @@ def test_pytest_helper_assert_not_worse_fails_only_on_a_clear_regression(reg, tm
     # the state was kept: the next look at the same runs adds no task
     again = assert_not_worse(base, base, metric="meta_score", sequence="same", store=store)
     assert (again["n_tasks"], again["new_tasks"], again["tasks_not_recounted"]) == (60, 0, 60)
+
+
+@pytest.mark.parametrize("columns", [80, 95, 200])
+def test_compare_table_breaks_long_metric_names_between_words_and_never_cuts_a_number(columns):
+    """At 80 columns `agent_utilization` was shown as `agent_utili` / `zation` and intervals as
+    `[+0.000,` / `+0.000]`; names now break only after an underscore and each interval stays whole."""
+    import io
+    import re
+    from pathlib import Path
+
+    import assay
+    from assay.cli._render import plain_console
+    from assay.cli._render_compare import comparison_table
+
+    names = ["agent_utilization", "coordination_efficiency", "prompt_injection_detection",
+             "tool_sequence_correctness"]
+    traces = str(Path(__file__).resolve().parents[2] / "examples" / "traces.jsonl")
+    a, b = assay.evaluate(traces, names), assay.evaluate(traces, names)
+    buf = io.StringIO()
+    comparison_table(compare_runs(a, b), plain_console(file=buf, width=columns, color_system=None))
+    text = buf.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= columns, text
+    for name in names:
+        pieces = re.findall(r"[^_]*_+|[^_]+$", name)  # each piece at a line's start, or the whole name on one line
+        pattern = "".join(re.escape(p) + (r"(?:[^\n]*\n)?" if p.endswith("_") else "") for p in pieces)
+        assert re.search(rf"(?m)^{pattern}", text), (name, text)
+    assert len(re.findall(r"\[[-+]\d\.\d{3},[-+]\d\.\d{3}\]", text)) == 3, text  # the rows that have one
+    one_line = re.search(r"(?m)^prompt_injection_detection .*\[", text) is not None  # when the row fits
+    assert one_line == (columns == 200) and (re.search(r"(?m)^prompt_ +0", text) is not None) == (columns == 80)

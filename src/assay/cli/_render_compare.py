@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 
-from ._render import escape
+from ._render import escape, plain_console
 
 
 def _f(x: Any, fmt: str = "+.3f") -> str:
@@ -21,30 +23,39 @@ def _verdict(r: dict[str, Any]) -> str:
     return "[dim]not significant[/]"
 
 
-def comparison_table(result: dict[str, Any], console: Any = None) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+def _pieces(name: str, width: int) -> str:
+    """A metric name broken after underscores into lines of at most ``width`` (a piece longer stays whole)."""
+    lines = [""]
+    for piece in re.findall(r"[^_]*_+|[^_]+$", name) or [name]:
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(lines)
 
-    console = console or Console()
+
+def _longest_piece(names: Any) -> int:
+    return max([10, *(len(p) for n in names for p in re.findall(r"[^_]*_+|[^_]+$", n))])
+
+
+def _fitted(console: Any, build: Callable[[int | None], Any]) -> Any:
+    """``build(None)``, the table with a row a line, when it fits the console; else ``build(extra)``, its
+    narrow form, whose metric names break after underscores and take the ``extra`` columns left over."""
+    def width(table: Any) -> int:
+        return int(console.measure(table, options=console.options.update_width(1000)).maximum)
+
+    t = build(None)
+    if width(t) > console.width:
+        t = build(0)
+        if (slack := console.width - width(t)) > 0:
+            t = build(slack)
+    return t
+
+
+def comparison_table(result: dict[str, Any], console: Any = None) -> None:
+    console = console or plain_console()
     family = result.get("holm_family")
     outside = [n for n in result["metrics"] if family is not None and n not in family]
-    title = f"B vs A (Holm-corrected over {len(family) if family is not None else 'all'} metrics, alpha {result['alpha']})"
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-              show_edge=False, padding=(0, 1), collapse_padding=True)
-    # Fits 80 columns without truncating a number or the verdict ("no signifi… change"): the interval
-    # and long metric names wrap instead.
-    widths = {"metric": 10, "mean A": 5, "mean B": 5, "B - A [95% CI]": 8, "p": 6, "p Holm": 6, "pairs": 5,
-              "verdict": len("not significant")}
-    for col, width in widths.items():
-        t.add_column(col, justify="left" if col in ("metric", "verdict") else "right", min_width=width,
-                     no_wrap=col not in ("metric", "B - A [95% CI]"), overflow="fold")
-    for name, r in result["metrics"].items():
-        ci = f" [{_f(r['ci_low'])}, {_f(r['ci_high'])}]" if r["ci_low"] is not None else ""
-        p = _f(r["p_value"], ".4f")
-        t.add_row(escape(name), _f(r["mean_a"], ".3f"), _f(r["mean_b"], ".3f"), _f(r["delta"]) + ci,
-                  p, _f(r["p_adjusted"], ".4f") if r.get("in_holm_family", True) else "—",
-                  str(r["n_paired"]), _verdict(r))
+    t = _fitted(console, lambda narrow: _comparison(result, family, narrow))
     console.print(t)
     if any(r.get("method") == "cluster_t" for r in result["metrics"].values()):
         console.print("[dim]interval and p from one cluster-t test over paired tasks: the interval excludes 0 "
@@ -76,6 +87,32 @@ def comparison_table(result: dict[str, Any], console: Any = None) -> None:
                   else f"[yellow]{reason}[/]" if result.get("cannot_reach_significance") else reason)
 
 
+def _comparison(result: dict[str, Any], family: Any, narrow: int | None = None) -> Any:
+    """The table, each row on one line; ``narrow`` (80 columns): names broken after underscores, never
+    mid-word, in their longest piece plus ``narrow`` columns, and the interval under the difference, so
+    no number is cut and the verdict stays whole."""
+    from rich import box
+    from rich.table import Table
+
+    title = f"B vs A (Holm-corrected over {len(family) if family is not None else 'all'} metrics, alpha {result['alpha']})"
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+              show_edge=False, padding=(0, 1 if narrow is None else 0), collapse_padding=True)
+    names = list(result["metrics"])
+    width = _longest_piece(names) + (narrow or 0)
+    for col in ("metric", "mean A", "mean B", "B - A [95% CI]", "p", "p Holm", "pairs", "verdict"):
+        t.add_column(col, justify="left" if col in ("metric", "verdict") else "right",
+                     no_wrap=narrow is None or col not in ("metric", "B - A [95% CI]"), overflow="fold",
+                     min_width=width if narrow is not None and col == "metric" else None)
+    for name, r in result["metrics"].items():
+        ci = f"[{_f(r['ci_low'])},{_f(r['ci_high'])}]" if r["ci_low"] is not None else ""
+        p = _f(r["p_value"], ".4f")
+        t.add_row(escape(name if narrow is None else _pieces(name, width)), _f(r["mean_a"], ".3f"),
+                  _f(r["mean_b"], ".3f"), _f(r["delta"]) + (" " if narrow is None else "\n") + ci if ci else _f(r["delta"]),
+                  p, _f(r["p_adjusted"], ".4f") if r.get("in_holm_family", True) else "—",
+                  str(r["n_paired"]), _verdict(r))
+    return t
+
+
 def sequential_lines(result: dict[str, Any]) -> list[str]:
     """Plain lines for ``assay compare --sequential``; the last is the decision."""
     cs = ("[" + _f(result["cs_low"]) + ", " + _f(result["cs_high"]) + "]") if result["cs_low"] is not None else "—"
@@ -95,23 +132,29 @@ def sequential_lines(result: dict[str, Any]) -> list[str]:
 
 def plan_table(rows: dict[str, Any], delta: float, power: float, console: Any = None) -> None:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    console = console or plain_console()
     first = next(iter(rows.values()), None)
     holm = f", Holm over {first['n_tests']} metrics: alpha {first['alpha_per_test']:.3g} each" if first and \
         first["n_tests"] > 1 else ""
-    t = Table(title=f"a paired comparison detecting a difference of {delta} (power {power}{holm})",
-              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for col in ("metric", "sd diff", "tasks", "trials/task", "tasks needed", "trials needed"):
-        t.add_column(col, justify="left" if col == "metric" else "right", no_wrap=col != "metric",
-                     min_width=12 if col == "metric" else None, overflow="fold")
-    for name, r in rows.items():
-        trials = ("—" if r["trials_needed"] is None else str(r["trials_needed"])) if r["feasible"] else \
-            f"none (≥ {r['min_tasks']} tasks)"
-        t.add_row(escape(name), _f(r["sd_difference"], ".3f"), str(r["n_tasks"]), _f(r["trials_per_task"], ".1f"),
-                  "—" if r["tasks_needed"] is None else str(r["tasks_needed"]), trials)
+    title = f"a paired comparison detecting a difference of {delta} (power {power}{holm})"
+
+    def build(narrow: int | None) -> Any:
+        width = _longest_piece(rows) + (narrow or 0)
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+        for col in ("metric", "sd diff", "tasks", "trials/task", "tasks needed", "trials needed"):
+            t.add_column(col, justify="left" if col == "metric" else "right", no_wrap=col != "metric",
+                         min_width=width if narrow is not None and col == "metric" else None, overflow="fold")
+        for name, r in rows.items():
+            trials = ("—" if r["trials_needed"] is None else str(r["trials_needed"])) if r["feasible"] else \
+                f"none (≥ {r['min_tasks']} tasks)"
+            t.add_row(escape(name if narrow is None else _pieces(name, width)), _f(r["sd_difference"], ".3f"),
+                      str(r["n_tasks"]), _f(r["trials_per_task"], ".1f"),
+                      "—" if r["tasks_needed"] is None else str(r["tasks_needed"]), trials)
+        return t
+
+    t = _fitted(console, build)
     console.print(t)
     console.print("[dim]tasks needed: at today's trials per task; trials needed: per task, keeping today's tasks "
                   "(none: more trials cannot make up for too few tasks)[/]")

@@ -23,11 +23,10 @@ def inconsistency_line(pi: dict[str, Any]) -> str | None:
 
 def versus_table(r: dict[str, Any], console: Any = None, show: int = 10) -> None:
     from rich import box
-    from rich.console import Console
-    from ._render import escape
+    from ._render import escape, plain_console
     from rich.table import Table
 
-    console = console or Console()
+    console = console or plain_console()
     m = r["metric"]
     orders = "both orders" if m["params"].get("both_orders", True) else "one order per pair"
     console.print(f"{escape(r['b'])} (B) vs {escape(r['a'])} (A), judged pairwise by "
@@ -93,11 +92,10 @@ def dry_run_line(r: dict[str, Any]) -> str:
 
 def tournament_table(r: dict[str, Any], console: Any = None) -> None:
     from rich import box
-    from rich.console import Console
-    from ._render import escape
+    from ._render import escape, plain_console
     from rich.table import Table
 
-    console = console or Console()
+    console = console or plain_console()
     m = r["metric"]
     n_matches = len([x for x in r["matches"] if not x.get("bye")])
     schedule = {"all": "all-pairs", "swiss": "Swiss"}.get(r["schedule"], r["schedule"])
