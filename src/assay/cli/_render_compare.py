@@ -145,7 +145,7 @@ def plan_table(rows: dict[str, Any], delta: float, power: float, console: Any = 
         t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
         for col in ("metric", "sd diff", "tasks", "trials/task", "tasks needed", "trials needed"):
             t.add_column(col, justify="left" if col == "metric" else "right", no_wrap=col != "metric",
-                         min_width=width if narrow is not None and col == "metric" else None, overflow="fold")
+                         min_width=(12 if narrow is None else width) if col == "metric" else None, overflow="fold")
         for name, r in rows.items():
             trials = ("—" if r["trials_needed"] is None else str(r["trials_needed"])) if r["feasible"] else \
                 f"none (≥ {r['min_tasks']} tasks)"
