@@ -44,13 +44,16 @@ def test_a_trace_is_scored_end_to_end_in_process():
 def test_one_model_load_per_process_and_the_rubric_prefix_is_reused():
     from assay.judge._local import _LOADED, LocalLlama
 
+    before = set(_LOADED)  # other tests of this process may have loaded it with other settings (n_ctx)
     first = LocalLlama(GGUF, threads=1, text_limit=40, quote_limit=20)
     second = make_judge(f"local:{GGUF}", **{**OPTIONS, "max_tokens": None, "text_limit": 40, "quote_limit": 20},
                         reasks=0)
     traces = [TRACE, {"id": "rome", "turns": [{"input": "And Italy?", "output": "Rome."}]}]
     evaluate(traces, ["answer_relevance"], judge=make_judge(first, cache=False, reasks=0))
+    loaded = {k: _LOADED[k] for k in _LOADED if k[0] == str(GGUF.resolve()) and k[1] == 1}
     evaluate(traces[:1], ["answer_relevance"], judge=second)
-    assert sum(1 for key in _LOADED if key[0] == str(GGUF.resolve()) and key[1] == 1) == 1
+    assert len(set(_LOADED) - before) <= 1  # the two judges share one load (none new if an earlier test made it)
+    assert {k: _LOADED[k] for k in _LOADED if k[0] == str(GGUF.resolve()) and k[1] == 1} == loaded
     # The static rubric heads every prompt, so llama.cpp reuses its KV cache across calls.
     assert first.prompt_tokens > 0 and first.cached_prompt_tokens > 0
 

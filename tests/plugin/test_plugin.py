@@ -11,6 +11,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
+INNER = ("-p", "no:cacheprovider", "-p", "no:randomly")  # the inner files' tests read in the order written
 
 HEADER = '''
 import json
@@ -67,7 +68,7 @@ def test_metric_argument_overrides_marker(assay_evaluate):
     assay_evaluate(trace(2, tool="weather"), ["tool_selection_accuracy:threshold=0.0"],
                    thresholds={"tool_calling": 0.0})
 ''')
-    r = pytester.runpytest("-p", "no:cacheprovider")
+    r = pytester.runpytest(*INNER)
     r.assert_outcomes(passed=2, failed=1)
     r.stdout.fnmatch_lines([
         "*AssertionError: assay: 1 metric result failed",
@@ -88,7 +89,7 @@ def test_judged(assay_evaluate):
 def test_judged_ok(assay_evaluate):
     assay_evaluate(trace(1))
 ''')
-    r = pytester.runpytest("-p", "no:cacheprovider")
+    r = pytester.runpytest(*INNER)
     r.assert_outcomes(passed=1, failed=1)
     r.stdout.fnmatch_lines([
         "*t1: judged_helpfulness scored 0.200 < threshold 0.70",
@@ -122,7 +123,7 @@ def test_b(assay_judge, assay_judges):
 def test_c():
     assert conftest.BUILT == ["openai:some-model", "other:model"]
 ''')
-    r = pytester.runpytest("-p", "no:cacheprovider", "--assay-judge", "openai:some-model")
+    r = pytester.runpytest(*INNER, "--assay-judge", "openai:some-model")
     r.assert_outcomes(passed=3)
 
 
@@ -139,7 +140,7 @@ import pytest
 def assay_judge():
     return None
 ''')
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    pytester.runpytest(*INNER).assert_outcomes(passed=1)
 
 
 def test_unknown_marker_option_is_a_usage_error(pytester):
@@ -150,7 +151,7 @@ import pytest
 def test_x(assay_evaluate):
     pass
 ''')
-    r = pytester.runpytest("-p", "no:cacheprovider")
+    r = pytester.runpytest(*INNER)
     r.assert_outcomes(errors=1)
     r.stdout.fnmatch_lines(["*unknown option(s)*'metric'*valid: judge, metrics*"])
 
@@ -182,7 +183,7 @@ def test_null_fails_when_required(assay_evaluate):
     assay_evaluate({"id": "n", "turns": [{"input": "q", "output": "a", "latency_ms": 5}]},
                    ["tool_selection_accuracy", "latency_score"])
 ''')
-    r = pytester.runpytest("-p", "no:cacheprovider")
+    r = pytester.runpytest(*INNER)
     r.assert_outcomes(passed=1, failed=4)
     r.stdout.fnmatch_lines(["*t1: boom errored (metric_error)*", "*reason: RuntimeError: kaput*",
                             "*could not evaluate: nothing was scored*",
@@ -194,8 +195,8 @@ def test_the_example_agent_tests_pass_serially_and_under_xdist(pytester):
     pytest.importorskip("xdist")
     shutil.copy(EXAMPLES / "test_agent_example.py", pytester.path / "test_agent_example.py")
     shutil.copy(EXAMPLES / "traces.jsonl", pytester.path / "traces.jsonl")
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=6)
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    pytester.runpytest(*INNER).assert_outcomes(passed=6)
+    r = pytester.runpytest_subprocess(*INNER, "-n", "2")
     r.assert_outcomes(passed=6)
     r.stdout.fnmatch_lines(["*2 workers*"])
 
@@ -215,7 +216,7 @@ def test_many(assay_evaluate, i):
     assay_evaluate(trace(i))
     Path(os.environ["CALLS_DIR"], f"{i}").write_text(f"{os.getpid()} {JUDGE.calls}")
 ''')
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    r = pytester.runpytest_subprocess(*INNER, "-n", "2")
     r.assert_outcomes(passed=8)
     seen = [tuple(map(int, p.read_text().split())) for p in tmp_path.iterdir()]
     per_worker: dict[int, int] = {}
@@ -231,7 +232,7 @@ def test_a_judge_metric_without_a_judge_is_one_flag_correct_line(pytester, monke
 def test_needs_judge(assay_evaluate):
     assay_evaluate(trace(1), metrics=["answer_relevance"])
 ''')
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    r = pytester.runpytest_subprocess(*INNER)
     r.assert_outcomes(failed=1)
     out = r.stdout.str()
     r.stdout.fnmatch_lines(["*assay: metric 'answer_relevance' needs a judge; no judge configured: pass --assay-judge "
@@ -256,7 +257,7 @@ def test_tools_bad(assay_evaluate):
 def test_judged(assay_evaluate):
     assay_evaluate([trace(4), trace(5)])
 ''')
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    r = pytester.runpytest_subprocess(*INNER)
     r.assert_outcomes(passed=2, failed=1)
     r.stdout.fnmatch_lines(["*= assay: 3 evaluation(s), 5 trace(s) =*",
                             "judged_helpfulness       100.0%  2/2 passed",
@@ -272,7 +273,7 @@ def test_many(assay_evaluate, i):
     assay_evaluate(trace(i, tool="search" if i % 3 else "weather"))
 ''')
     report = pytester.path / "out" / "session.html"
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--assay-report={report}", *args)
+    r = pytester.runpytest_subprocess(*INNER, f"--assay-report={report}", *args)
     r.assert_outcomes(passed=4, failed=2)
     r.stdout.fnmatch_lines([f"assay report: {report}"])
     page = report.read_text(encoding="utf-8")
@@ -304,6 +305,6 @@ def test_generator_all_good(assay_evaluate):
 def test_generator_first_is_bad(assay_evaluate):
     assay_evaluate(trace(i, tool="weather" if i == 0 else "search") for i in range(3))
 ''')
-    r = pytester.runpytest("-p", "no:cacheprovider")
+    r = pytester.runpytest(*INNER)
     r.assert_outcomes(passed=1, failed=1)
     r.stdout.fnmatch_lines(["*t0: tool_selection_accuracy scored 0.000 < threshold 0.70*"])
