@@ -99,7 +99,7 @@ def test_a_flat_input_output_record_is_shown_the_turns_it_belongs_in(in_tmp: Pat
 def test_a_file_that_is_not_json_is_named_for_what_it_is(in_tmp: Path, text: str, kind: str) -> None:
     """Not one 'not valid JSON' per line: the file is refused once, for what it is, before anything is read."""
     (in_tmp / "x.txt").write_text(text, encoding="utf-8")
-    with pytest.raises(DataError, match=rf"x.txt: this is {kind}.*, not JSON; assay reads JSON Lines"):
+    with pytest.raises(DataError, match=rf"x.txt: this looks like {kind}.*, not JSON; assay reads JSON Lines"):
         read_all("x.txt")
 
 

@@ -143,7 +143,7 @@ def detect_format(head: bytes, filename: str) -> str:
         return claims[0]
     if not claims and _native_fallback(head):
         if (kind := other_text(head)) is not None:
-            raise DataError(f"this is {kind}, not JSON; assay reads JSON Lines (one trace per line) or a JSON "
+            raise DataError(f"this looks like {kind}, not JSON; assay reads JSON Lines (one trace per line) or a JSON "
                             'array of traces, each like {"id": "...", "turns": [{"input": "...", "output": "..."}]}; '
                             "convert it first", source=filename)
         return "assay"  # the native reader names each bad line, or the field that is wrong
