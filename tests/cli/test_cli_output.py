@@ -154,3 +154,65 @@ def test_a_writer_crash_leaves_the_previous_results_file_intact(tmp_path, monkey
     assert r.exit_code == 3 and "internal error: UnicodeEncodeError" in r.stderr
     assert out.read_text() == "previous results\n"
     assert report  # the writer really was replaced in the module the CLI uses
+
+
+def closed_stdout(args: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run ``assay ARGS`` with standard output a pipe whose reader has already left (``| head``, done)."""
+    proc = subprocess.Popen([sys.executable, "-m", "assay", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("args", [["metrics"], ["run", "{t}", "--no-store"], ["run", "{t}", "--no-store", "-f", "json"]],
+                         ids=["metrics", "run-table", "run-json"])
+def test_a_reader_that_left_ends_the_command_quietly_with_the_sigpipe_status(tmp_path, args, buffered):
+    """`assay run ... | head`: the table or JSON reached a closed pipe. It was "Error: internal error:
+    BrokenPipeError" and exit 3, or (through rich) exit 1, a failed threshold; now nothing on stderr and
+    141, the status a shell shows for a filter that SIGPIPE stopped."""
+    env = cli_env(tmp_path)
+    if buffered:  # as a user's shell runs it
+        del env["PYTHONUNBUFFERED"]
+    t = traces(tmp_path, 3)
+    code, err = closed_stdout([a.format(t=t) for a in args], env)
+    assert (code, err) == (141, "")
+
+
+def test_a_reader_that_left_mid_stream_stops_the_run_and_stores_it_interrupted(tmp_path):
+    """JSON Lines streamed to a reader that left: the run stops (no more scoring for nobody) and its record
+    says interrupted, not failed with a BrokenPipeError."""
+    from assay.store import RunStore
+
+    rows = "".join(json.dumps({"id": f"r{i}", "turns": [{"input": "q", "output": "a", "latency_ms": 5}]}) + "\n"
+                   for i in range(5000))
+    (tmp_path / "big.jsonl").write_text(rows)
+    code, err = closed_stdout(["run", str(tmp_path / "big.jsonl"), "-m", "latency_score", "-f", "jsonl"],
+                              cli_env(tmp_path))
+    assert (code, err) == (141, "")
+    (run,) = RunStore(tmp_path / "runs.sqlite3").runs()
+    assert run.status == "interrupted" and run.n_traces < 5000
+
+
+def test_an_output_pipe_whose_reader_left_is_named(tmp_path):
+    fifo = tmp_path / "out.jsonl"
+    os.mkfifo(fifo)
+    import threading
+
+    def read_a_little() -> None:
+        with open(fifo, "rb") as f:
+            f.read(10)
+
+    reader = threading.Thread(target=read_a_little, daemon=True)
+    reader.start()
+    rows = "".join(json.dumps({"id": f"r{i}", "turns": [{"input": "q", "output": "a", "latency_ms": 5}]}) + "\n"
+                   for i in range(20000))
+    (tmp_path / "big.jsonl").write_text(rows)
+    done = subprocess.run([sys.executable, "-m", "assay", "run", str(tmp_path / "big.jsonl"), "-m", "latency_score",
+                           "--no-store", "-q", "-o", str(fifo)], env=cli_env(tmp_path), capture_output=True,
+                          text=True, timeout=120)
+    reader.join(timeout=30)
+    assert done.returncode == 141
+    assert done.stderr.startswith("Error: an output's reader went away: [Errno 32] Broken pipe"), done.stderr

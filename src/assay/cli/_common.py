@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from ..session._session import Session
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_EVALUATED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_BROKEN_PIPE = 141
+"""The reader of standard output went away (``| head``): the status a shell shows for a process SIGPIPE
+stopped, as every Unix filter would end. Not 1 (a failed threshold) or 3 (an internal error)."""
 EXIT_STATUS = {"passed": EXIT_OK, "failed": EXIT_FAILED, "invalid_input": EXIT_USAGE,
                "could_not_evaluate": EXIT_NOT_EVALUATED, "interrupted": EXIT_INTERRUPTED}
 """``RunResult.status`` -> exit status: one mapping, so the CLI cannot drift from the library."""
@@ -87,7 +90,13 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         debug = kwargs.get("debug", False)
         try:
-            return fn(*args, **kwargs)
+            try:
+                result = fn(*args, **kwargs)
+            except SystemExit:
+                _flush_stdout()
+                raise
+            _flush_stdout()
+            return result
         except ProviderError as exc:  # the judge refused every call: nothing could be evaluated
             if debug:
                 print_traceback(exc)
@@ -101,6 +110,11 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError as exc:  # before Exception: a reader that left is no internal error
+            if not _stdout_gone():  # an -o pipe whose reader left: say which
+                click.echo(shown(redact(f"Error: an output's reader went away: {exc}")), err=True)
+            _quiet_stdout()
+            sys.exit(EXIT_BROKEN_PIPE)
         except Exception as exc:  # noqa: BLE001 - an internal error is "could not evaluate", not "failed"
             if debug:
                 print_traceback(exc)
@@ -109,6 +123,36 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             sys.exit(EXIT_NOT_EVALUATED)
 
     return wrapper
+
+
+def _flush_stdout() -> None:
+    """Flush what is buffered for standard output here, where a reader that left (``| head``) is handled,
+    not at the interpreter's exit (where click made it exit 1, the status of a failed threshold)."""
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
+def _stdout_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (poll reports an error on it)."""
+    import select
+    try:
+        poller = select.poll()
+        poller.register(sys.__stdout__.fileno() if sys.__stdout__ else 1, select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), or no file descriptor
+        return True
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at the null device, so the interpreter's flush at exit cannot fail again
+    (and print 'Exception ignored ... BrokenPipeError') on what is still buffered."""
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def print_traceback(exc: BaseException) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import functools
 import re
 from typing import Any
 
@@ -101,9 +103,22 @@ def prepare() -> None:
 
 
 def plain_console(**kw: Any) -> Any:
-    """A rich console that leaves user data alone: no number/path highlighting, no ``:name:`` emoji."""
+    """A rich console that leaves user data alone: no number/path highlighting, no ``:name:`` emoji; a
+    reader that went away (``| head``) is a BrokenPipeError for ``handle_errors`` (rich would exit 1 itself,
+    the status of a failed threshold)."""
+    return _plain_console_class()(highlight=False, emoji=False, **kw)
+
+
+@functools.cache
+def _plain_console_class() -> Any:
     from rich.console import Console
-    return Console(highlight=False, emoji=False, **kw)
+
+    class PlainConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    return PlainConsole
 
 
 def _text(*parts: Any) -> Any:

@@ -27,7 +27,8 @@ Exit status:
   3    could not evaluate: nothing scored, more errored or unevaluated results than
        --max-errors tolerates (default: none; a trial excluded for a harness fault counts as
        one unevaluated result per metric), the judge refused every call, or an internal error
-  130  interrupted (Ctrl-C, SIGTERM); rerun the same command to resume from the judge cache"""
+  130  interrupted (Ctrl-C, SIGTERM); rerun the same command to resume from the judge cache
+  141  the reader of the output went away (| head): stopped quietly, the run stored as interrupted"""
 
 
 @click.command("run", epilog=EPILOG)

@@ -120,7 +120,7 @@ def run_into(evaluation: Any, source: Any, spec: RunSpec, sinks: Sequence[RunSin
             complete(result)
     except BaseException as exc:
         for sink in reversed(begun):
-            sink.abort("interrupted" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}")
+            sink.abort(_reason(exc))
         raise
     if run.interrupted:
         for sink in reversed(begun):
@@ -133,6 +133,16 @@ def run_into(evaluation: Any, source: Any, spec: RunSpec, sinks: Sequence[RunSin
             done += 1
     except BaseException as exc:  # a writer failed: the sinks not finished yet leave nothing behind
         for sink in reversed(sinks[done:]):
-            sink.abort(f"{type(exc).__name__}: {exc}")
+            sink.abort(_reason(exc))
         raise
     return result
+
+
+def _reason(exc: BaseException) -> str:
+    """Why the sinks abort: an interruption (Ctrl-C, or the reader of an output such as ``| head`` went
+    away: the run was cut short by its user, and is stored ``interrupted``), else the error."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    if isinstance(exc, BrokenPipeError):
+        return "interrupted: an output's reader went away (broken pipe)"
+    return f"{type(exc).__name__}: {exc}"
