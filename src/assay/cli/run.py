@@ -28,7 +28,7 @@ Exit status:
        --max-errors tolerates (default: none; a trial excluded for a harness fault counts as
        one unevaluated result per metric), the judge refused every call, or an internal error
   130  interrupted (Ctrl-C, SIGTERM); rerun the same command to resume from the judge cache
-  141  the reader of the output went away (| head): stopped quietly, the run stored as interrupted"""
+  141  the reader of the output went away (| head): stopped quietly; a run cut short is stored interrupted"""
 
 
 @click.command("run", epilog=EPILOG)
