@@ -193,3 +193,31 @@ def test_report_of_a_stored_run_streams_it_and_draws_what_the_whole_run_would(tm
     for id_ in ("dimensions", "metrics"):  # (the failure list links views by their place on the page)
         assert section(page, id_) == section(whole, id_)
     assert "Failures (30 of 90 traces)" in page and "Traces (90)" in page and "70 more traces not shown" in page
+
+
+def test_runs_fits_80_columns_without_cutting_a_header_or_a_status(tmp_path):
+    """At 80 columns the listing cut its judge header to 'jud…' and 'interrupted' to 'interrupt'; judge and
+    cost columns that would hold only '—' are left out there, and come back when a run has a judge."""
+    import re
+    import sqlite3
+
+    p = write(tmp_path, [good(1), good(2)])
+    for _ in range(2):
+        invoke("run", str(p), "-m", "tool_selection_accuracy")
+    (newest, _older) = [r.id for r in RunStore(default_store_path()).runs()]
+    with sqlite3.connect(default_store_path()) as db:
+        db.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", (newest,))
+
+    def listing(columns: int) -> list[str]:
+        out = CliRunner().invoke(main, ["runs"], env={"COLUMNS": str(columns)}, catch_exceptions=False).stdout
+        return out.splitlines()
+
+    lines = listing(80)
+    assert max(map(len, lines)) <= 80 and "…" not in lines[1], lines
+    assert re.fullmatch(r"id +started \(UTC\) +inputs +traces +pass +metrics +status *", lines[1]), lines[1]
+    assert any(line.startswith(newest) and line.rstrip().endswith(" interrupted") for line in lines), lines
+    assert any("traces.jsonl" in line for line in lines[3:]), lines  # the room the empty columns left
+    assert " judge " in listing(100)[1]  # a wide terminal shows every column
+    with sqlite3.connect(default_store_path()) as db:
+        db.execute("UPDATE runs SET judge = ? WHERE id = ?", (json.dumps({"model": "openai:gpt-4o-mini"}), newest))
+    assert "jud" in listing(80)[1]  # the column is back (cut to fit, as before)

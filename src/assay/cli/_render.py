@@ -265,11 +265,18 @@ def runs_table(infos: list[Any], console: Any = None) -> None:
     labelled = any(_name(r) or _tags(r) for r in infos)
     t = Table(title="assay runs", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=0,
               show_edge=False)
+    # Below 100 columns a judge and a cost column that would hold only "—" are left out (they cut the header
+    # to "jud…" and the status to "interrupt" at 80), and the status column is as wide as the longest shown.
+    unused = {"judge", "cost"} if not any(_judge_of(r) != "—" or r.cost_usd is not None for r in infos) else set()
+    status_width = max([len("status"), *(len(r.status) for r in infos)])
     for col, just in (("id", "left"), ("started (UTC)", "left"), ("inputs", "left"), ("traces", "right"),
                       ("pass", "right"), ("metrics", "right"), ("judge", "left"), ("cost", "right"), ("status", "left")):
-        short = ({"inputs": 14, "judge": 16} if console.width >= 100 else {"inputs": 9, "judge": 6}).get(col)  # names may be cut here; `runs show` has them whole
+        if col in unused and console.width < 100:
+            continue
+        short = ({"inputs": 14, "judge": 16} if console.width >= 100 or unused else {"inputs": 9, "judge": 6}).get(col)  # names may be cut here; `runs show` has them whole
         t.add_column(col, justify=just, no_wrap=True, overflow="ellipsis" if short else "fold",  # type: ignore[arg-type]
-                     max_width=short, min_width=None if short else {"id": 13, "started (UTC)": 16, "status": 11}.get(col, len(col)))
+                     max_width=short, min_width=None if short else {"id": 13, "started (UTC)": 16,
+                                                                    "status": status_width}.get(col, len(col)))
     wide = console.width >= 110
     if labelled and wide:
         t.add_column("name / tags", overflow="fold", ratio=1, min_width=10)
@@ -279,7 +286,7 @@ def runs_table(infos: list[Any], console: Any = None) -> None:
         cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
         style = _status_style(r.status)
         row = [r.id, _when(r.started_at)[:16], _text(inputs), str(r.n_traces), rate, str(len(r.metrics)),
-               _text(_judge_of(r)), cost, _text((r.status, style))]
+               *(() if unused and console.width < 100 else (_text(_judge_of(r)), cost)), _text((r.status, style))]
         if labelled and wide:
             row.append(_text(" ".join(x for x in (_name(r), _tags(r)) if x)))
         t.add_row(*row)
