@@ -30,11 +30,29 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *, encoding: st
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_write mode must be 'wb' or 'w', got {mode!r}")
-    if _stream(path):  # /dev/stdout, a pipe, a terminal: written as it comes (nothing to rename over)
-        with open(path, mode, encoding=None if mode == "wb" else (encoding or "utf-8"),
-                  newline=None if mode == "wb" else newline) as stream:
-            yield stream
-        return
+    with _named(path):
+        if _stream(path):  # /dev/stdout, a pipe, a terminal: written as it comes (nothing to rename over)
+            with open(path, mode, encoding=None if mode == "wb" else (encoding or "utf-8"),
+                      newline=None if mode == "wb" else newline) as stream:
+                yield stream
+            return
+        yield from _replaced(path, mode, encoding, newline)
+
+
+@contextmanager
+def _named(path: str | os.PathLike[str]) -> Iterator[None]:
+    """An OSError that names no file (a full disk: ENOSPC from a write) gets ``path``: the user's name for the
+    output, not the temporary file's; the errno's subclass (BrokenPipeError, ...) is kept."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
+
+
+def _replaced(path: str | os.PathLike[str], mode: str, encoding: str | None,
+              newline: str | None) -> Iterator[IO[Any]]:
     target = Path(os.path.realpath(path))  # through a link to the file it names: the link stays a link
     directory = target.parent
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)

@@ -216,3 +216,34 @@ def test_an_output_pipe_whose_reader_left_is_named(tmp_path):
     reader.join(timeout=30)
     assert done.returncode == 141
     assert done.stderr.startswith("Error: an output's reader went away: [Errno 32] Broken pipe"), done.stderr
+
+
+def test_a_write_the_system_refuses_names_the_output_and_the_temporary_file_goes(tmp_path):
+    import errno
+
+    out = tmp_path / "r.jsonl"
+    out.write_text("old\n")
+    with pytest.raises(OSError) as caught, atomic_write(out) as f:
+        f.write(b"new")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as a write on a full disk raises it: no file name
+    assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(out)  # the user's name, not the temp's
+    assert out.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl"]
+    with pytest.raises(BrokenPipeError), atomic_write(out):  # the errno's own class is kept
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("how", [["-o", "/dev/full"], ["-f", "jsonl", ">"]], ids=["-o", "stdout"])
+def test_a_full_disk_is_said_as_such_not_as_an_internal_error(tmp_path, how):
+    """Writing to a full disk (/dev/full answers every write with ENOSPC) was "Error: internal error:
+    OSError: [Errno 28] ..."; it is the system's refusal, said with the output it concerns, exit 3."""
+    args = [sys.executable, "-m", "assay", "run", str(traces(tmp_path, 3)), "-m", "latency_score", "--no-store"]
+    if how[-1] == ">":
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run([*args, *how[:-1]], env=cli_env(tmp_path), stdout=full, stderr=subprocess.PIPE,
+                                  text=True, timeout=60)
+    else:
+        done = subprocess.run([*args, "-q", *how], env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3
+    assert done.stderr.strip().splitlines()[-1] == "Error: No space left on device" + (": /dev/full" if how[0] == "-o"
+                                                                                       else ""), done.stderr

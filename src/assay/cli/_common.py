@@ -115,6 +115,12 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
                 click.echo(shown(redact(f"Error: an output's reader went away: {exc}")), err=True)
             _quiet_stdout()
             sys.exit(EXIT_BROKEN_PIPE)
+        except OSError as exc:  # the system refused (a full disk, a file gone): not a bug in assay; what and where
+            if debug:
+                print_traceback(exc)
+            where = f": {exc.filename}" if exc.filename is not None else ""
+            click.echo(shown(redact(f"Error: {exc.strerror or exc}{where}")), err=True)
+            sys.exit(EXIT_NOT_EVALUATED)
         except Exception as exc:  # noqa: BLE001 - an internal error is "could not evaluate", not "failed"
             if debug:
                 print_traceback(exc)
