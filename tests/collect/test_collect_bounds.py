@@ -129,6 +129,26 @@ def test_a_reply_line_over_the_limit_is_refused(tmp_path):
     assert trace.status == "failed" and "reply over" in trace.metadata["error"]
 
 
+def test_a_command_that_echoes_its_request_is_a_failed_trial_not_an_empty_answer(tmp_path):
+    """`cmd:cat` answers each request with the request itself: an object with no 'content' or 'tool_calls'.
+    It was read as an empty answer and the trial counted completed."""
+    trace = finished(assay.collect, [{"id": "t", "input": "hi"}], "cmd:cat", retries=0).traces[0]
+    assert trace.status == "failed"
+    assert ("expected a string or an object with 'content' and/or 'tool_calls', got an object with 'messages', "
+            "'tools', 'task_id', 'trial'") in trace.metadata["error"]
+
+
+@pytest.mark.parametrize("reply, said", [({"content": 42}, "'content' must be a string (the answer), got integer"),
+                                         ({"answer": "yes"}, "got an object with 'answer'"),
+                                         ({}, "got an object with no fields")])
+def test_a_reply_that_is_not_an_answer_fails_its_trial(reply, said):
+    trace = assay.collect([{"id": "t", "input": "hi"}], lambda messages: reply, retries=0).traces[0]
+    assert trace.status == "failed" and said in trace.metadata["error"], trace.metadata
+    ok = assay.collect([{"id": "t", "input": "hi"}], lambda messages: {"content": None, "tool_calls": []},
+                       retries=0).traces[0]
+    assert ok.status == "completed"  # an empty answer said as such is an answer
+
+
 # -- replies --------------------------------------------------------------------------------------
 
 def flood(messages, tools=None):

@@ -31,6 +31,7 @@ from ..judge import Backend, Completion, JudgeRequest, OpenAICompatible, make_ju
 from ..judge._factory import _BACKENDS, ALIASES
 from ..judge._http import DEFAULT_MAX_REPLY, json_client
 from ..judge._local import LocalLlama
+from ..model._messages import json_type
 from ._tasks import import_callable
 
 
@@ -127,8 +128,16 @@ def reply_of(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ProviderError(f"{where}: expected a string or an object with 'content' and/or 'tool_calls', got "
                             f"{type(data).__name__}", retryable=False)
+    if "content" not in data and "tool_calls" not in data:  # e.g. `cat` echoing the request: not an answer
+        fields = ", ".join(repr(k) for k in list(data)[:8])
+        raise ProviderError(f"{where}: expected a string or an object with 'content' and/or 'tool_calls', got an "
+                            f"object with {fields or 'no fields'}", retryable=False)
+    content = data.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ProviderError(f"{where}: 'content' must be a string (the answer), got {json_type(content)}",
+                            retryable=False)
     calls, dropped = _bounded_calls(data.get("tool_calls") or (), where, strict=True)
-    return _bounded_reply(data.get("content"), calls, dropped)
+    return _bounded_reply(content, calls, dropped)
 
 
 def _completion(data: dict[str, Any], usage: Any, model: str | None = None) -> Completion:
