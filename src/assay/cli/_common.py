@@ -110,10 +110,11 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             sys.exit(EXIT_INTERRUPTED)
-        except BrokenPipeError as exc:  # before Exception: a reader that left is no internal error
-            if not _stdout_gone():  # an -o pipe whose reader left: say which
+        except BrokenPipeError as exc:  # before OSError: a reader that left is neither a fault nor a bug
+            if _stdout_gone():  # `| head`: quiet, as any filter
+                _quiet_stdout()
+            else:  # an -o pipe whose reader left: say so
                 click.echo(shown(redact(f"Error: an output's reader went away: {exc}")), err=True)
-            _quiet_stdout()
             sys.exit(EXIT_BROKEN_PIPE)
         except OSError as exc:  # the system refused (a full disk, a file gone): not a bug in assay; what and where
             if debug:
@@ -139,26 +140,27 @@ def _flush_stdout() -> None:
 
 
 def _stdout_gone() -> bool:
-    """Whether standard output is a pipe whose reader has closed it (poll reports an error on it)."""
+    """Whether standard output is a pipe whose reader has closed it (poll reports an error on it); a
+    stdout without a file descriptor (a test's capture) is not."""
     import select
     try:
-        poller = select.poll()
-        poller.register(sys.__stdout__.fileno() if sys.__stdout__ else 1, select.POLLOUT)
-        return any(event & select.POLLERR for _, event in poller.poll(0))
-    except (AttributeError, OSError, ValueError):  # no poll (Windows), or no file descriptor
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    if not hasattr(select, "poll"):  # Windows: a broken pipe there is stdout's, as a rule
         return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(event & select.POLLERR for _, event in poller.poll(0))
 
 
 def _quiet_stdout() -> None:
     """Point standard output at the null device, so the interpreter's flush at exit cannot fail again
     (and print 'Exception ignored ... BrokenPipeError') on what is still buffered."""
     import os
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
-        os.close(devnull)
-    except (AttributeError, OSError, ValueError):
-        pass
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def print_traceback(exc: BaseException) -> None:

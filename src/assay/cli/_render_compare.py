@@ -23,10 +23,14 @@ def _verdict(r: dict[str, Any]) -> str:
     return "[dim]not significant[/]"
 
 
+_PIECE = re.compile(r"[^_]*_+|[^_]+$")
+"""A metric name's pieces: each up to and with its underscores, then the rest."""
+
+
 def _pieces(name: str, width: int) -> str:
     """A metric name broken after underscores into lines of at most ``width`` (a piece longer stays whole)."""
     lines = [""]
-    for piece in re.findall(r"[^_]*_+|[^_]+$", name) or [name]:
+    for piece in _PIECE.findall(name) or [name]:
         if lines[-1] and len(lines[-1]) + len(piece) > width:
             lines.append("")
         lines[-1] += piece
@@ -34,7 +38,7 @@ def _pieces(name: str, width: int) -> str:
 
 
 def _longest_piece(names: Any) -> int:
-    return max([10, *(len(p) for n in names for p in re.findall(r"[^_]*_+|[^_]+$", n))])
+    return max([10, *(len(p) for n in names for p in _PIECE.findall(n))])
 
 
 def _fitted(console: Any, build: Callable[[int | None], Any]) -> Any:
@@ -104,11 +108,12 @@ def _comparison(result: dict[str, Any], family: Any, narrow: int | None = None) 
                      no_wrap=narrow is None or col not in ("metric", "B - A [95% CI]"), overflow="fold",
                      min_width=width if narrow is not None and col == "metric" else None)
     for name, r in result["metrics"].items():
-        ci = f"[{_f(r['ci_low'])},{_f(r['ci_high'])}]" if r["ci_low"] is not None else ""
-        p = _f(r["p_value"], ".4f")
+        delta = _f(r["delta"])
+        if r["ci_low"] is not None:  # beside the difference, or under it when narrow
+            delta += (" " if narrow is None else "\n") + f"[{_f(r['ci_low'])},{_f(r['ci_high'])}]"
         t.add_row(escape(name if narrow is None else _pieces(name, width)), _f(r["mean_a"], ".3f"),
-                  _f(r["mean_b"], ".3f"), _f(r["delta"]) + (" " if narrow is None else "\n") + ci if ci else _f(r["delta"]),
-                  p, _f(r["p_adjusted"], ".4f") if r.get("in_holm_family", True) else "—",
+                  _f(r["mean_b"], ".3f"), delta, _f(r["p_value"], ".4f"),
+                  _f(r["p_adjusted"], ".4f") if r.get("in_holm_family", True) else "—",
                   str(r["n_paired"]), _verdict(r))
     return t
 
