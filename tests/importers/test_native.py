@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay.errors import DataError
+from assay.errors import ConfigError, DataError
 from assay.importers import parse_trace, read_traces
 from assay.importers._native import read_native
 from assay.importers._stream import CHUNK
@@ -326,6 +327,29 @@ def test_a_distributed_run_refuses_a_compressed_file_too(in_tmp: Path) -> None:
     path.write_bytes(gzip.compress((line(GOOD) * 3).encode()))
     with pytest.raises(DataError, match="gzip-compressed"):
         plan_shards(str(path))
+
+
+def test_a_distributed_run_refuses_a_pipe_by_name(in_tmp: Path) -> None:
+    """`--executor dask <(cat t.jsonl)`: the workers open the path themselves, which a pipe cannot give them
+    (it was "no such file", from a worker); refused before anything is read, the pipe left unopened."""
+    from assay.engine._shards import plan_shards
+
+    import threading
+
+    fifo = in_tmp / "fifo"
+    os.mkfifo(fifo)
+
+    def writer() -> None:  # so that code which opens the pipe reads a trace instead of hanging
+        try:
+            with open(fifo, "w") as f:
+                f.write(line(GOOD))
+        except OSError:
+            pass
+
+    threading.Thread(target=writer, daemon=True).start()
+    with pytest.raises(ConfigError, match=r"'.*fifo' is a pipe or a device .* save it to a file first"):
+        plan_shards(str(fifo))
+    os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer's open return
 
 
 # ---------------------------------------------------------------- round trip

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,6 +160,13 @@ def _file_ranges(path: str, input_format: str | None, shard_bytes: int,
     if path == "-":
         raise ConfigError("a distributed run reads files: standard input ('-') cannot be split between workers; "
                           "save it to a file first")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None  # _open says what is wrong with the path
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise ConfigError(f"a distributed run reads files: {path!r} is a pipe or a device (process substitution, "
+                          "/dev/stdin), which its workers cannot open again or split; save it to a file first")
     stream, source = _open(path, tap)
     try:
         head = stream.read(_SNIFF_BYTES)
