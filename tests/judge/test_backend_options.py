@@ -21,7 +21,10 @@ def fresh_backends(monkeypatch):
     ("openai-compatible:m@http://127.0.0.1:9/v1", {"bogus": 1}, "it takes:"),
     ("openai-compatible:m@http://127.0.0.1:9/v1", {"threads": 2}, "in-process judge"),
     ("anthropic:claude-x", {"extra_body": {}}, "OpenAI-compatible setting"),
-], ids=["local-reply-cap", "local-azure-option", "openai-unknown", "openai-threads", "anthropic-extra-body"])
+    ("openai-compatible:m@http://127.0.0.1:9/v1", {"concurency": 4}, "(did you mean 'concurrency'?); it takes:"),
+    ("openai-compatible:m@http://127.0.0.1:9/v1", {"temprature": 0}, "(did you mean 'temperature'?)"),
+], ids=["local-reply-cap", "local-azure-option", "openai-unknown", "openai-threads", "anthropic-extra-body",
+        "a-slip-of-a-judge-option", "a-slip-of-a-backend-option"])
 def test_an_option_a_backend_does_not_take_is_a_config_error_naming_both(monkeypatch, model, option, says):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     name = next(iter(option))

@@ -106,7 +106,19 @@ def check_options(kind: str, label: str, options: Mapping[str, Any]) -> None:
                               f"not to {label}")
         why = _WHY.get((kind, name))
         raise ConfigError(f"judge backend {label} does not take option {name!r}" + (f": {why}" if why else
-                          f"; it takes: {', '.join(sorted(takes))}"))
+                          f"{_did_you_mean(name, takes)}; it takes: {', '.join(sorted(takes))}"))
+
+
+def _did_you_mean(name: str, takes: frozenset[str]) -> str:
+    """' (did you mean 'concurrency'?)' for a slip of a backend's option or of a judge option every backend has
+    (``[judge] concurency = 4`` listed only the backend's, without the one meant)."""
+    import difflib
+
+    from ..model._options import JudgeOptions
+
+    every = takes | {f.name for f in dataclasses.fields(JudgeOptions) if f.name != "extra"}
+    close = difflib.get_close_matches(name, sorted(every), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def check_factory(factory: Callable[..., Any], label: str, options: Mapping[str, Any], *, positional: int = 1) -> None:
