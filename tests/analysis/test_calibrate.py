@@ -146,6 +146,23 @@ def test_a_label_that_means_nothing_names_file_line_and_choices(tmp_path, judge_
     assert "resolved, partially_resolved, unresolved" in str(err.value)
 
 
+@pytest.mark.parametrize("sep, encoding, newline", [(",", "utf-8", "\n"), (";", "utf-8-sig", "\r\n"),
+                                                     ("\t", "utf-8", "\n")], ids=["comma", "excel-semicolon", "tab"])
+def test_a_labels_csv_is_read_with_the_separator_its_header_uses(tmp_path, sep, encoding, newline):
+    """A spreadsheet where ',' is the decimal mark saves ';' (with a byte-order mark and CRLF); a ';' file was
+    'a labels CSV needs a header with trace_id ...', its header one field."""
+    from assay.analysis._calibrate import read_labels
+
+    labels = tmp_path / "l.csv"
+    rows = [["trace_id", "metric", "label", "score"], ["t01", "resolution", "resolved", ""],
+            ["t02", "goal", "", "0.5"], ["t03", "resolution", "a, b", ""]]
+    with open(labels, "w", encoding=encoding, newline="") as f:
+        f.write("".join(sep.join(f'"{c}"' if sep in c else c for c in row) + newline for row in rows))
+    got = [(x.trace_id, x.metric, x.label, x.score) for x in read_labels(labels)]
+    assert got == [("t01", "resolution", "resolved", None), ("t02", "goal", None, 0.5),
+                   ("t03", "resolution", "a, b", None)]
+
+
 def test_labels_that_match_no_trace_are_an_error(tmp_path, judge_server):
     judge_server.reply = lambda r: obj({"evidence": [], "reasoning": "ok", "verdict": "resolved"})
     labels = tmp_path / "l.jsonl"

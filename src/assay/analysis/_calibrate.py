@@ -48,7 +48,7 @@ class Label:
 # -- reading labels -------------------------------------------------------------------------------
 
 def read_labels(path: str | Path) -> list[Label]:
-    """Labels from a CSV (header ``trace_id,metric,label,score``) or JSON Lines file."""
+    """Labels from a CSV (header ``trace_id,metric,label,score``; ``;`` or tab separated too) or JSON Lines file."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")
@@ -77,7 +77,11 @@ def _jsonl_labels(text: str, source: str) -> list[Label]:
 
 
 def _csv_labels(text: str, source: str) -> list[Label]:
-    reader = csv.DictReader(io.StringIO(text))
+    header = next((ln for ln in text.splitlines() if ln.strip()), "")
+    # The separator the header is written with: a spreadsheet saves ';' where ',' is the decimal mark, or tabs.
+    delimiter = next((d for d in (",", ";", "\t") if {"trace_id", "id"} & {f.strip().strip('"').lower()
+                                                                        for f in header.split(d)}), ",")
+    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
     fields = {(f or "").strip().lower() for f in reader.fieldnames or ()}
     if not fields & {"trace_id", "id"} or not fields & {"label", "score"}:
         raise DataError(f"a labels CSV needs a header with trace_id (or id) and label or score, got "
