@@ -13,6 +13,26 @@ pytest_plugins = ["pytester"]
 EXAMPLES = Path(__file__).parents[2] / "examples"
 INNER = ("-p", "no:cacheprovider", "-p", "no:randomly")  # the inner files' tests read in the order written
 
+
+@pytest.fixture(autouse=True, scope="module")
+def assay_imported_whole():
+    """Every assay module imported before the in-process runs. Pytester takes out of ``sys.modules`` what an
+    inner run imported first; a module imported again makes new classes while the metric registry keeps the
+    old, and a later test in this worker that pickles one (a Dask run) failed: "Can't pickle <class
+    'assay.metrics.reference.Contains'>: it's not the same object as assay.metrics.reference.Contains"."""
+    import importlib
+    import pkgutil
+
+    import assay
+
+    for mod in pkgutil.walk_packages(assay.__path__, "assay."):
+        if mod.name.endswith("__main__"):  # `python -m assay`: importing it runs the CLI
+            continue
+        try:
+            importlib.import_module(mod.name)
+        except ImportError:  # an optional extra's module (its SDK not installed): nothing of it is registered
+            pass
+
 HEADER = '''
 import json
 from dataclasses import dataclass

@@ -36,7 +36,7 @@ from ._source import Source, records as _records
 from ._spec import JudgeSpec, RunSpec
 from ._statistics import StatisticsCollector
 
-NO_JUDGE = "no judge configured: pass --judge or set ASSAY_JUDGE"
+NO_JUDGE = "no judge configured: pass --judge (judge= in Python) or set ASSAY_JUDGE"
 
 
 def resolve_metrics(metrics: Iterable[Any] | Mapping[str, Any] | None, *, registry: Registry = REGISTRY,
