@@ -204,9 +204,9 @@ def test_runs_fits_80_columns_without_cutting_a_header_or_a_status(tmp_path):
     p = write(tmp_path, [good(1), good(2)])
     for _ in range(2):
         invoke("run", str(p), "-m", "tool_selection_accuracy")
-    (newest, _older) = [r.id for r in RunStore(default_store_path()).runs()]
+    marked = RunStore(default_store_path()).runs()[0].id  # either run: the one shown as interrupted
     with sqlite3.connect(default_store_path()) as db:
-        db.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", (newest,))
+        db.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", (marked,))
 
     def listing(columns: int) -> list[str]:
         out = CliRunner().invoke(main, ["runs"], env={"COLUMNS": str(columns)}, catch_exceptions=False).stdout
@@ -215,9 +215,9 @@ def test_runs_fits_80_columns_without_cutting_a_header_or_a_status(tmp_path):
     lines = listing(80)
     assert max(map(len, lines)) <= 80 and "…" not in lines[1], lines
     assert re.fullmatch(r"id +started \(UTC\) +inputs +traces +pass +metrics +status *", lines[1]), lines[1]
-    assert any(line.startswith(newest) and line.rstrip().endswith(" interrupted") for line in lines), lines
+    assert any(line.startswith(marked) and line.rstrip().endswith(" interrupted") for line in lines), lines
     assert any("traces.jsonl" in line for line in lines[3:]), lines  # the room the empty columns left
     assert " judge " in listing(100)[1]  # a wide terminal shows every column
     with sqlite3.connect(default_store_path()) as db:
-        db.execute("UPDATE runs SET judge = ? WHERE id = ?", (json.dumps({"model": "openai:gpt-4o-mini"}), newest))
+        db.execute("UPDATE runs SET judge = ? WHERE id = ?", (json.dumps({"model": "openai:gpt-4o-mini"}), marked))
     assert "jud" in listing(80)[1]  # the column is back (cut to fit, as before)
