@@ -114,6 +114,23 @@ def test_jsonl_whose_head_is_broken_is_still_read_line_by_line(in_tmp: Path, tex
     assert items and all(loc.startswith("x.jsonl:") for loc, _ in items)
 
 
+def test_assay_s_own_results_given_as_traces_are_named_with_what_reads_them(in_tmp: Path) -> None:
+    """`assay run results.json` (the results of an earlier run) was "cannot tell the input format" ("the closest is
+    tau_bench" for the JSON Lines form); it is named, with the commands that read it."""
+    import assay
+
+    traces = in_tmp / "t.jsonl"
+    traces.write_text(json.dumps({"id": "t1", "turns": [{"input": "q", "output": "a", "latency_ms": 5}]}) + "\n")
+    assay.evaluate(str(traces), ["latency_score"], outputs=[str(in_tmp / "r.json"), str(in_tmp / "r.jsonl")])
+    for name in ("r.json", "r.jsonl"):
+        with pytest.raises(DataError, match=rf"{name}: this is assay results \(what `assay run -o results\.json"
+                                            rf"l?` writes\), not traces: `assay report`, `assay compare` and "):
+            read_all(str(in_tmp / name))
+    (in_tmp / "c.json").write_text(json.dumps({"metrics": {}, "regressions": []}))
+    with pytest.raises(DataError, match=r"c.json: this is the output of `assay compare`, not traces$"):
+        read_all(str(in_tmp / "c.json"))
+
+
 def test_unknown_format_name_suggests_the_closest() -> None:
     with pytest.raises(ConfigError, match=r"unknown input format 'open_inference'. Did you mean 'openinference'"):
         list(read_traces(str(DATA / "native_traces.jsonl"), input_format="open_inference"))

@@ -3,7 +3,8 @@
 ``closest(head)`` names the built-in format whose fields the first record comes nearest to and
 the first of that format's fields it lacks, for the "cannot tell the input format" message.
 
-``other_text(head)`` names what a file with no JSON in its head is instead (CSV, YAML, ...).
+``other_text(head)`` names what a file with no JSON in its head is instead (CSV, YAML, ...), and
+``assay_output(head)`` which of assay's own outputs (results, a comparison) a file given as traces is.
 
 ``Relines`` reads single lines of a JSON Lines file again (through a second handle, forward
 only), so that a line the file's format could not read is detected on its own: a proxy log may
@@ -68,6 +69,23 @@ def closest(head: bytes) -> str:
     missing = next((f for f in fields if f not in keys), None)
     why = f"no field {missing!r}" if missing else "the values did not fit"
     return f"the closest is {name} ({why} in the first record); "
+
+
+ASSAY_OUTPUTS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"run", "summary", "traces"}), "assay results (what `assay run -o results.json` writes)"),
+    (frozenset({"source", "overall", "passed", "metrics"}), "assay results (what `assay run -o results.jsonl` writes)"),
+    (frozenset({"wins_b"}), "the output of `assay versus`"),
+    (frozenset({"ranking"}), "the output of `assay tournament`"),
+    (frozenset({"regressions"}), "the output of `assay compare`"),
+)
+"""The top-level fields that tell each of assay's own JSON outputs, and what to call it."""
+
+
+def assay_output(head: bytes) -> str | None:
+    """Which of assay's own outputs the first record of ``head`` is (results, a comparison, ...), or None."""
+    h = inspect(head)
+    keys = frozenset(h.first) if isinstance(h.first, dict) else frozenset(h.keys)  # keys: a record over the head
+    return next((what for fields, what in ASSAY_OUTPUTS if fields <= keys), None)
 
 
 _KEY_VALUE = re.compile(r"[A-Za-z_][\w .-]*:(\s|$)")

@@ -14,7 +14,7 @@ from ..model import InputIssue, ReadingWarning, Trace
 from . import _limits
 from ._check import unparsed
 from ._common import default_id
-from ._detect import Relines, closest, is_lines, other_text
+from ._detect import Relines, assay_output, closest, is_lines, other_text
 from ._duplicates import DuplicateIds
 from ._limits import Limits
 from ._native import Record, read_native, sniff_native
@@ -150,6 +150,10 @@ def detect_format(head: bytes, filename: str) -> str:
     if not claims:
         if not head.strip(b"\xef\xbb\xbf \t\r\n[]"):
             return "assay"  # nothing to read: any reader yields nothing
+        if (output := assay_output(head)) is not None:  # not a format to name: say what to do with it
+            raise DataError(f"this is {output}, not traces" + (
+                ": `assay report`, `assay compare` and `assay versus` read it; `assay run` scores the trace files "
+                "it came from" if output.startswith("assay results") else ""), source=filename)
         raise ConfigError(f"{filename}: cannot tell the input format; {closest(head)}name it with --input-format "
                           f"(input_format= in Python), one of: {', '.join(sorted(_IMPORTERS))}")
     raise ConfigError(f"{filename}: ambiguous input format (could be {', '.join(sorted(claims))}); "

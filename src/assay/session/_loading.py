@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -34,10 +33,6 @@ def load_side(ref: str, store_path: str | None = None) -> tuple[RunResult, Mappi
     return result, load_traces(result, store=store_path)
 
 
-_OUTPUTS = {"wins_b": "the output of `assay versus`", "ranking": "the output of `assay tournament`",
-            "regressions": "the output of `assay compare`"}
-
-
 def _trace_file(ref: str, not_results: DataError) -> tuple[RunResult, Mapping[str, Any]]:
     from ..analysis._versus import trace_file_run
     from ..importers import read_traces
@@ -58,11 +53,10 @@ def _trace_file(ref: str, not_results: DataError) -> tuple[RunResult, Mapping[st
 
 def _what(ref: str) -> str | None:
     """What an assay JSON output that is not a run is, when it is one of ours."""
+    from ..importers._detect import assay_output
     try:
         with open(ref, "rb") as f:
-            doc = json.loads(f.read(1 << 20))
-    except (OSError, ValueError):
+            what = assay_output(f.read(1 << 20))
+    except OSError:
         return None
-    if isinstance(doc, dict):
-        return next((f"it is {what}" for key, what in _OUTPUTS.items() if key in doc), None)
-    return None
+    return None if what is None or what.startswith("assay results") else f"it is {what}"
