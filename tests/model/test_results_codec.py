@@ -96,6 +96,17 @@ def test_a_file_written_by_the_old_hand_written_codec_still_reads(tmp_path):
     assert (m.name, m.judge_calls, m.tokens, m.warning) == ("m", 2, 10, None)
 
 
+@pytest.mark.parametrize("command", [["report", "{t}", "-o", "{d}/r.html"], ["compare", "{t}", "{t}"]])
+def test_a_trace_file_given_as_results_says_to_score_it_first(tmp_path, command):
+    """`assay report traces.jsonl` said "not an assay results record: Object missing required field `metrics`"."""
+    t = tmp_path / "t.jsonl"
+    t.write_text(json.dumps({"id": "t1", "turns": [{"input": "q", "output": "a"}]}) + "\n")
+    r = CliRunner().invoke(main, [a.format(t=t, d=tmp_path) for a in command])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (f"Error: {t}: this file holds traces, not results: score it first (assay run {t} "
+                                "--html report.html does both), or give a run id")
+
+
 def test_bad_results_files_say_where(tmp_path):
     with pytest.raises(DataError, match=r"r.jsonl:2: not an assay results record"):
         read_results(b'{"id": "t", "task_id": "t", "trial": null, "metrics": {}}\n{"id": 3}\n', "r.jsonl")

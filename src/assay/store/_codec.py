@@ -32,7 +32,30 @@ def read_results_file(path: str | os.PathLike[str]) -> RunResult:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise DataError(f"cannot read results file: {exc.strerror}", source=str(path)) from None
-    return read_results(data, str(path))
+    try:
+        return read_results(data, str(path))
+    except DataError:
+        if _holds_traces(path):  # `assay report traces.jsonl`: say what to do, not which field is missing
+            raise DataError(f"this file holds traces, not results: score it first (assay run {path} --html "
+                            "report.html does both), or give a run id", source=str(path)) from None
+        raise
+
+
+def _holds_traces(path: str | os.PathLike[str]) -> bool:
+    """Whether the first record of ``path`` reads as a trace (in any format assay reads)."""
+    import warnings
+
+    from ..errors import ConfigError
+    from ..importers import read_traces
+    from ..model import Trace
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first = next(iter(read_traces(str(path))), None)  # the rest is never read; the file closes with it
+    except (ConfigError, DataError):
+        return False
+    return first is not None and isinstance(first[1], Trace)
 
 
 def dumps(obj: Any) -> str:
