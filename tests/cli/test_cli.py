@@ -125,6 +125,23 @@ def test_validate_and_metrics_commands(tmp_path):
     assert "tool_selection_accuracy" in names
 
 
+def test_validate_reports_every_file_when_some_cannot_be_read(tmp_path):
+    """`assay validate *.jsonl` stopped at the first file it could not read, saying nothing of the others."""
+    (tmp_path / "a.csv").write_text("id,input\nt1,hi\n")
+    (tmp_path / "b.jsonl").write_text('{"id": "t1", "input": "hi", "output": "yo"}\n')
+    ok = write(tmp_path, [good(1), good(2)], name="ok.jsonl")
+    r = invoke("validate", str(tmp_path / "a.csv"), str(ok), str(tmp_path / "missing.jsonl"), str(tmp_path / "b.jsonl"))
+    assert r.exit_code == 2
+    assert f"{ok}: read as assay (2 traces)" in r.stdout
+    assert "2 valid trace(s), 0 invalid record(s), 3 file(s) not readable as traces" in r.stdout
+    said = r.stderr.splitlines()
+    assert [line.split(": ", 1)[0] for line in said] == [str(tmp_path / n) for n in ("a.csv", "missing.jsonl",
+                                                                                      "b.jsonl")], said
+    assert "looks like CSV" in said[0] and said[1].endswith("no such file") and "'input' and 'output'" in said[2]
+    r = invoke("validate", str(ok), "--input-format", "nope")
+    assert r.exit_code == 2 and r.stderr.count("unknown input format 'nope'") == 1
+
+
 def test_installed_command_runs_the_example_data():
     r = subprocess.run([sys.executable, "-m", "assay", "run", str(EXAMPLES), "-f", "json"], capture_output=True, text=True)
     assert r.returncode in (0, 1), r.stderr

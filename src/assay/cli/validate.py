@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._common import EXIT_OK, EXIT_USAGE, debug_option, handle_errors, config_option, open_session, plugin_option
+from ._common import EXIT_OK, EXIT_USAGE, config_option, debug_option, handle_errors, open_session, plugin_option, shown
 from ._input_options import input_options, input_warnings, limits_from
 
 _SHOWN = 160
@@ -33,14 +33,26 @@ def command(paths: tuple[str, ...], input_format: str | None, verbose: bool, con
     records skipped on purpose are warnings: printed, not counted as bad.
     """
     open_session(config_path, plugins)
+    from ..errors import ConfigError, DataError
     from ..importers import read_traces
+    from ..importers._registry import check_file
     from ..model import InputIssue, ReadingWarning, negative_values
 
+    list(read_traces([], input_format=input_format))  # an unknown --input-format: one usage error, not one per file
+    readable, unreadable = [], 0
+    for path in paths:  # a file that cannot be read at all is reported, and the others still checked
+        try:
+            check_file(path, input_format)
+        except (ConfigError, DataError) as exc:
+            unreadable += 1
+            click.echo(shown(str(exc)), err=True)
+        else:
+            readable.append(path)
     good = bad = 0
     formats: dict[str, dict[str, int]] = {}
     first: dict[str, Any] = {}
     with input_warnings():
-        for loc, item in read_traces(list(paths), input_format=input_format, limits=limits_from(flags),
+        for loc, item in read_traces(readable, input_format=input_format, limits=limits_from(flags),
                                      formats=formats):
             if isinstance(item, ReadingWarning):
                 click.echo(f"Warning: {item}", err=True)
@@ -60,8 +72,9 @@ def command(paths: tuple[str, ...], input_format: str | None, verbose: bool, con
         if verbose and source in first:
             for line in _preview(first[source]):
                 click.echo(f"  {line}")
-    click.echo(f"{good} valid trace(s), {bad} invalid record(s)")
-    sys.exit(EXIT_USAGE if bad else EXIT_OK)
+    click.echo(f"{good} valid trace(s), {bad} invalid record(s)" + (f", {unreadable} file(s) not readable as traces"
+                                                                     if unreadable else ""))
+    sys.exit(EXIT_USAGE if bad or unreadable else EXIT_OK)
 
 
 def _clip(text: Any) -> str:

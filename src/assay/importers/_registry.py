@@ -224,6 +224,22 @@ def check_readable_text(head: bytes, source: str) -> None:
                             f"({tool} -dc {source} | assay run -)", source=source)
 
 
+def check_file(path: str, input_format: str | None = None) -> None:
+    """Raise what reading ``path`` would raise before its first record (missing, a directory, compressed, not
+    UTF-8 text, of no format assay can tell), reading only its head; standard input (``-``) is not read here."""
+    if path == "-":
+        return
+    _load_builtins()
+    raw, source = _open(path)
+    try:
+        head = raw.read(_SNIFF_BYTES)
+    finally:
+        raw.close()
+    check_readable_text(head, source)
+    if input_format is None:
+        detect_format(head, source)
+
+
 def _with_head(stream: IO[bytes]) -> tuple[IO[bytes], bytes]:
     """The first 64 KiB (fewer only at end of file) and a stream that still starts at byte 0.
 
