@@ -112,3 +112,22 @@ def test_a_bad_config_names_the_file_for_every_command(tmp_path):
                  ["versus", "a", "b"], ["tournament", "a", "b"], ["validate", "x.jsonl"]):
         r = assay(tmp_path, *args)
         assert r.returncode == 2 and "assay.toml" in r.stderr and "missing 'criteria'" in r.stderr, (args, r.stderr)
+
+
+def test_an_unreadable_input_stops_a_run_before_any_judge_call_or_stored_run(project):
+    """`assay run a.jsonl b.csv`: a.jsonl was scored (its judge calls paid for) and a failed run stored before
+    b.csv was found unreadable; every input is now checked first, from the CLI and from Python."""
+    from assay import DataError, evaluate
+    from assay.store import RunStore
+
+    tmp_path, server = project
+    (tmp_path / "b.csv").write_text("id,input,output\nt1,hi,yo\n")
+    many = [{**TRACES[0], "id": f"m{i}", "task_id": f"m{i}"} for i in range(300)]  # more than are read ahead (256)
+    (tmp_path / "many.jsonl").write_text("".join(json.dumps(t) + "\n" for t in many))
+    r = assay(tmp_path, "run", "many.jsonl", "b.csv", "-m", "polite")
+    assert r.returncode == 2 and "b.csv: this looks like CSV" in r.stderr
+    with pytest.raises(DataError, match="b.csv: this looks like CSV"):
+        evaluate([str(tmp_path / "many.jsonl"), str(tmp_path / "b.csv")], ["answer_relevance"],
+                       judge=f"openai-compatible:scripted@{server.url}", store=str(tmp_path / "runs.sqlite3"))
+    assert server.requests == []
+    assert RunStore(tmp_path / "runs.sqlite3").runs() == []  # (cli_env's store is this file too)

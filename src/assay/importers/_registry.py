@@ -226,9 +226,11 @@ def check_readable_text(head: bytes, source: str) -> None:
 
 def check_file(path: str, input_format: str | None = None) -> None:
     """Raise what reading ``path`` would raise before its first record (missing, a directory, compressed, not
-    UTF-8 text, of no format assay can tell), reading only its head; standard input (``-``) is not read here."""
-    if path == "-":
-        return
+    UTF-8 text, of no format assay can tell), reading only its head; standard input and other pipes are not
+    read here."""
+    p = Path(path)
+    if path == "-" or (p.exists() and not p.is_dir() and not p.is_file()):
+        return  # standard input or another pipe: its head cannot be read twice
     _load_builtins()
     raw, source = _open(path)
     try:

@@ -18,6 +18,7 @@ from ..engine._run import Source
 from ..engine._sinks import run_into
 from ..engine._spec import JudgeSpec
 from ..errors import ConfigError
+from ..importers._registry import check_file
 from ..model import RunResult
 from ._outputs import output_sinks, plan_outputs
 from ._session import Session
@@ -61,6 +62,8 @@ def evaluate(traces: Source, metrics: Iterable[Any] | None = None, *, judge: Any
     evaluation = Evaluation.from_spec(spec, attach_traces=path is not None or any(f == "html" for _, f, _ in files))
     sinks: list[Any] = output_sinks(files, dimensions={n: m.spec.dimension for n, m in evaluation.instances.items()},
                                     inputs=_paths(traces) or ())
+    for p in _paths(traces) or ():  # every input readable before anything is scored or stored, as `assay run`
+        check_file(p, spec.input_format)
     sinks += [o for o in outputs if not isinstance(o, (str, os.PathLike))]
     if path is None:  # no store, or ASSAY_STORE=off: the run is not recorded, as with `assay run --no-store`
         return run_into(evaluation, traces, spec, sinks)

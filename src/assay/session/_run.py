@@ -19,7 +19,8 @@ from ..engine import Evaluation
 from ..engine._calls import plan_inputs, planner_for
 from ..engine._sinks import ContextSink, Each, run_into
 from ..engine._spec import RunSpec
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError
+from ..importers._registry import check_file
 from ..model import RunResult
 from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
 from ..store._recording import STORED_INPUTS_OTHER, STORED_INPUTS_PASSED, InputBudget, StoreSink
@@ -81,9 +82,8 @@ def run_files(paths: list[str], spec: RunSpec, *, outputs: Iterable[Output] = ()
     evaluation = Evaluation.from_spec(spec, judge=judge_obj, attach_traces=store is not None or html,
                                       cancel=threading.Event())
     evaluation.near_end = near_end
-    for p in paths:  # before the store records a run that cannot start
-        if p != "-" and not os.path.exists(p):
-            raise DataError("no such file", source=p)
+    for p in paths:  # before the store records a run that cannot start, or a judge is paid for the files before
+        check_file(p, spec.input_format)
     written = output_sinks(outputs, fmt, table=table, inputs=[*paths, *([store] if store is not None else [])],
                            dimensions={name: m.spec.dimension for name, m in evaluation.instances.items()})
     tap = InputTap(paths)  # hashes and sizes taken while the inputs are scored: each is read once
