@@ -302,3 +302,14 @@ def test_compare_table_breaks_long_metric_names_between_words_and_never_cuts_a_n
     assert len(re.findall(r"\[[-+]\d\.\d{3},[-+]\d\.\d{3}\]", text)) == 3, text  # the rows that have one
     one_line = re.search(r"(?m)^prompt_injection_detection .*\[", text) is not None  # when the row fits
     assert one_line == (columns == 200) and (re.search(r"(?m)^prompt_ +0", text) is not None) == (columns == 80)
+
+
+def test_comparing_a_run_with_itself_is_said(reg, tmp_path):
+    """`assay compare latest latest` (or one file twice, by two names) compared a run with itself in silence."""
+    pa = tmp_path / "a.json"
+    pa.write_text(json.dumps(make_run(reg, 0.0, 0.05, 61, n_tasks=5).to_dict()))
+    r = CliRunner().invoke(main, ["compare", str(pa), str(tmp_path / "." / "a.json")])
+    assert "warning: A and B are the same run" in r.stderr
+    pb = tmp_path / "b.json"
+    pb.write_text(pa.read_text())  # a copy is another file: no warning (its run id, none here, tells nothing)
+    assert "same run" not in CliRunner().invoke(main, ["compare", str(pa), str(pb)]).stderr

@@ -58,6 +58,8 @@ def command(run_a: str, run_b: str, alpha: float, delta: float, seed: int, holm_
     from ..session import dumps
 
     a, b = load_result(run_a, store_path), load_result(run_b, store_path)
+    if (a.run.run_id is not None and a.run.run_id == b.run.run_id) or _same_file(run_a, run_b):
+        click.echo(f"warning: A and B are the same run ({a.run.run_id or run_a}): every difference is 0", err=True)
     if sequential:
         _sequential(a, b, alpha, seed, duplicates, metric, sequence, reset, fmt, store_path)
         return
@@ -94,3 +96,8 @@ def _sequential(a, b, alpha: float, seed: int, duplicates: str | None, metric: s
         for line in sequential_lines(result):
             click.echo(line)
     sys.exit({"B better": EXIT_OK, "A better": EXIT_FAILED}.get(result["decision"], EXIT_NOT_EVALUATED))
+
+
+def _same_file(a: str, b: str) -> bool:
+    import os
+    return os.path.isfile(a) and os.path.isfile(b) and os.path.samefile(a, b)
