@@ -34,8 +34,7 @@ def command(paths: tuple[str, ...], input_format: str | None, verbose: bool, con
     """
     open_session(config_path, plugins)
     from ..errors import ConfigError, DataError
-    from ..importers import read_traces
-    from ..importers._registry import check_file
+    from ..importers import check_file, read_traces
     from ..model import InputIssue, ReadingWarning, negative_values
 
     list(read_traces([], input_format=input_format))  # an unknown --input-format: one usage error, not one per file

@@ -3,8 +3,8 @@
 from ._limits import Limits, reading_limits
 from ._native import parse_trace
 from ._registry import (
-    Importer, detect_format, importer_origins, importers, load_traces, read_traces, register_importer,
+    Importer, check_file, detect_format, importer_origins, importers, load_traces, read_traces, register_importer,
 )
 
-__all__ = ["Importer", "Limits", "detect_format", "importer_origins", "importers", "load_traces", "parse_trace",
-           "read_traces", "reading_limits", "register_importer"]
+__all__ = ["Importer", "Limits", "check_file", "detect_format", "importer_origins", "importers", "load_traces",
+           "parse_trace", "read_traces", "reading_limits", "register_importer"]

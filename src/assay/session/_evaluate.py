@@ -18,7 +18,7 @@ from ..engine._run import Source
 from ..engine._sinks import run_into
 from ..engine._spec import JudgeSpec
 from ..errors import ConfigError
-from ..importers._registry import check_file
+from ..importers import check_file
 from ..model import RunResult
 from ._outputs import output_sinks, plan_outputs
 from ._session import Session

@@ -20,7 +20,7 @@ from ..engine._calls import plan_inputs, planner_for
 from ..engine._sinks import ContextSink, Each, run_into
 from ..engine._spec import RunSpec
 from ..errors import ConfigError
-from ..importers._registry import check_file
+from ..importers import check_file
 from ..model import RunResult
 from ..store import InputTap, RunStore, default_store_path, load_run, load_traces
 from ..store._recording import STORED_INPUTS_OTHER, STORED_INPUTS_PASSED, InputBudget, StoreSink
