@@ -142,6 +142,16 @@ def test_validate_reports_every_file_when_some_cannot_be_read(tmp_path):
     assert r.exit_code == 2 and r.stderr.count("unknown input format 'nope'") == 1
 
 
+def test_a_run_that_read_nothing_in_the_named_format_says_what_detection_reads(tmp_path):
+    """`--input-format otel` on assay's own traces: every record skipped, and the run did not say why that was."""
+    ok = write(tmp_path, [good(1), good(2)])
+    r = invoke("run", str(ok), "-m", "tool_selection_accuracy", "--input-format", "otel", "--no-store")
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines()[-1] == f"{ok} reads as assay when its format is detected: drop --input-format otel"
+    r = invoke("run", str(ok), "-m", "tool_selection_accuracy", "--input-format", "assay", "--no-store")
+    assert "when its format is detected" not in r.stderr
+
+
 def test_installed_command_runs_the_example_data():
     r = subprocess.run([sys.executable, "-m", "assay", "run", str(EXAMPLES), "-f", "json"], capture_output=True, text=True)
     assert r.returncode in (0, 1), r.stderr

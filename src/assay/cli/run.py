@@ -160,11 +160,42 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
     if result.input_issues:
         rest = "the others were scored" if result.run.n_traces else "no trace could be read"
         click.echo(f"{len(result.input_issues)} input record(s) skipped; {rest}.", err=True)
+        if not result.run.n_traces and result.run.input_format:
+            for line in _detected_otherwise(paths, result.run.input_format):
+                click.echo(line, err=True)
     if dry and status != "invalid_input":
         sys.exit(EXIT_OK)  # nothing was meant to be scored
     if status == "could_not_evaluate":
         click.echo(shown(f"could not evaluate: {why}"), err=True)
     sys.exit(EXIT_STATUS[status])
+
+
+def _detected_otherwise(paths: tuple[str, ...], input_format: str) -> list[str]:
+    """For a run that read nothing in ``input_format``: the files whose first record reads as a trace when their
+    format is detected, and that format."""
+    import os
+    import warnings
+
+    from ..errors import AssayError
+    from ..importers import read_traces
+    from ..model import Trace
+
+    lines = []
+    for path in dict.fromkeys(paths):
+        if path == "-" or not os.path.isfile(path):
+            continue
+        formats: dict[str, dict[str, int]] = {}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                first = next(iter(read_traces(path, formats=formats)), None)
+        except (AssayError, OSError):
+            continue
+        found = next(iter(formats.get(path, {})), None)
+        if first is not None and isinstance(first[1], Trace) and found not in (None, input_format):
+            lines.append(shown(f"{path} reads as {found} when its format is detected: drop --input-format "
+                               f"{input_format}"))
+    return lines
 
 
 def interrupted_line(result: Any) -> str:
