@@ -150,3 +150,25 @@ def test_a_file_that_is_not_a_store_is_a_config_error(tmp_path):
     bad.write_text("not a database at all" * 100)
     with pytest.raises(ConfigError, match="not a usable assay run store"):
         RunStore(bad).runs()
+
+
+def test_a_full_disk_is_an_oserror_naming_the_store_and_does_not_hide_behind_the_abort(tmp_path):
+    """A run store on a full disk raised sqlite3's "database or disk is full", shown as an internal error; it is
+    ENOSPC naming the store, as any other refused write, and marking the run stopped cannot mask it."""
+    import errno
+
+    path = tmp_path / "runs.sqlite3"
+    st = RunStore(path)
+    rec = st.start(inputs=[], metrics=METRICS, batch_size=10_000, flush_interval_s=3600)
+    for i in range(3):
+        rec.add(trace_result(i))
+    rec.flush()
+    pages = rec._conn.execute("PRAGMA page_count").fetchone()[0]
+    rec._conn.execute(f"PRAGMA max_page_count = {pages}")  # the file may not grow: SQLite's SQLITE_FULL
+    for i in range(3, 3000):
+        rec.add(trace_result(i))
+    with pytest.raises(OSError) as caught:
+        rec.flush()
+    assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(path)
+    rec.abort("failed", "OSError: no space")  # best effort: must not raise over the error being reported
+    assert st.info(rec.run_id).n_traces == 3  # what the last good write kept

@@ -9,6 +9,7 @@ and lists as ``incomplete``.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -310,6 +311,8 @@ class RunStore:
                         self._upgrade(conn, version)
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:  # the disk, not the file, is at fault
+                raise OSError(errno.ENOSPC, "No space left on device (the run store)", str(self.path)) from None
             raise ConfigError(f"{str(self.path)!r} is not a usable assay run store: {exc}") from None
         except BaseException:
             conn.close()

@@ -159,9 +159,12 @@ class RunRecorder:
         self.close()
 
     def abort(self, status: str = "failed", error: str = "") -> None:
-        """Write what was buffered and mark the run ``failed`` or ``interrupted``."""
+        """Write what was buffered and mark the run ``failed`` or ``interrupted``: as far as the store lets it
+        (a full disk that stopped the run stops this too, and the error that stopped the run is the one said)."""
         try:
             self.flush(status=status, finished_at=utcnow(), error=error or None)
+        except (OSError, sqlite3.Error):
+            pass  # the run keeps the state of its last flush
         finally:
             self.close()
 

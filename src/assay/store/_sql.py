@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -14,12 +15,26 @@ def utcnow() -> str:
 
 @contextmanager
 def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction that takes the lock up front (no deadlock on upgrade)."""
-    conn.execute("BEGIN IMMEDIATE")
+    """One write transaction that takes the lock up front (no deadlock on upgrade). A full disk is an
+    OSError (ENOSPC) naming the store's file, as any other write the system refuses, not a database error."""
     try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:  # SQLite has already rolled back after some errors (a full disk)
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+            raise
+        raise OSError(errno.ENOSPC, "No space left on device (the run store)", _file_of(conn)) from exc
+
+
+def _file_of(conn: sqlite3.Connection) -> str | None:
+    try:
+        return str(conn.execute("PRAGMA database_list").fetchone()[2]) or None
+    except sqlite3.Error:
+        return None
 
