@@ -70,4 +70,8 @@ class InputWarning(UserWarning):
     """Input that is read but probably wrong: ``file:line: what``."""
 
 
-__all__ = ["AssayError", "ConfigError", "DataError", "InputWarning", "ProviderError"]
+class CacheWarning(UserWarning):
+    """The judge cache could not be written (a full disk): the run goes on, its verdicts kept but not cached."""
+
+
+__all__ = ["AssayError", "CacheWarning", "ConfigError", "DataError", "InputWarning", "ProviderError"]

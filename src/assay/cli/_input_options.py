@@ -44,13 +44,13 @@ def limits_from(flags: dict[str, Any]) -> Limits:
 
 @contextlib.contextmanager
 def input_warnings() -> Iterator[None]:
-    """Print each InputWarning raised inside the block as one 'Warning: ...' line on stderr."""
-    from ..errors import InputWarning
+    """Print each InputWarning (and CacheWarning) raised inside the block as one 'Warning: ...' line on stderr."""
+    from ..errors import CacheWarning, InputWarning
 
     previous = warnings.showwarning
 
     def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, InputWarning):
+        if issubclass(category, (InputWarning, CacheWarning)):
             click.echo(shown(f"Warning: {message}"), err=True)
         else:
             previous(message, category, *args, **kwargs)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assay.errors import ConfigError
+from assay.errors import CacheWarning, ConfigError
 
 from ._base import Wrapper
 from ._parse import Schema, VerdictSchema, schema_text
@@ -142,7 +142,8 @@ class JudgeCache:
         """Rows put in the current loop step, by key: ``get`` finds them here until they are committed."""
         self._due: Any = None  # the event loop whose step's end commits them
         self._at_exit = False
-        self._failed: BaseException | None = None  # a step's commit that failed: raised at the next use
+        self._failed: BaseException | None = None  # a step's commit that failed: said at the next use
+        self._unwritable: BaseException | None = None  # set once a commit failed: nothing more is written
 
     def _connection(self) -> Any:
         conn = getattr(self._local, "conn", None)
@@ -217,6 +218,8 @@ class JudgeCache:
             data["tokens"] = [[t.token, t.logprob, [list(a) for a in t.top]] for t in verdict.tokens]
         row = (key, verdict.model, json.dumps(data, ensure_ascii=False), time.time())
         self._raise_failed()
+        if self._unwritable is not None:
+            return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -228,7 +231,11 @@ class JudgeCache:
             if schedule:
                 self._due = loop
         if full:
-            self.flush()
+            try:
+                self.flush()
+            except Exception as exc:  # noqa: BLE001 - the verdict in hand is kept: the cache stops writing
+                self._failed = exc
+                self._raise_failed()
         elif schedule:
             if not self._at_exit:
                 self._at_exit = True
@@ -267,9 +274,15 @@ class JudgeCache:
             self._failed = exc
 
     def _raise_failed(self) -> None:
+        """A commit that failed (a full disk) stops the cache writing, with one warning; the verdicts it could
+        not keep are this run's still (they are in the results: only a later run pays for them again)."""
         failed, self._failed = self._failed, None
-        if failed is not None:
-            raise failed
+        if failed is not None and self._unwritable is None:
+            self._unwritable = failed
+            import warnings
+            warnings.warn(CacheWarning(f"the judge cache {str(self.path)!r} could not be written "
+                                       f"({type(failed).__name__}: {failed}): this run's verdicts are kept but no "
+                                       "longer cached; free space, or pass --cache PATH or --no-cache"), stacklevel=2)
 
     def __len__(self) -> int:
         self.flush()
