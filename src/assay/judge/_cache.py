@@ -187,7 +187,7 @@ class JudgeCache:
 
     def get(self, key: str, schema: type[pydantic.BaseModel]) -> Verdict | None:
         """The stored verdict for *key*, or None (also when it no longer validates)."""
-        self._raise_failed()
+        self._note_failed()
         pending = self._unwritten.get(key)
         if pending is not None:
             text = pending[2]
@@ -217,7 +217,7 @@ class JudgeCache:
         if verdict.tokens is not None:  # written only when asked for (logprobs), so other entries keep their bytes
             data["tokens"] = [[t.token, t.logprob, [list(a) for a in t.top]] for t in verdict.tokens]
         row = (key, verdict.model, json.dumps(data, ensure_ascii=False), time.time())
-        self._raise_failed()
+        self._note_failed()
         if self._unwritable is not None:
             return
         try:
@@ -235,7 +235,7 @@ class JudgeCache:
                 self.flush()
             except Exception as exc:  # noqa: BLE001 - the verdict in hand is kept: the cache stops writing
                 self._failed = exc
-                self._raise_failed()
+                self._note_failed()
         elif schedule:
             if not self._at_exit:
                 self._at_exit = True
@@ -258,7 +258,8 @@ class JudgeCache:
                 try:
                     conn.executemany(_INSERT, rows)
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    if conn.in_transaction:  # SQLite has already rolled back after some errors (a full disk)
+                        conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
         finally:  # committed, or failed (raised to the caller): no longer pending either way
@@ -273,7 +274,7 @@ class JudgeCache:
         except Exception as exc:  # noqa: BLE001 - nobody to raise to at a step's end: the cache's next use raises it
             self._failed = exc
 
-    def _raise_failed(self) -> None:
+    def _note_failed(self) -> None:
         """A commit that failed (a full disk) stops the cache writing, with one warning; the verdicts it could
         not keep are this run's still (they are in the results: only a later run pays for them again)."""
         failed, self._failed = self._failed, None
