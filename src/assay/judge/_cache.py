@@ -271,7 +271,7 @@ class JudgeCache:
     def _flush_step(self) -> None:
         try:
             self.flush()
-        except Exception as exc:  # noqa: BLE001 - nobody to raise to at a step's end: the cache's next use raises it
+        except Exception as exc:  # noqa: BLE001 - nobody to tell at a step's end: the cache's next use says it
             self._failed = exc
 
     def _note_failed(self) -> None:
