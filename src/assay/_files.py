@@ -31,7 +31,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *, encoding: st
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_write mode must be 'wb' or 'w', got {mode!r}")
     with _named(path):
-        if _stream(path):  # /dev/stdout, a pipe, a terminal: written as it comes (nothing to rename over)
+        if is_stream(path):  # /dev/stdout, a pipe, a terminal: written as it comes (nothing to rename over)
             with open(path, mode, encoding=None if mode == "wb" else (encoding or "utf-8"),
                       newline=None if mode == "wb" else newline) as stream:
                 yield stream
@@ -99,7 +99,7 @@ def check_writable(path: str | os.PathLike[str], what: str = "output", *, uses: 
         if same:
             raise ConfigError(f"{what} {str(path)!r} is a file this command already uses ({os.fspath(given)!r}): "
                               "writing it would replace what is there; give the output another file")
-    if _stream(path):
+    if is_stream(path):
         if not os.access(path, os.W_OK):
             raise ConfigError(f"{what} {str(path)!r} is not writable")
         return
@@ -119,9 +119,10 @@ def check_writable(path: str | os.PathLike[str], what: str = "output", *, uses: 
         raise ConfigError(f"{what} {str(path)!r} exists and is not writable")
 
 
-def _stream(path: str | os.PathLike[str]) -> bool:
-    """Whether *path* names something that is there and is no regular file (a device such as ``/dev/stdout``,
-    a pipe, a socket): it is written directly, never replaced by a renamed file."""
+def is_stream(path: str | os.PathLike[str]) -> bool:
+    """Whether *path* names something that is there and is neither a regular file nor a directory (a device such
+    as ``/dev/stdout``, a pipe, ``<(...)``, a socket): written directly, never replaced by a renamed file; read
+    once, never opened again for a second look."""
     try:
         kind = os.stat(path).st_mode
     except OSError:

@@ -171,31 +171,13 @@ def command(paths: tuple[str, ...], metrics: tuple[str, ...], config_path: str |
 
 
 def _detected_otherwise(paths: tuple[str, ...], input_format: str) -> list[str]:
-    """For a run that read nothing in ``input_format``: the files whose first record reads as a trace when their
-    format is detected, and that format."""
-    import os
-    import warnings
+    """For a run that read nothing in ``input_format``: the files whose first record reads as a trace in the
+    format they are detected as, and that format."""
+    from ..importers._registry import first_trace_format
 
-    from ..errors import AssayError
-    from ..importers import read_traces
-    from ..model import Trace
-
-    lines = []
-    for path in dict.fromkeys(paths):
-        if path == "-" or not os.path.isfile(path):
-            continue
-        formats: dict[str, dict[str, int]] = {}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                first = next(iter(read_traces(path, formats=formats)), None)
-        except (AssayError, OSError):
-            continue
-        found = next(iter(formats.get(path, {})), None)
-        if first is not None and isinstance(first[1], Trace) and found not in (None, input_format):
-            lines.append(shown(f"{path} reads as {found} when its format is detected: drop --input-format "
-                               f"{input_format}"))
-    return lines
+    found = {path: first_trace_format(path) for path in dict.fromkeys(paths) if path != "-"}
+    return [shown(f"{path} reads as {fmt} when its format is detected: drop --input-format {input_format}")
+            for path, fmt in found.items() if fmt not in (None, input_format)]
 
 
 def interrupted_line(result: Any) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,23 +154,19 @@ def plan_shards(source: Any, input_format: str | None = None, *, shard_bytes: in
 
 def _file_ranges(path: str, input_format: str | None, shard_bytes: int,
                  tap: Any) -> Iterator[tuple[int, int | None, int, str]]:
-    from ..importers._registry import _SNIFF_BYTES, _open, check_readable_text, detect_format
+    from .._files import is_stream
+    from ..importers._registry import _SNIFF_BYTES, _open, format_of
 
     if path == "-":
         raise ConfigError("a distributed run reads files: standard input ('-') cannot be split between workers; "
                           "save it to a file first")
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = None  # _open says what is wrong with the path
-    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+    if is_stream(path):
         raise ConfigError(f"a distributed run reads files: {path!r} is a pipe or a device (process substitution, "
                           "/dev/stdin), which its workers cannot open again or split; save it to a file first")
     stream, source = _open(path, tap)
     try:
         head = stream.read(_SNIFF_BYTES)
-        check_readable_text(head, source)
-        fmt = input_format or detect_format(head, source)
+        fmt = format_of(head, source, input_format)
         if fmt not in BYTE_SPLIT_FORMATS or not _is_jsonl(head):
             while stream.read(_CHUNK):  # through the tap: the input's hash and size
                 pass

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import ConfigError, DataError
+from .._files import is_stream
+from ..errors import AssayError, ConfigError, DataError
 from ..model import InputIssue, ReadingWarning, Trace
 from . import _limits
 from ._check import unparsed
@@ -228,8 +229,7 @@ def check_file(path: str, input_format: str | None = None) -> None:
     """Raise what reading ``path`` would raise before its first record (missing, a directory, compressed, not
     UTF-8 text, of no format assay can tell), reading only its head; standard input and other pipes are not
     read here."""
-    p = Path(path)
-    if path == "-" or (p.exists() and not p.is_dir() and not p.is_file()):
+    if path == "-" or is_stream(path):
         return  # standard input or another pipe: its head cannot be read twice
     _load_builtins()
     raw, source = _open(path)
@@ -237,9 +237,31 @@ def check_file(path: str, input_format: str | None = None) -> None:
         head = raw.read(_SNIFF_BYTES)
     finally:
         raw.close()
+    format_of(head, source, input_format)
+
+
+def format_of(head: bytes, source: str, input_format: str | None) -> str:
+    """The format a file whose first bytes are ``head`` is read in: ``input_format``, else the one detected;
+    a DataError first if it is no UTF-8 text (compressed, UTF-16)."""
     check_readable_text(head, source)
-    if input_format is None:
-        detect_format(head, source)
+    return input_format or detect_format(head, source)
+
+
+def first_trace_format(path: str) -> str | None:
+    """The format ``path`` is detected as when its first record reads as a trace; None when it does not (or
+    the file cannot be read). Only that record is read."""
+    import warnings
+
+    formats: dict[str, dict[str, int]] = {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first = next(iter(read_traces(path, formats=formats)), None)  # the rest is never read
+    except (AssayError, OSError):
+        return None
+    if first is None or not isinstance(first[1], Trace):
+        return None
+    return next(iter(formats.get(path, {})), None)
 
 
 def _with_head(stream: IO[bytes]) -> tuple[IO[bytes], bytes]:
@@ -295,8 +317,7 @@ def read_traces(paths: str | Path | Iterable[str | Path], *, input_format: str |
         dups.source(source)
         try:
             stream, head = _with_head(raw)
-            check_readable_text(head, source)
-            name = input_format or detect_format(head, source)
+            name = format_of(head, source, input_format)
             imp = _IMPORTERS[name]
             records = imp.companions.read(stream, source, held[name]) if name in held else imp.read(stream, source)
             counts = formats.setdefault(source, {}) if formats is not None else {}

@@ -35,27 +35,12 @@ def read_results_file(path: str | os.PathLike[str]) -> RunResult:
     try:
         return read_results(data, str(path))
     except DataError:
-        if _holds_traces(path):  # `assay report traces.jsonl`: say what to do, not which field is missing
+        from ..importers._registry import first_trace_format
+
+        if first_trace_format(str(path)) is not None:  # `assay report traces.jsonl`: say what to do, not a field
             raise DataError(f"this file holds traces, not results: score it first (assay run {path} --html "
                             "report.html does both), or give a run id", source=str(path)) from None
         raise
-
-
-def _holds_traces(path: str | os.PathLike[str]) -> bool:
-    """Whether the first record of ``path`` reads as a trace (in any format assay reads)."""
-    import warnings
-
-    from ..errors import ConfigError
-    from ..importers import read_traces
-    from ..model import Trace
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            first = next(iter(read_traces(str(path))), None)  # the rest is never read; the file closes with it
-    except (ConfigError, DataError):
-        return False
-    return first is not None and isinstance(first[1], Trace)
 
 
 def dumps(obj: Any) -> str:

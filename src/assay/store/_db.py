@@ -9,7 +9,6 @@ and lists as ``incomplete``.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import socket
@@ -27,7 +26,7 @@ from ..errors import ConfigError
 from ..model import RunResult, Trace, TraceResult, decode_issue, decode_run, decode_trace
 from ._compact import INSERT_BLOCK, RowCodec, decode_block, encode_block
 from ._record import RunRecorder
-from ._sql import write_transaction
+from ._sql import disk_full, write_transaction
 
 BUSY_TIMEOUT_S = 60.0
 SCHEMA_VERSION = 4
@@ -311,8 +310,8 @@ class RunStore:
                         self._upgrade(conn, version)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:  # the disk, not the file, is at fault
-                raise OSError(errno.ENOSPC, "No space left on device (the run store)", str(self.path)) from None
+            if (full := disk_full(exc, str(self.path))) is not None:  # the disk, not the file, is at fault
+                raise full from None
             raise ConfigError(f"{str(self.path)!r} is not a usable assay run store: {exc}") from None
         except BaseException:
             conn.close()

@@ -27,9 +27,17 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
             raise
         conn.execute("COMMIT")
     except sqlite3.OperationalError as exc:
-        if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+        if (full := disk_full(exc, _file_of(conn))) is None:
             raise
-        raise OSError(errno.ENOSPC, "No space left on device (the run store)", _file_of(conn)) from exc
+        raise full from exc
+
+
+def disk_full(exc: sqlite3.Error, path: str | None) -> OSError | None:
+    """SQLite's "database or disk is full" as the OSError any other refused write is (ENOSPC, naming the
+    store): the disk is at fault, not the store or assay. None for any other error."""
+    if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+        return None
+    return OSError(errno.ENOSPC, "No space left on device (the run store)", path)
 
 
 def _file_of(conn: sqlite3.Connection) -> str | None:
